@@ -1,0 +1,154 @@
+"""Real data sets that need no network, and loaders for svmlight and CSV files.
+
+Built-in names (from :mod:`sklearn.datasets`, shipped with scikit-learn):
+
+- ``breast_cancer``: Wisconsin diagnostic, 569 × 30, malignant vs benign,
+  features standardized.
+- ``iris-binary``: iris, 150 × 4, setosa (label −1) vs the rest (+1).
+- ``diabetes``: 442 × 10 regression, features and target standardized.
+
+Names of files in the shared data folder (``heart_scale``, ``a9a.t``; see
+:func:`shared_data_dir`) and any path to an svmlight file or a CSV file (last
+column the label) are accepted as well.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+from sklearn import datasets as skd
+from sklearn.preprocessing import StandardScaler
+
+__all__ = ["Dataset", "load_dataset", "shared_data_dir", "BUILTIN"]
+
+BUILTIN = ("breast_cancer", "iris-binary", "diabetes")
+
+#: Known svmlight files and their feature counts (LIBSVM's distribution).
+_SVMLIGHT_FEATURES = {"heart_scale": 13, "a9a.t": 123, "a9a": 123}
+
+
+@dataclass(frozen=True)
+class Dataset:
+    """A loaded data set.
+
+    Attributes
+    ----------
+    X : {ndarray, sparse matrix} of shape (n_samples, n_features)
+    y : ndarray of shape (n_samples,)
+        Labels (classification) or targets (regression).
+    name : str
+    description : str
+    """
+
+    X: object
+    y: np.ndarray
+    name: str
+    description: str = ""
+
+
+def shared_data_dir() -> Path | None:
+    """The folder of shared real data, or None when it is absent.
+
+    Looked up in ``$MARGIN_OPT_DATA``, then ``../shared/data`` from the project
+    root (the folder holding ``pyproject.toml``) and from the working directory.
+
+    Returns
+    -------
+    path : pathlib.Path or None
+    """
+    candidates = []
+    if os.environ.get("MARGIN_OPT_DATA"):
+        candidates.append(Path(os.environ["MARGIN_OPT_DATA"]))
+    root = Path(__file__).resolve().parent.parent
+    candidates += [root.parent / "shared" / "data", Path.cwd().parent / "shared" / "data"]
+    for c in candidates:
+        if c.is_dir():
+            return c
+    return None
+
+
+def _standardize(X):
+    return StandardScaler().fit_transform(X)
+
+
+def load_dataset(name: str, *, standardize: bool | None = None) -> Dataset:
+    """Load a built-in data set, a shared file by name, or a file by path.
+
+    Parameters
+    ----------
+    name : str
+        ``"breast_cancer"``, ``"iris-binary"``, ``"diabetes"``, the name of a file
+        in :func:`shared_data_dir` (``"heart_scale"``, ``"a9a.t"``), or a path to
+        an svmlight file or a ``.csv`` file whose last column is the label.
+    standardize : bool, optional
+        Scale features to zero mean and unit variance.  Default: True for
+        ``breast_cancer`` and ``diabetes`` (whose target is standardized too),
+        False otherwise (LIBSVM's files are already scaled).  Sparse data is
+        scaled without centering.
+
+    Returns
+    -------
+    dataset : Dataset
+
+    Raises
+    ------
+    FileNotFoundError
+        If ``name`` is neither built in nor an existing file.
+    ValueError
+        If the file cannot be parsed as svmlight or CSV.
+    """
+    if name == "breast_cancer":
+        d = skd.load_breast_cancer()
+        X = _standardize(d.data) if standardize in (None, True) else d.data
+        return Dataset(X, d.target.astype(float), name,
+                       "Wisconsin breast cancer (569 × 30), 0 = malignant, 1 = benign")
+    if name == "iris-binary":
+        d = skd.load_iris()
+        y = np.where(d.target == 0, -1.0, 1.0)
+        X = _standardize(d.data) if standardize else d.data
+        return Dataset(X, y, name, "iris (150 × 4): setosa = −1, versicolor/virginica = +1")
+    if name == "diabetes":
+        d = skd.load_diabetes()
+        X, y = d.data, d.target.astype(float)
+        if standardize in (None, True):
+            X = _standardize(X)
+            y = (y - y.mean()) / y.std()
+        return Dataset(X, y, name, "diabetes regression (442 × 10), target standardized")
+    path = Path(name)
+    if not path.exists():
+        shared = shared_data_dir()
+        if shared is not None and (shared / name).exists():
+            path = shared / name
+        else:
+            raise FileNotFoundError(
+                f"no data set {name!r}: use one of {BUILTIN}, a file in the shared data "
+                f"folder ({shared or '../shared/data, absent here'}), or a path to an "
+                "svmlight or CSV file.")
+    return _load_file(path, standardize=bool(standardize))
+
+
+def _load_file(path: Path, *, standardize: bool) -> Dataset:
+    if path.suffix.lower() == ".csv":
+        try:
+            arr = np.loadtxt(path, delimiter=",", dtype=float, ndmin=2)
+        except ValueError:
+            arr = np.loadtxt(path, delimiter=",", dtype=float, ndmin=2, skiprows=1)
+        X, y = arr[:, :-1], arr[:, -1]
+    else:
+        from sklearn.datasets import load_svmlight_file
+
+        n_features = _SVMLIGHT_FEATURES.get(path.name)
+        try:
+            X, y = load_svmlight_file(str(path), n_features=n_features)
+        except ValueError as exc:
+            raise ValueError(f"could not read {path} as an svmlight file ({exc}); "
+                             "pass a .csv file with the label in the last column "
+                             "or a file in svmlight format.") from None
+        if X.nnz > 0.5 * X.shape[0] * X.shape[1]:
+            X = X.toarray()
+    if standardize:
+        X = (StandardScaler(with_mean=not hasattr(X, "tocsr")).fit_transform(X))
+    return Dataset(X, np.asarray(y, dtype=float), path.name, f"{path} ({X.shape[0]} × {X.shape[1]})")

@@ -1,0 +1,51 @@
+"""Exceptions and warnings raised by margin_opt.
+
+Every error says what went wrong and what to do about it; none of them is a raw
+solver traceback.
+"""
+
+from sklearn.exceptions import ConvergenceWarning
+
+__all__ = [
+    "ConvergenceWarning",
+    "InaccurateSolutionWarning",
+    "MarginOptError",
+    "NotSeparableError",
+    "SolverError",
+    "InfeasibleError",
+    "UnboundedError",
+    "CertificateError",
+]
+
+
+class MarginOptError(RuntimeError):
+    """Base class of the errors margin_opt raises after validation succeeded."""
+
+
+class SolverError(MarginOptError):
+    """A solver stopped without an answer (numerical failure, missing solver...)."""
+
+
+class InfeasibleError(SolverError):
+    """The optimization problem has no feasible point."""
+
+
+class UnboundedError(SolverError):
+    """The optimization problem is unbounded."""
+
+
+class NotSeparableError(InfeasibleError, ValueError):
+    """A hard-margin SVM was posed on data that no hyperplane separates.
+
+    The hard-margin primal ``min ½‖w‖² s.t. yᵢ(wᵀxᵢ + b) ≥ 1`` is infeasible
+    exactly when the two classes cannot be separated in the feature space
+    (equivalently its dual is unbounded).  Use a finite ``C`` (the soft margin).
+    """
+
+
+class InaccurateSolutionWarning(UserWarning):
+    """The solver reported ``optimal_inaccurate``: the answer may not be optimal."""
+
+
+class CertificateError(MarginOptError, AssertionError):
+    """A certificate of optimality failed (raised by ``Certificate.assert_ok``)."""

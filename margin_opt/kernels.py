@@ -1,0 +1,211 @@
+"""Kernel functions: linear, polynomial, RBF, sigmoid, precomputed and callables.
+
+The numerical work is done by :mod:`sklearn.metrics.pairwise`, which accepts dense
+arrays and ``scipy.sparse`` matrices alike.  This module resolves a kernel
+specification (name and hyperparameters, with ``gamma="scale"``/``"auto"`` as
+scikit-learn defines them) into a :class:`Kernel` object that the problems and
+solvers share.
+
+References
+----------
+B. Schölkopf and A. J. Smola, *Learning with Kernels*, MIT Press, 2002, ch. 2.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.metrics import pairwise
+
+__all__ = ["Kernel", "make_kernel", "resolve_gamma", "KERNELS"]
+
+KERNELS = ("linear", "poly", "rbf", "sigmoid", "precomputed")
+
+
+def resolve_gamma(gamma, X) -> float:
+    """Resolve ``gamma`` to a positive float.
+
+    Parameters
+    ----------
+    gamma : {"scale", "auto"} or float
+        ``"scale"`` is ``1 / (n_features * X.var())`` (1.0 when the variance is
+        zero) and ``"auto"`` is ``1 / n_features``, as in scikit-learn's ``SVC``.
+    X : {ndarray, sparse matrix} of shape (n_samples, n_features)
+        Training data.
+
+    Returns
+    -------
+    gamma : float
+        Strictly positive kernel coefficient (units: 1 / squared feature units).
+
+    Raises
+    ------
+    ValueError
+        If ``gamma`` is a number that is not strictly positive and finite, or an
+        unknown string.
+    """
+    n_features = X.shape[1]
+    if isinstance(gamma, str):
+        if gamma == "scale":
+            if sp.issparse(X):
+                var = X.multiply(X).mean() - X.mean() ** 2
+            else:
+                var = np.asarray(X, dtype=float).var()
+            return 1.0 / (n_features * var) if var != 0 else 1.0
+        if gamma == "auto":
+            return 1.0 / n_features
+        raise ValueError(f"gamma must be 'scale', 'auto' or a positive float, got {gamma!r}.")
+    g = float(gamma)
+    if not np.isfinite(g) or g <= 0:
+        raise ValueError(f"gamma must be a positive finite number, got {gamma!r}; try gamma='scale'.")
+    return g
+
+
+@dataclass(frozen=True)
+class Kernel:
+    """A kernel k(x, z) with its hyperparameters resolved.
+
+    Parameters
+    ----------
+    name : {"linear", "poly", "rbf", "sigmoid", "precomputed", "callable"}
+        Kernel family.  ``linear``: xᵀz; ``poly``: (γxᵀz + coef0)^degree;
+        ``rbf``: exp(−γ‖x − z‖²); ``sigmoid``: tanh(γxᵀz + coef0).
+    gamma : float or None
+        Resolved coefficient γ (None for linear, precomputed and callables).
+    degree : int
+        Degree of the polynomial kernel.
+    coef0 : float
+        Independent term of the polynomial and sigmoid kernels.
+    func : callable or None
+        For ``name="callable"``: ``func(A, B)`` returning an ndarray of shape
+        (n_a, n_b).
+
+    Notes
+    -----
+    For ``precomputed`` the "data" is the kernel matrix itself: at training time
+    an ndarray of shape (n_samples, n_samples), at prediction time the matrix
+    K(X_test, X_train) of shape (n_test, n_samples).
+    """
+
+    name: str
+    gamma: float | None = None
+    degree: int = 3
+    coef0: float = 0.0
+    func: Callable | None = None
+
+    @property
+    def is_linear(self) -> bool:
+        """True for the linear kernel, where w is explicit."""
+        return self.name == "linear"
+
+    def __call__(self, A, B) -> np.ndarray:
+        """Kernel matrix K(A, B) as a dense ndarray of shape (n_a, n_b)."""
+        if self.name == "linear":
+            K = pairwise.linear_kernel(A, B)
+        elif self.name == "rbf":
+            K = pairwise.rbf_kernel(A, B, gamma=self.gamma)
+        elif self.name == "poly":
+            K = pairwise.polynomial_kernel(A, B, degree=self.degree, gamma=self.gamma,
+                                           coef0=self.coef0)
+        elif self.name == "sigmoid":
+            K = pairwise.sigmoid_kernel(A, B, gamma=self.gamma, coef0=self.coef0)
+        elif self.name == "callable":
+            K = np.asarray(self.func(A, B), dtype=float)
+            if K.shape != (A.shape[0], B.shape[0]):
+                raise ValueError(
+                    f"the kernel callable returned shape {K.shape}, expected "
+                    f"{(A.shape[0], B.shape[0])}: it must map (A, B) to K(A, B).")
+        else:
+            raise ValueError("a precomputed kernel has no function; index the matrix instead.")
+        return np.asarray(K, dtype=float)
+
+    def gram(self, X) -> np.ndarray:
+        """Training Gram matrix K(X, X) of shape (n_samples, n_samples)."""
+        if self.name == "precomputed":
+            return np.asarray(X, dtype=float)
+        return self(X, X)
+
+    def rows(self, X, idx) -> np.ndarray:
+        """Rows ``K[idx, :]`` of the training Gram matrix, shape (len(idx), n_samples)."""
+        if self.name == "precomputed":
+            return np.asarray(X[idx], dtype=float)
+        return self(X[idx], X)
+
+    def cross(self, X_new, X_train) -> np.ndarray:
+        """K(X_new, X_train) of shape (n_new, n_train); for precomputed, X_new itself."""
+        if self.name == "precomputed":
+            return np.asarray(X_new, dtype=float)
+        return self(X_new, X_train)
+
+    def diag(self, X) -> np.ndarray:
+        """Diagonal k(xᵢ, xᵢ) of the Gram matrix, shape (n_samples,), without forming it."""
+        if self.name == "precomputed":
+            return np.asarray(np.diag(X), dtype=float).copy()
+        if self.name == "rbf":
+            return np.ones(X.shape[0])
+        if self.name == "callable":
+            return np.array([self.func(X[i:i + 1], X[i:i + 1])[0, 0] for i in range(X.shape[0])],
+                            dtype=float)
+        sq = (np.asarray(X.multiply(X).sum(axis=1)).ravel() if sp.issparse(X)
+              else np.einsum("ij,ij->i", X, X))
+        if self.name == "linear":
+            return sq
+        if self.name == "poly":
+            return (self.gamma * sq + self.coef0) ** self.degree
+        return np.tanh(self.gamma * sq + self.coef0)
+
+    def describe(self) -> str:
+        """Short human-readable description, e.g. ``rbf(gamma=0.0333)``."""
+        if self.name == "rbf":
+            return f"rbf(gamma={self.gamma:.4g})"
+        if self.name == "poly":
+            return f"poly(degree={self.degree}, gamma={self.gamma:.4g}, coef0={self.coef0:g})"
+        if self.name == "sigmoid":
+            return f"sigmoid(gamma={self.gamma:.4g}, coef0={self.coef0:g})"
+        return self.name
+
+
+def make_kernel(kernel="rbf", X=None, *, gamma="scale", degree=3, coef0=0.0) -> Kernel:
+    """Build a :class:`Kernel` from a scikit-learn style specification.
+
+    Parameters
+    ----------
+    kernel : {"linear", "poly", "rbf", "sigmoid", "precomputed"}, callable or Kernel
+        The kernel.  A callable is called as ``kernel(A, B)`` and must return the
+        matrix K(A, B) of shape (n_a, n_b).
+    X : {ndarray, sparse matrix} of shape (n_samples, n_features), optional
+        Training data, needed to resolve ``gamma="scale"``.
+    gamma : {"scale", "auto"} or float, default="scale"
+        See :func:`resolve_gamma`.  Ignored by linear, precomputed and callables.
+    degree : int, default=3
+        Polynomial degree (≥ 1).
+    coef0 : float, default=0.0
+        Independent term of ``poly`` and ``sigmoid``.
+
+    Returns
+    -------
+    kernel : Kernel
+
+    Raises
+    ------
+    ValueError
+        Unknown kernel name, gamma ≤ 0, or degree < 1.
+    """
+    if isinstance(kernel, Kernel):
+        return kernel
+    if callable(kernel):
+        return Kernel("callable", func=kernel)
+    if kernel not in KERNELS:
+        raise ValueError(f"kernel must be one of {KERNELS} or a callable, got {kernel!r}.")
+    if kernel in ("linear", "precomputed"):
+        return Kernel(kernel)
+    if kernel == "poly" and (int(degree) != degree or degree < 1):
+        raise ValueError(f"degree must be an integer ≥ 1, got {degree!r}.")
+    if not np.isfinite(coef0):
+        raise ValueError(f"coef0 must be finite, got {coef0!r}.")
+    g = resolve_gamma(gamma, X) if X is not None else resolve_gamma(
+        gamma if not isinstance(gamma, str) else 1.0, np.zeros((1, 1)))
+    return Kernel(kernel, gamma=g, degree=int(degree), coef0=float(coef0))

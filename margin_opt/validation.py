@@ -1,0 +1,203 @@
+"""Input validation shared by every problem and estimator.
+
+Built on :mod:`sklearn.utils.validation`; adds the checks specific to margin
+problems (two classes, C > 0, a PSD precomputed kernel) with messages that say
+what to do.  Nothing passed in is modified: arrays are converted, never edited.
+"""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.utils.validation import _check_sample_weight, check_array, check_X_y
+
+__all__ = [
+    "check_data",
+    "check_binary_labels",
+    "check_C",
+    "check_sample_weight",
+    "check_precomputed_kernel",
+    "check_positive",
+]
+
+
+def check_data(X, y, *, y_numeric=False):
+    """Validate training data.
+
+    Parameters
+    ----------
+    X : {array-like, sparse matrix} of shape (n_samples, n_features)
+    y : array-like of shape (n_samples,)
+    y_numeric : bool, default=False
+        Require numeric finite targets (regression).
+
+    Returns
+    -------
+    X : {ndarray, csr_matrix} of shape (n_samples, n_features), float64
+    y : ndarray of shape (n_samples,)
+
+    Raises
+    ------
+    ValueError
+        Empty X, NaN or inf in X (or y), mismatched lengths, X not 2-D.
+    """
+    try:
+        X, y = check_X_y(X, y, accept_sparse="csr", dtype=np.float64, y_numeric=y_numeric,
+                         ensure_all_finite=True)
+    except ValueError as exc:
+        msg = str(exc)
+        hint = ""
+        if "NaN" in msg or "infinity" in msg:
+            hint = " Remove or impute the non-finite entries (e.g. sklearn.impute.SimpleImputer)."
+        elif "inconsistent numbers of samples" in msg:
+            hint = " X and y must have one row / entry per sample."
+        raise ValueError(msg + hint) from None
+    if y_numeric and not np.all(np.isfinite(y)):
+        raise ValueError("y contains NaN or infinity; targets must be finite.")
+    return X, y
+
+
+def check_binary_labels(y):
+    """Map two labels to −1/+1.
+
+    Parameters
+    ----------
+    y : ndarray of shape (n_samples,)
+        Any two distinct labels.
+
+    Returns
+    -------
+    y_pm : ndarray of shape (n_samples,)
+        −1.0 for ``classes[0]`` and +1.0 for ``classes[1]``, where ``classes`` is
+        ``np.unique(y)`` (sorted; the same convention as scikit-learn, whose
+        ``decision_function > 0`` means ``classes_[1]``).
+    classes : ndarray of shape (2,)
+
+    Raises
+    ------
+    ValueError
+        One class only, or more than two.
+    """
+    classes = np.unique(y)
+    if classes.size < 2:
+        raise ValueError(
+            f"y has a single class ({classes[0]!r} only): a classifier needs samples of "
+            "two classes.")
+    if classes.size > 2:
+        raise ValueError(
+            f"y has {classes.size} classes but this model is binary; pass two classes "
+            "(e.g. one class against the rest) or use sklearn.multiclass.OneVsRestClassifier.")
+    return np.where(y == classes[1], 1.0, -1.0), classes
+
+
+def check_positive(value, name, *, allow_inf=False, allow_zero=False):
+    """Return ``float(value)`` after checking it is a positive number.
+
+    Raises
+    ------
+    ValueError
+        If it is not a real number, NaN, ≤ 0 (< 0 with ``allow_zero``), or
+        infinite without ``allow_inf``.
+    """
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise ValueError(f"{name} must be a real number, got {value!r}.")
+    v = float(value)
+    if np.isnan(v) or (v < 0 if allow_zero else v <= 0):
+        raise ValueError(f"{name} must be {'≥' if allow_zero else '>'} 0, got {value!r}.")
+    if np.isinf(v) and not allow_inf:
+        raise ValueError(f"{name} must be finite, got {value!r}.")
+    return v
+
+
+def check_C(C):
+    """Check the regularization parameter: C > 0, ``np.inf`` meaning the hard margin.
+
+    Raises
+    ------
+    ValueError
+        If C ≤ 0 or NaN; the message suggests a positive value such as C=1.0.
+    """
+    try:
+        return check_positive(C, "C", allow_inf=True)
+    except ValueError as exc:
+        raise ValueError(f"{exc} Use a positive C (e.g. C=1.0; np.inf for the hard margin).") \
+            from None
+
+
+def check_sample_weight(sample_weight, X):
+    """Validate non-negative per-sample weights.
+
+    Returns
+    -------
+    sample_weight : ndarray of shape (n_samples,)
+        A new array (ones when None).
+
+    Raises
+    ------
+    ValueError
+        Wrong length, negative, NaN or infinite weights, or all weights zero.
+    """
+    try:
+        sw = _check_sample_weight(sample_weight, X, dtype=np.float64, ensure_non_negative=True,
+                                  copy=True)
+    except ValueError as exc:
+        raise ValueError(f"{exc} sample_weight must hold one finite weight ≥ 0 per sample.") \
+            from None
+    if not np.all(np.isfinite(sw)):
+        raise ValueError("sample_weight contains NaN or infinity; weights must be finite.")
+    if not np.any(sw > 0):
+        raise ValueError("sample_weight is zero everywhere; at least one weight must be > 0.")
+    return sw
+
+
+def check_precomputed_kernel(K, *, n_train=None, check_psd=True, tol=1e-8):
+    """Validate a precomputed kernel matrix.
+
+    Parameters
+    ----------
+    K : array-like of shape (n_samples, n_samples) at training time, or
+        (n_test, n_train) at prediction time (pass ``n_train``).
+    n_train : int, optional
+        Expected number of columns at prediction time.
+    check_psd : bool, default=True
+        At training time, require symmetry and positive semidefiniteness
+        (smallest eigenvalue ≥ −tol·max(1, largest |eigenvalue|)).
+    tol : float, default=1e-8
+
+    Returns
+    -------
+    K : ndarray, float64 (a new array or a read-only view is never modified)
+
+    Raises
+    ------
+    ValueError
+        Not square at training time, wrong number of columns, not symmetric, not
+        PSD, or non-finite entries.
+    """
+    if sp.issparse(K):
+        raise ValueError("a precomputed kernel must be a dense array; call K.toarray() first.")
+    K = check_array(K, dtype=np.float64, ensure_all_finite=True)
+    if n_train is not None:
+        if K.shape[1] != n_train:
+            raise ValueError(
+                f"precomputed kernel has {K.shape[1]} columns but the model was trained on "
+                f"{n_train} samples; pass K(X_test, X_train) of shape (n_test, {n_train}).")
+        return K
+    if K.shape[0] != K.shape[1]:
+        raise ValueError(
+            f"a precomputed training kernel must be square (n_samples, n_samples), got "
+            f"shape {K.shape}; pass K(X_train, X_train).")
+    if check_psd:
+        scale = max(1.0, float(np.abs(K).max()))
+        if not np.allclose(K, K.T, rtol=0, atol=1e-10 * scale):
+            raise ValueError("the precomputed kernel is not symmetric; pass (K + K.T) / 2 "
+                             "if the asymmetry is round-off.")
+        lam_min = float(np.linalg.eigvalsh(K)[0]) if K.shape[0] else 0.0
+        if lam_min < -tol * scale * max(1, K.shape[0]):
+            raise ValueError(
+                f"the precomputed kernel is not positive semidefinite (smallest eigenvalue "
+                f"{lam_min:.3g}); a valid kernel matrix is PSD. Check the kernel function, or "
+                "add a multiple of the identity if the defect is round-off.")
+    return K
