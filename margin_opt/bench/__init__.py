@@ -1,0 +1,12 @@
+"""Benchmarks behind ``margin-opt bench`` and ``benchmarks/``: one module per suite.
+
+Each suite module exposes ``run(quick=False, **kw) -> list[dict]`` (one dict per
+row, JSON-ready) and ``format_rows(rows) -> str``.
+"""
+
+SUITES = {
+    "smo": "margin_opt.bench.smo",
+    "subgradient": "margin_opt.bench.subgradient",
+    "svr": "margin_opt.bench.svr",
+    "adaboost": "margin_opt.bench.adaboost",
+}

@@ -1,0 +1,1 @@
+"""Problems: one module per model, each an explicit cvxpy primal and dual."""

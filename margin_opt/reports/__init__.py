@@ -1,0 +1,1 @@
+"""Reports behind ``margin-opt verify``: one module per model (faces layer)."""
