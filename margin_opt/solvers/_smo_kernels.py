@@ -1,0 +1,600 @@
+"""Compiled inner loops of the SMO solver (numba, ``cache=True``).
+
+Everything here works on plain arrays so that :mod:`margin_opt.solvers.smo`
+stays readable.  Three groups:
+
+* kernel rows: ``K[r, :]`` (or ``K[r, active columns]``) for linear / poly /
+  rbf / sigmoid on dense or CSR data, with a vectorizable ``exp``;
+* the row cache: LRU slots of data rows, each valid for all columns or for the
+  active set of one shrinking epoch (LIBSVM computes only active columns too);
+* the SMO iteration (LIBSVM's ``Solver::Solve``): WSS 1 / WSS 2, the analytic
+  two-variable update clipped to the box, shrinking, gradient reconstruction.
+
+Tuples passed around
+--------------------
+``kd`` (kernel data): ``(kind, gamma, coef0, degree, sparse, X, XT, sq, data,
+indices, indptr, xbuf, kbuf, tmp)``.
+``cc`` (row cache): ``(cache, slot_of_row, row_of_slot, slot_epoch, slot_tick)``.
+``st`` (int64 state): see the ``S_*`` constants.
+
+References
+----------
+J. C. Platt, "Sequential minimal optimization", MSR-TR-98-14, 1998.
+R.-E. Fan, P.-H. Chen and C.-J. Lin, "Working set selection using second order
+information for training SVM", JMLR 6, 2005 (WSS 2, Algorithm 1 and eq. (12)).
+C.-C. Chang and C.-J. Lin, "LIBSVM: a library for support vector machines", ACM
+TIST 2(3), 2011, §4.1 (stopping rule, shrinking, gradient reconstruction).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit
+
+# kernel kinds
+K_LINEAR, K_POLY, K_RBF, K_SIGMOID, K_PRECOMPUTED = 0, 1, 2, 3, 4
+
+# int64 state vector
+S_ITER, S_COUNTER, S_ACTIVE, S_UNSHRINK, S_EPOCH, S_TICK = 0, 1, 2, 3, 4, 5
+S_ROWS_FULL, S_ROWS_PARTIAL, S_HITS, S_MISSES = 6, 7, 8, 9
+N_STATE = 10
+
+# return codes of the run loop
+R_OPTIMAL, R_CHUNK, R_MAX_ITER, R_UNBOUNDED = 0, 1, 2, 3
+
+FULL = -1            # slot_epoch of a row valid for every column
+TAU = 1e-12          # LIBSVM's guard for non-positive curvature
+_FM = {"nnan", "ninf", "nsz", "contract", "arcp"}   # no reassociation: exp stays exact
+
+_LOG2E = 1.4426950408889634
+_LN2HI = 6.93147180369123816490e-01
+_LN2LO = 1.90821492927058770002e-10
+
+
+@njit(cache=True, fastmath=_FM)
+def vexp(a, n, kbuf):
+    """a[:n] = exp(a[:n]) in place; vectorizable (Cody–Waite + degree-13 Taylor).
+
+    Relative error below 2e-16 on [-708, 709]; arguments below -708 give ~3e-308.
+    """
+    for i in range(n):
+        x = min(max(a[i], -708.0), 709.0)
+        k = np.floor(x * _LOG2E + 0.5)
+        r = (x - k * _LN2HI) - k * _LN2LO
+        p = 1.0 + r * (1.0 + r * (0.5 + r * (1.0 / 6 + r * (1.0 / 24 + r * (
+            1.0 / 120 + r * (1.0 / 720 + r * (1.0 / 5040 + r * (1.0 / 40320 + r * (
+                1.0 / 362880 + r * (1.0 / 3628800 + r * (1.0 / 39916800 + r * (
+                    1.0 / 479001600 + r * (1.0 / 6227020800)))))))))))))
+        kbuf[i] = (np.int64(k) + 1023) << 52
+        a[i] = p
+    kf = kbuf.view(np.float64)
+    for i in range(n):
+        a[i] *= kf[i]
+
+
+@njit(cache=True, fastmath=_FM)
+def _transform(r, buf, cols, n, kd):
+    """Turn dot products buf[:n] (columns cols[:n], data rows) into kernel values."""
+    kind, gamma, coef0, degree = kd[0], kd[1], kd[2], kd[3]
+    sq, kbuf = kd[7], kd[12]
+    if kind == K_RBF:
+        sr = sq[r]
+        for k in range(n):
+            d2 = sr + sq[cols[k]] - 2.0 * buf[k]
+            buf[k] = -gamma * max(d2, 0.0)
+        vexp(buf, n, kbuf)
+    elif kind == K_POLY:
+        for k in range(n):
+            z = gamma * buf[k] + coef0
+            v = 1.0
+            for _ in range(degree):
+                v *= z
+            buf[k] = v
+    elif kind == K_SIGMOID:
+        for k in range(n):
+            buf[k] = math.tanh(gamma * buf[k] + coef0)
+
+
+@njit(cache=True, fastmath=_FM)
+def kernel_row(r, out, cols, ncols, kd):
+    """Kernel values K[r, c] for data row r.
+
+    ``ncols < 0``: every column, written to ``out[c]``; else only the columns
+    ``cols[:ncols]`` (data rows), written to ``out[cols[k]]``.
+    """
+    sparse, X, XT = kd[4], kd[5], kd[6]
+    data, indices, indptr, xbuf, tmp = kd[8], kd[9], kd[10], kd[11], kd[13]
+    n_all = out.shape[0]
+    full = ncols < 0
+    n = n_all if full else ncols
+    buf = out if full else tmp
+    if sparse:
+        for q in range(indptr[r], indptr[r + 1]):
+            xbuf[indices[q]] = data[q]
+        for k in range(n):
+            c = k if full else cols[k]
+            s = 0.0
+            for q in range(indptr[c], indptr[c + 1]):
+                s += xbuf[indices[q]] * data[q]
+            buf[k] = s
+        for q in range(indptr[r], indptr[r + 1]):
+            xbuf[indices[q]] = 0.0
+    elif full:
+        d = XT.shape[0]
+        for k in range(n):
+            buf[k] = 0.0
+        for f in range(d):
+            v = X[r, f]
+            if v != 0.0:
+                xf = XT[f]
+                for k in range(n):
+                    buf[k] += v * xf[k]
+    else:
+        d = X.shape[1]
+        for k in range(n):
+            c = cols[k]
+            s = 0.0
+            for f in range(d):
+                s += X[r, f] * X[c, f]
+            buf[k] = s
+    _transform(r, buf, cols, n, kd)   # full rows: cols is arange(n_data)
+    if not full:
+        for k in range(n):
+            out[cols[k]] = buf[k]
+
+
+@njit(cache=True)
+def get_row(v, need_full, index, active, st, kd, cc, all_cols, act_cols):
+    """Slot of the cache holding K[index[v], ·], valid on the active set (or all).
+
+    ``act_cols[:st[S_ACTIVE]]`` must hold ``index[active[:active_size]]``.
+    """
+    cache, slot_of_row, row_of_slot, slot_epoch, slot_tick = cc
+    r = index[v]
+    st[S_TICK] += 1
+    s = slot_of_row[r]
+    if s >= 0:
+        e = slot_epoch[s]
+        if e == FULL or (not need_full and e == st[S_EPOCH]):
+            slot_tick[s] = st[S_TICK]
+            st[S_HITS] += 1
+            return s
+    elif cache.shape[0] >= cache.shape[1]:
+        s = r                                  # everything fits: slot = data row
+        row_of_slot[s] = r
+        slot_of_row[r] = s
+    else:
+        # evict the least recently used slot
+        s = 0
+        best = slot_tick[0]
+        for t in range(1, slot_tick.shape[0]):
+            if slot_tick[t] < best:
+                best = slot_tick[t]
+                s = t
+        old = row_of_slot[s]
+        if old >= 0:
+            slot_of_row[old] = -1
+        row_of_slot[s] = r
+        slot_of_row[r] = s
+    st[S_MISSES] += 1
+    slot_tick[s] = st[S_TICK]
+    n_data = cache.shape[1]
+    na = st[S_ACTIVE]
+    if need_full or 2 * na > n_data:
+        kernel_row(r, cache[s], all_cols, -1, kd)
+        slot_epoch[s] = FULL
+        st[S_ROWS_FULL] += 1
+    else:
+        kernel_row(r, cache[s], act_cols, na, kd)
+        slot_epoch[s] = st[S_EPOCH]
+        st[S_ROWS_PARTIAL] += 1
+    return s
+
+
+@njit(cache=True)
+def _refresh_act_cols(index, active, na, act_cols):
+    for k in range(na):
+        act_cols[k] = index[active[k]]
+
+
+@njit(cache=True)
+def init_gradient(alpha, G, G_bar, y, p, C, index, active, st, kd, cc, all_cols, act_cols):
+    """G = Qα + p and G_bar = Σ_{α_i = C_i} C_i Q_i over all variables."""
+    m = alpha.shape[0]
+    cache = cc[0]
+    for t in range(m):
+        G[t] = p[t]
+        G_bar[t] = 0.0
+    for i in range(m):
+        if alpha[i] > 0.0:
+            s = get_row(i, True, index, active, st, kd, cc, all_cols, act_cols)
+            row = cache[s]
+            a = alpha[i] * y[i]
+            for t in range(m):
+                G[t] += a * y[t] * row[index[t]]
+            if alpha[i] >= C[i]:
+                c = C[i] * y[i]
+                for t in range(m):
+                    G_bar[t] += c * y[t] * row[index[t]]
+
+
+@njit(cache=True)
+def reconstruct_gradient(alpha, G, G_bar, y, p, C, index, active, st, kd, cc, all_cols,
+                         act_cols):
+    """Restore G on the shrunk variables (LIBSVM's ``reconstruct_gradient``)."""
+    m = alpha.shape[0]
+    na = st[S_ACTIVE]
+    if na == m:
+        return
+    cache = cc[0]
+    for k in range(na, m):
+        j = active[k]
+        G[j] = G_bar[j] + p[j]
+    nr_free = 0
+    for k in range(na):
+        i = active[k]
+        if 0.0 < alpha[i] < C[i]:
+            nr_free += 1
+    if nr_free * m > 2 * na * (m - na):
+        # rows of the inactive variables over the active columns
+        for k in range(na, m):
+            i = active[k]
+            s = get_row(i, False, index, active, st, kd, cc, all_cols, act_cols)
+            row = cache[s]
+            acc = 0.0
+            for q in range(na):
+                j = active[q]
+                if 0.0 < alpha[j] < C[j]:
+                    acc += alpha[j] * y[j] * row[index[j]]
+            G[i] += y[i] * acc
+    else:
+        for q in range(na):
+            i = active[q]
+            if 0.0 < alpha[i] < C[i]:
+                s = get_row(i, True, index, active, st, kd, cc, all_cols, act_cols)
+                row = cache[s]
+                a = alpha[i] * y[i]
+                for k in range(na, m):
+                    j = active[k]
+                    G[j] += a * y[j] * row[index[j]]
+
+
+@njit(cache=True)
+def unshrink(alpha, G, G_bar, y, p, C, index, active, st, kd, cc, all_cols, act_cols):
+    reconstruct_gradient(alpha, G, G_bar, y, p, C, index, active, st, kd, cc, all_cols,
+                         act_cols)
+    m = alpha.shape[0]
+    if st[S_ACTIVE] < m:
+        st[S_ACTIVE] = m
+        st[S_EPOCH] += 1
+        _refresh_act_cols(index, active, m, act_cols)
+
+
+@njit(cache=True)
+def _be_shrunk(i, Gmax1, Gmax2, alpha, G, y, C):
+    if alpha[i] >= C[i]:
+        if y[i] > 0:
+            return -G[i] > Gmax1
+        return -G[i] > Gmax2
+    if alpha[i] <= 0.0:
+        if y[i] > 0:
+            return G[i] > Gmax2
+        return G[i] > Gmax1
+    return False
+
+
+@njit(cache=True)
+def do_shrinking(alpha, G, G_bar, y, p, C, index, active, st, kd, cc, all_cols, act_cols, tol):
+    """LIBSVM's ``do_shrinking``: drop bound variables that cannot enter the pair."""
+    Gmax1 = -np.inf
+    Gmax2 = -np.inf
+    na = st[S_ACTIVE]
+    for k in range(na):
+        i = active[k]
+        if y[i] > 0:
+            if alpha[i] < C[i]:
+                Gmax1 = max(Gmax1, -G[i])
+            if alpha[i] > 0.0:
+                Gmax2 = max(Gmax2, G[i])
+        else:
+            if alpha[i] < C[i]:
+                Gmax2 = max(Gmax2, -G[i])
+            if alpha[i] > 0.0:
+                Gmax1 = max(Gmax1, G[i])
+    if st[S_UNSHRINK] == 0 and Gmax1 + Gmax2 <= tol * 10.0:
+        st[S_UNSHRINK] = 1
+        unshrink(alpha, G, G_bar, y, p, C, index, active, st, kd, cc, all_cols, act_cols)
+        na = st[S_ACTIVE]
+    k = 0
+    changed = False
+    while k < na:
+        i = active[k]
+        if _be_shrunk(i, Gmax1, Gmax2, alpha, G, y, C):
+            na -= 1
+            active[k] = active[na]
+            active[na] = i
+            changed = True
+        else:
+            k += 1
+    st[S_ACTIVE] = na
+    if changed:
+        _refresh_act_cols(index, active, na, act_cols)
+
+
+@njit(cache=True)
+def select_pair(alpha, G, y, C, QD, index, active, st, kd, cc, all_cols, act_cols, tol, wss2,
+                out):
+    """Working pair (out[0], out[1]) and the gap m(α) − M(α); returns the gap.
+
+    Returns with out[0] = −1 when the gap is below ``tol`` (optimal on the active set).
+    """
+    na = st[S_ACTIVE]
+    Gmax = -np.inf
+    Gmax2 = -np.inf
+    imax = -1
+    jmax = -1
+    for k in range(na):
+        t = active[k]
+        if y[t] > 0:
+            if alpha[t] < C[t] and -G[t] >= Gmax:
+                Gmax = -G[t]
+                imax = t
+            if alpha[t] > 0.0 and G[t] >= Gmax2:
+                Gmax2 = G[t]
+                jmax = t
+        else:
+            if alpha[t] > 0.0 and G[t] >= Gmax:
+                Gmax = G[t]
+                imax = t
+            if alpha[t] < C[t] and -G[t] >= Gmax2:
+                Gmax2 = -G[t]
+                jmax = t
+    gap = Gmax + Gmax2
+    out[0] = -1
+    if imax < 0 or jmax < 0 or gap < tol:
+        return gap
+    if not wss2:
+        out[0] = imax
+        out[1] = jmax
+        return gap
+    i = imax
+    s = get_row(i, False, index, active, st, kd, cc, all_cols, act_cols)
+    row = cc[0][s]
+    ri = index[i]
+    # K_ii from QD; quad = K_ii + K_tt - 2 K_it for either sign of y_t
+    best = np.inf
+    jbest = -1
+    for k in range(na):
+        t = active[k]
+        if y[t] > 0:
+            if alpha[t] > 0.0:
+                gd = Gmax + G[t]
+            else:
+                continue
+        else:
+            if alpha[t] < C[t]:
+                gd = Gmax - G[t]
+            else:
+                continue
+        if gd > 0.0:
+            kit = QD[i] if index[t] == ri else row[index[t]]
+            quad = QD[i] + QD[t] - 2.0 * kit
+            if quad <= 0.0:
+                quad = TAU
+            od = -(gd * gd) / quad
+            if od <= best:
+                best = od
+                jbest = t
+    if jbest < 0:
+        return gap
+    out[0] = i
+    out[1] = jbest
+    return gap
+
+
+@njit(cache=True)
+def _update_pair(i, j, alpha, G, y, C, QD, Kij):
+    """Analytic minimization on y_i a_i + y_j a_j = const, clipped to the box.
+
+    Returns the old (alpha_i, alpha_j).
+    """
+    Ci = C[i]
+    Cj = C[j]
+    oi = alpha[i]
+    oj = alpha[j]
+    if y[i] != y[j]:
+        quad = QD[i] + QD[j] - 2.0 * Kij
+        if quad <= 0.0:
+            quad = TAU
+        delta = (-G[i] - G[j]) / quad
+        diff = oi - oj
+        ai = oi + delta
+        aj = oj + delta
+        if diff > 0.0:
+            if aj < 0.0:
+                aj = 0.0
+                ai = diff
+        else:
+            if ai < 0.0:
+                ai = 0.0
+                aj = -diff
+        if diff > Ci - Cj:
+            if ai > Ci:
+                ai = Ci
+                aj = Ci - diff
+        else:
+            if aj > Cj:
+                aj = Cj
+                ai = Cj + diff
+    else:
+        quad = QD[i] + QD[j] - 2.0 * Kij
+        if quad <= 0.0:
+            quad = TAU
+        delta = (G[i] - G[j]) / quad
+        ssum = oi + oj
+        ai = oi - delta
+        aj = oj + delta
+        if ssum > Ci:
+            if ai > Ci:
+                ai = Ci
+                aj = ssum - Ci
+        else:
+            if aj < 0.0:
+                aj = 0.0
+                ai = ssum
+        if ssum > Cj:
+            if aj > Cj:
+                aj = Cj
+                ai = ssum - Cj
+        else:
+            if ai < 0.0:
+                ai = 0.0
+                aj = ssum
+    alpha[i] = ai
+    alpha[j] = aj
+    return oi, oj
+
+
+@njit(cache=True)
+def _update_gbar(v, old, alpha, G_bar, y, C, index, active, st, kd, cc, all_cols, act_cols):
+    was_upper = old >= C[v]
+    is_upper = alpha[v] >= C[v]
+    if was_upper == is_upper:
+        return
+    s = get_row(v, True, index, active, st, kd, cc, all_cols, act_cols)
+    row = cc[0][s]
+    c = C[v] * y[v] if is_upper else -C[v] * y[v]
+    for t in range(alpha.shape[0]):
+        G_bar[t] += c * y[t] * row[index[t]]
+
+
+@njit(cache=True)
+def smo_run(alpha, G, G_bar, y, p, C, QD, index, active, st, kd, cc, all_cols, act_cols,
+            tol, wss2, shrinking, max_iter, stop_iter, alpha_cap, fout):
+    """Run SMO iterations until optimal, ``stop_iter`` (chunk end) or ``max_iter``.
+
+    ``fout[0]`` receives the last gap m(α) − M(α).  Returns one of the ``R_*`` codes.
+    """
+    m = alpha.shape[0]
+    cache = cc[0]
+    pair = np.empty(2, dtype=np.int64)
+    interval = min(m, 1000)
+    while True:
+        if st[S_ITER] >= max_iter:
+            return R_MAX_ITER
+        if st[S_ITER] >= stop_iter:
+            return R_CHUNK
+        st[S_COUNTER] -= 1
+        if st[S_COUNTER] <= 0:
+            st[S_COUNTER] = interval
+            if shrinking:
+                do_shrinking(alpha, G, G_bar, y, p, C, index, active, st, kd, cc, all_cols,
+                             act_cols, tol)
+        gap = select_pair(alpha, G, y, C, QD, index, active, st, kd, cc, all_cols, act_cols,
+                          tol, wss2, pair)
+        if pair[0] < 0:
+            if st[S_ACTIVE] < m:
+                unshrink(alpha, G, G_bar, y, p, C, index, active, st, kd, cc, all_cols,
+                          act_cols)
+                gap = select_pair(alpha, G, y, C, QD, index, active, st, kd, cc, all_cols,
+                                  act_cols, tol, wss2, pair)
+                st[S_COUNTER] = 1
+            fout[0] = gap
+            if pair[0] < 0:
+                return R_OPTIMAL
+        fout[0] = gap
+        st[S_ITER] += 1
+        i = pair[0]
+        j = pair[1]
+        si = get_row(i, False, index, active, st, kd, cc, all_cols, act_cols)
+        sj = get_row(j, False, index, active, st, kd, cc, all_cols, act_cols)
+        row_i = cache[si]
+        row_j = cache[sj]
+        Kij = row_i[index[j]]
+        if index[i] == index[j]:
+            Kij = QD[i]
+        oi, oj = _update_pair(i, j, alpha, G, y, C, QD, Kij)
+        dai = (alpha[i] - oi) * y[i]
+        daj = (alpha[j] - oj) * y[j]
+        na = st[S_ACTIVE]
+        for k in range(na):
+            t = active[k]
+            c = index[t]
+            G[t] += y[t] * (row_i[c] * dai + row_j[c] * daj)
+        if alpha[i] > alpha_cap or alpha[j] > alpha_cap:
+            return R_UNBOUNDED
+        _update_gbar(i, oi, alpha, G_bar, y, C, index, active, st, kd, cc, all_cols, act_cols)
+        _update_gbar(j, oj, alpha, G_bar, y, C, index, active, st, kd, cc, all_cols, act_cols)
+
+
+@njit(cache=True)
+def coordinate_run(alpha, G, y, C, QD, index, st, kd, cc, all_cols, act_cols, active, tol,
+                   max_iter, stop_iter, fout):
+    """Greedy single-variable coordinate descent for the form without yᵀα = Δ.
+
+    Picks the variable with the largest projected-gradient violation, minimizes
+    exactly along it and clips to [0, C_i]; stops when the violation is ≤ tol.
+    """
+    m = alpha.shape[0]
+    cache = cc[0]
+    while True:
+        if st[S_ITER] >= max_iter:
+            return R_MAX_ITER
+        if st[S_ITER] >= stop_iter:
+            return R_CHUNK
+        viol = 0.0
+        i = -1
+        for t in range(m):
+            g = G[t]
+            if g < 0.0 and alpha[t] < C[t]:
+                v = -g
+            elif g > 0.0 and alpha[t] > 0.0:
+                v = g
+            else:
+                continue
+            if v > viol:
+                viol = v
+                i = t
+        fout[0] = viol
+        if i < 0 or viol <= tol:
+            return R_OPTIMAL
+        st[S_ITER] += 1
+        q = QD[i] if QD[i] > 0.0 else TAU
+        old = alpha[i]
+        alpha[i] = min(max(old - G[i] / q, 0.0), C[i])
+        s = get_row(i, True, index, active, st, kd, cc, all_cols, act_cols)
+        row = cache[s]
+        d = (alpha[i] - old) * y[i]
+        for t in range(m):
+            G[t] += d * y[t] * row[index[t]]
+
+
+@njit(cache=True)
+def calculate_b(alpha, G, y, C):
+    """Intercept b = −ρ: mean of y_i∇_i over free variables, else the interval midpoint."""
+    ub = np.inf
+    lb = -np.inf
+    nfree = 0
+    sfree = 0.0
+    for i in range(alpha.shape[0]):
+        yG = y[i] * G[i]
+        if alpha[i] >= C[i]:
+            if y[i] < 0:
+                ub = min(ub, yG)
+            else:
+                lb = max(lb, yG)
+        elif alpha[i] <= 0.0:
+            if y[i] > 0:
+                ub = min(ub, yG)
+            else:
+                lb = max(lb, yG)
+        else:
+            nfree += 1
+            sfree += yG
+    if nfree > 0:
+        rho = sfree / nfree
+    else:
+        rho = (ub + lb) / 2.0
+    return -rho
