@@ -1,0 +1,294 @@
+"""Solver-level tests of the SMO backend against independent references.
+
+References: the cvxpy optimum of the same DualQP (Clarabel, tight tolerances),
+scikit-learn's SVC / SVR (LIBSVM) at the same tol, numpy's exp.
+"""
+
+import warnings
+
+import cvxpy as cp
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from sklearn.datasets import make_classification, make_regression
+from sklearn.preprocessing import StandardScaler
+from sklearn.svm import SVC, SVR
+
+from margin_opt.exceptions import ConvergenceWarning
+from margin_opt.kernels import make_kernel
+from margin_opt.solvers import get_backend
+from margin_opt.solvers._smo_kernels import vexp
+from margin_opt.solvers.smo import solve_smo
+from margin_opt.standard_forms import DualQP
+
+
+def svc_qp(X, y, C=1.0, kernel="rbf", gamma=0.1, **kw):
+    y = np.where(np.asarray(y) > 0, 1.0, -1.0)
+    upper = np.broadcast_to(np.asarray(C, dtype=float), y.shape).copy()
+    return DualQP(X=X, kernel=make_kernel(kernel, X, gamma=gamma, **kw), y=y,
+                  p=-np.ones(y.size), upper=upper)
+
+
+def cvxpy_optimum(qp):
+    """min ½αᵀQα + pᵀα over the DualQP's constraints, solved by Clarabel."""
+    m = qp.n_variables
+    Q = qp.q_rows(np.arange(m))
+    Q = 0.5 * (Q + Q.T)
+    a = cp.Variable(m)
+    cons = [a >= 0]
+    finite = np.isfinite(qp.upper)
+    if finite.any():
+        cons.append(a[finite] <= qp.upper[finite])
+    if qp.equality:
+        cons.append(qp.y @ a == qp.delta)
+    prob = cp.Problem(cp.Minimize(0.5 * cp.quad_form(a, cp.psd_wrap(Q)) + qp.p @ a), cons)
+    prob.solve(solver=cp.CLARABEL, tol_gap_abs=1e-11, tol_gap_rel=1e-11, tol_feas=1e-11,
+               max_iter=500)
+    assert prob.status == cp.OPTIMAL
+    return prob.value, a.value
+
+
+def data(n=120, d=5, seed=0):
+    X, y = make_classification(n, d, n_informative=3, n_redundant=0, flip_y=0.1,
+                               random_state=seed)
+    return StandardScaler().fit_transform(X), y
+
+
+def assert_kkt(qp, res, tol):
+    """m(α) − M(α) ≤ tol recomputed from scratch (not trusting res.grad)."""
+    a = res.x
+    G = qp.q_rows(np.arange(qp.n_variables)) @ a + qp.p
+    np.testing.assert_allclose(res.grad, G, atol=1e-9 * (1 + np.abs(G).max()))
+    y, C = qp.y, qp.upper
+    up = ((y > 0) & (a < C)) | ((y < 0) & (a > 0))
+    low = ((y > 0) & (a > 0)) | ((y < 0) & (a < C))
+    m_val = np.max(-y[up] * G[up])
+    M_val = np.min(-y[low] * G[low])
+    assert m_val - M_val <= tol * (1 + 1e-6)
+    assert abs(y @ a - qp.delta) <= 1e-9 * (1 + np.abs(a).sum())
+    assert np.all(a >= 0) and np.all(a <= C)
+
+
+def test_registry_maps_smo():
+    fn, form = get_backend("smo")
+    assert fn is solve_smo and form == "dual"
+
+
+def test_vexp_matches_numpy_exp():
+    x = np.concatenate([np.linspace(-700, 700, 20001), -np.random.default_rng(0).random(999)])
+    out = x.copy()
+    vexp(out, out.size, np.zeros(out.size, dtype=np.int64))
+    np.testing.assert_allclose(out, np.exp(x), rtol=4e-16, atol=0)
+
+
+@pytest.mark.parametrize("kernel,kw", [("rbf", {"gamma": 0.2}), ("linear", {}),
+                                       ("poly", {"gamma": 0.3, "degree": 3, "coef0": 1.0})])
+@pytest.mark.parametrize("C", [0.01, 1.0, 100.0])
+def test_objective_matches_cvxpy(kernel, kw, C):
+    X, y = data(80, seed=1)
+    qp = svc_qp(X, y, C, kernel, **kw)
+    res = solve_smo(qp, tol=1e-7)
+    ref, _ = cvxpy_optimum(qp)
+    assert res.status == "optimal" and res.success
+    assert abs(res.fun - ref) <= 1e-6 * abs(ref)
+    assert abs(res.fun - qp.objective(res.x)) <= 1e-10 * abs(ref)
+    assert_kkt(qp, res, 1e-7)
+
+
+@pytest.mark.parametrize("kernel,kw", [("rbf", {"gamma": 0.1}), ("linear", {}),
+                                       ("poly", {"gamma": 0.2, "degree": 2, "coef0": 1.0}),
+                                       ("sigmoid", {"gamma": 0.01, "coef0": -0.5})])
+def test_matches_libsvm_at_same_tol(kernel, kw):
+    X, y = data(200, seed=2)
+    qp = svc_qp(X, y, 1.0, kernel, **kw)
+    res = solve_smo(qp, tol=1e-3)
+    svc = SVC(C=1.0, kernel=kernel, tol=1e-3, **kw).fit(X, qp.y)
+    a = np.zeros(len(y))
+    a[svc.support_] = np.abs(svc.dual_coef_[0])
+    obj_lib = qp.objective(a)
+    # both stop at m − M ≤ 1e-3; their objectives differ by far less than that scale
+    assert abs(res.fun - obj_lib) <= 1e-4 * abs(obj_lib)
+    assert abs(res.b - svc.intercept_[0]) <= 5e-3
+    assert abs(np.count_nonzero(res.x) - svc.support_.size) <= 2
+
+
+def test_same_iterations_as_libsvm_rbf():
+    """Same algorithm (WSS 2, LIBSVM's rule): the iteration count is LIBSVM's, within a few %."""
+    X, y = data(400, d=10, seed=3)
+    qp = svc_qp(X, y, 1.0, "rbf", gamma=0.1)
+    res = solve_smo(qp, tol=1e-3)
+    svc = SVC(C=1.0, gamma=0.1, tol=1e-3).fit(X, qp.y)
+    assert abs(res.nit - svc.n_iter_[0]) <= 0.1 * svc.n_iter_[0] + 5
+
+
+def test_dense_sparse_cache_shrinking_wss_all_agree():
+    X, y = data(150, d=8, seed=4)
+    X[np.abs(X) < 0.5] = 0.0
+    qp = svc_qp(X, y, 2.0, "rbf", gamma=0.1)
+    ref = solve_smo(qp, tol=1e-8)
+    variants = [
+        solve_smo(svc_qp(sp.csr_matrix(X), y, 2.0, "rbf", gamma=0.1), tol=1e-8),
+        solve_smo(qp, tol=1e-8, cache_size=0.02),          # 17 rows of 150: LRU eviction
+        solve_smo(qp, tol=1e-8, shrinking=False),
+        solve_smo(qp, tol=1e-8, wss="first-order"),
+        solve_smo(svc_qp(sp.csr_matrix(X), y, 2.0, "rbf", gamma=0.1), tol=1e-8,
+                  cache_size=0.005),                       # the minimum, 2 slots
+    ]
+    assert variants[1].cache["n_slots"] < 150 and not variants[1].cache["full_matrix"]
+    for v in variants:
+        assert v.status == "optimal"
+        assert abs(v.fun - ref.fun) <= 1e-9 * abs(ref.fun)
+        np.testing.assert_allclose(v.x, ref.x, atol=1e-5)
+        assert abs(v.b - ref.b) <= 1e-5
+
+
+def test_per_sample_upper_bounds_and_delta():
+    X, y = data(90, seed=5)
+    rng = np.random.default_rng(5)
+    qp0 = svc_qp(X, y, rng.uniform(0.1, 5.0, size=90), "rbf", gamma=0.3)
+    qp = DualQP(X=qp0.X, kernel=qp0.kernel, y=qp0.y, p=rng.normal(-1, 0.3, 90),
+                upper=qp0.upper, delta=0.7)
+    res = solve_smo(qp, tol=1e-8)
+    ref, _ = cvxpy_optimum(qp)
+    assert abs(res.fun - ref) <= 1e-7 * abs(ref)
+    assert_kkt(qp, res, 1e-8)
+
+
+def test_hard_margin_matches_cvxpy():
+    rng = np.random.default_rng(6)
+    X = np.vstack([rng.normal(2, 0.6, (30, 2)), rng.normal(-2, 0.6, (30, 2))])
+    y = np.r_[np.ones(30), -np.ones(30)]
+    qp = svc_qp(X, y, np.inf, "linear")
+    res = solve_smo(qp, tol=1e-9)
+    ref, _ = cvxpy_optimum(qp)
+    assert res.status == "optimal"
+    assert abs(res.fun - ref) <= 1e-6 * abs(ref)
+    w = (res.x * y) @ X
+    margins = y * (X @ w + res.b)
+    assert margins.min() >= 1 - 1e-6
+
+
+def test_hard_margin_not_separable_reports_unbounded():
+    X = np.array([[0.0, 0.0], [0.0, 0.0], [1.0, 1.0], [-1.0, -1.0]])
+    y = np.array([1.0, -1.0, 1.0, -1.0])
+    res = solve_smo(svc_qp(X, y, np.inf, "linear"), tol=1e-6, max_iter=10_000)
+    assert res.status == "unbounded" and not res.success
+    assert "finite C" in res.message
+
+
+def test_epsilon_svr_form_with_index_matches_libsvm():
+    X, t = make_regression(100, 4, noise=5.0, random_state=7)
+    X = StandardScaler().fit_transform(X)
+    t = (t - t.mean()) / t.std()
+    n, C, eps = 100, 3.0, 0.1
+    qp = DualQP(X=X, kernel=make_kernel("rbf", X, gamma=0.25),
+                y=np.r_[np.ones(n), -np.ones(n)], p=np.r_[eps - t, eps + t],
+                upper=np.full(2 * n, C), index=np.r_[np.arange(n), np.arange(n)])
+    res = solve_smo(qp, tol=1e-8)
+    ref, _ = cvxpy_optimum(qp)
+    assert abs(res.fun - ref) <= 1e-7 * abs(ref)
+    svr = SVR(C=C, epsilon=eps, gamma=0.25, tol=1e-8).fit(X, t)
+    coef = np.zeros(n)
+    coef[svr.support_] = svr.dual_coef_[0]
+    np.testing.assert_allclose(res.x[:n] - res.x[n:], coef, atol=1e-5)
+    assert abs(res.b - svr.intercept_[0]) <= 1e-5
+
+
+def test_no_equality_uses_coordinate_descent():
+    X, y = data(70, seed=8)
+    q = svc_qp(X, y, 1.5, "rbf", gamma=0.2)
+    qp = DualQP(X=q.X, kernel=q.kernel, y=q.y, p=q.p, upper=q.upper, equality=False)
+    res = solve_smo(qp, tol=1e-9)
+    ref, _ = cvxpy_optimum(qp)
+    assert res.status == "optimal" and res.b == 0.0
+    assert abs(res.fun - ref) <= 1e-7 * abs(ref)
+
+
+def test_precomputed_and_callable_kernels():
+    X, y = data(60, seed=9)
+    base = solve_smo(svc_qp(X, y, 1.0, "rbf", gamma=0.5), tol=1e-8)
+    K = make_kernel("rbf", X, gamma=0.5).gram(X)
+    K_in = K.copy()
+    pre = solve_smo(svc_qp(K, y, 1.0, "precomputed"), tol=1e-8)
+    call = solve_smo(DualQP(X=X, kernel=make_kernel(lambda A, B: make_kernel(
+        "rbf", X, gamma=0.5)(A, B)), y=base.x * 0 + np.where(y > 0, 1.0, -1.0),
+        p=-np.ones(60), upper=np.ones(60)), tol=1e-8)
+    for r in (pre, call):
+        assert abs(r.fun - base.fun) <= 1e-9 * abs(base.fun)
+    np.testing.assert_array_equal(K, K_in)
+
+
+def test_callable_kernel_over_budget_raises():
+    X, y = data(60, seed=9)
+    qp = DualQP(X=X, kernel=make_kernel(lambda A, B: A @ B.T), y=np.where(y > 0, 1.0, -1.0),
+                p=-np.ones(60), upper=np.ones(60))
+    with pytest.raises(ValueError, match="raise cache_size"):
+        solve_smo(qp, cache_size=0.01)
+
+
+def test_warm_start_path_over_C():
+    X, y = data(120, seed=10)
+    r1 = solve_smo(svc_qp(X, y, 1.0), tol=1e-8)
+    for C in (2.0, 0.3):                     # 0.3: α0 leaves the box and is projected
+        qp = svc_qp(X, y, C)
+        a0 = r1.x.copy()
+        cold = solve_smo(qp, tol=1e-8)
+        warm = solve_smo(qp, tol=1e-8, alpha0=a0)
+        np.testing.assert_array_equal(a0, r1.x)           # not modified
+        assert abs(warm.fun - cold.fun) <= 1e-9 * abs(cold.fun)
+        assert_kkt(qp, warm, 1e-8)
+
+
+def test_callback_and_stop_iteration():
+    X, y = data(200, seed=11)
+    qp = svc_qp(X, y, 10.0)
+    seen = []
+
+    def cb(intermediate_result):
+        seen.append((intermediate_result.nit, intermediate_result.gap))
+        if len(seen) == 2:
+            raise StopIteration
+
+    res = solve_smo(qp, tol=1e-10, callback=cb, callback_every=5)
+    assert res.status == "stopped" and not res.success
+    assert [s[0] for s in seen] == [5, 10] and res.nit == 10
+    assert abs(qp.y @ res.x) <= 1e-10 * (1 + res.x.sum())
+    np.testing.assert_allclose(res.fun, qp.objective(res.x), rtol=1e-10)
+
+
+def test_max_iter_warns_and_reports():
+    X, y = data(200, seed=12)
+    with pytest.warns(ConvergenceWarning, match="Raise max_iter"):
+        res = solve_smo(svc_qp(X, y, 10.0), tol=1e-10, max_iter=7)
+    assert res.status == "max_iter" and res.nit == 7 and res.gap > 1e-10
+
+
+@pytest.mark.parametrize("kw,match", [({"tol": 0.0}, "tol"), ({"wss": "third"}, "wss"),
+                                      ({"cache_size": -1}, "cache_size"),
+                                      ({"max_iter": 0}, "max_iter"),
+                                      ({"alpha0": np.zeros(3)}, "alpha0"),
+                                      ({"callback_every": 0}, "callback_every")])
+def test_bad_options_raise(kw, match):
+    X, y = data(30, seed=13)
+    with pytest.raises(ValueError, match=match):
+        solve_smo(svc_qp(X, y), **kw)
+
+
+def test_bad_qp_raises():
+    X, y = data(30, seed=13)
+    q = svc_qp(X, y)
+    with pytest.raises(ValueError, match="signs"):
+        solve_smo(DualQP(X=X, kernel=q.kernel, y=q.y * 2, p=q.p, upper=q.upper))
+    with pytest.raises(ValueError, match="upper"):
+        solve_smo(DualQP(X=X, kernel=q.kernel, y=q.y, p=q.p, upper=-q.upper))
+    with pytest.raises(ValueError, match="infeasible"):
+        solve_smo(DualQP(X=X, kernel=q.kernel, y=q.y, p=q.p, upper=q.upper, delta=1e6))
+
+
+def test_no_warning_at_default_options():
+    X, y = data(100, seed=14)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        res = solve_smo(svc_qp(X, y))
+    assert res.status == "optimal" and res.gap <= 1e-3
+    assert set(res.timings) == {"setup", "solve", "total"}
