@@ -329,31 +329,34 @@ def select_pair(alpha, G, y, C, QD, index, active, st, kd, cc, all_cols, act_col
     """Working pair (out[0], out[1]) and the gap m(α) − M(α); returns the gap.
 
     Returns with out[0] = −1 when the gap is below ``tol`` (optimal on the active set).
+    Written with selects rather than branches on the labels (they are unpredictable).
+    With g_t = −y_t∇_t: I_up = {y=+1, α<C} ∪ {y=−1, α>0}, I_low the mirror image,
+    m = max_{I_up} g, M = min_{I_low} g.
     """
     na = st[S_ACTIVE]
     Gmax = -np.inf
-    Gmax2 = -np.inf
+    Mmin = np.inf
     imax = -1
     jmax = -1
     for k in range(na):
         t = active[k]
-        if y[t] > 0:
-            if alpha[t] < C[t] and -G[t] >= Gmax:
-                Gmax = -G[t]
-                imax = t
-            if alpha[t] > 0.0 and G[t] >= Gmax2:
-                Gmax2 = G[t]
-                jmax = t
-        else:
-            if alpha[t] > 0.0 and G[t] >= Gmax:
-                Gmax = G[t]
-                imax = t
-            if alpha[t] < C[t] and -G[t] >= Gmax2:
-                Gmax2 = -G[t]
-                jmax = t
-    gap = Gmax + Gmax2
+        pos = y[t] > 0.0
+        neg = y[t] < 0.0
+        a = alpha[t]
+        below = a < C[t]
+        above = a > 0.0
+        g = -y[t] * G[t]
+        gu = g if (pos & below) | (neg & above) else -np.inf
+        gl = g if (pos & above) | (neg & below) else np.inf
+        if gu >= Gmax:
+            Gmax = gu
+            imax = t
+        if gl <= Mmin:
+            Mmin = gl
+            jmax = t
+    gap = Gmax - Mmin
     out[0] = -1
-    if imax < 0 or jmax < 0 or gap < tol:
+    if imax < 0 or jmax < 0 or Gmax == -np.inf or Mmin == np.inf or gap < tol:
         return gap
     if not wss2:
         out[0] = imax
@@ -363,30 +366,25 @@ def select_pair(alpha, G, y, C, QD, index, active, st, kd, cc, all_cols, act_col
     s = get_row(i, False, index, active, st, kd, cc, all_cols, act_cols)
     row = cc[0][s]
     ri = index[i]
-    # K_ii from QD; quad = K_ii + K_tt - 2 K_it for either sign of y_t
+    qi = QD[i]
     best = np.inf
     jbest = -1
     for k in range(na):
         t = active[k]
-        if y[t] > 0:
-            if alpha[t] > 0.0:
-                gd = Gmax + G[t]
-            else:
-                continue
-        else:
-            if alpha[t] < C[t]:
-                gd = Gmax - G[t]
-            else:
-                continue
-        if gd > 0.0:
-            kit = QD[i] if index[t] == ri else row[index[t]]
-            quad = QD[i] + QD[t] - 2.0 * kit
-            if quad <= 0.0:
-                quad = TAU
-            od = -(gd * gd) / quad
-            if od <= best:
-                best = od
-                jbest = t
+        pos = y[t] > 0.0
+        neg = y[t] < 0.0
+        a = alpha[t]
+        low = (pos & (a > 0.0)) | (neg & (a < C[t]))
+        gd = Gmax + y[t] * G[t]
+        c = index[t]
+        kit = qi if c == ri else row[c]
+        quad = qi + QD[t] - 2.0 * kit
+        quad = quad if quad > 0.0 else TAU
+        od = -(gd * gd) / quad
+        od = od if low & (gd > 0.0) else np.inf
+        if od <= best:
+            best = od
+            jbest = t
     if jbest < 0:
         return gap
     out[0] = i
