@@ -13,7 +13,10 @@ stays readable.  Three groups:
 Tuples passed around
 --------------------
 ``kd`` (kernel data): ``(kind, gamma, coef0, degree, sparse, X, XT, sq, data,
-indices, indptr, xbuf, kbuf, tmp)``.
+indices, indptr, xbuf, kbuf, tmp, cdata, cindices, cindptr)`` (the last three: the
+CSC copy of sparse X, used for whole rows: K[r, :] = Σ_f x_rf X[:, f]).  For
+sparse X, XT is the dense (d, n) transpose when it fits a quarter of the cache
+budget (then whole rows are dense axpys), else a (1, 1) placeholder.
 ``cc`` (row cache): ``(cache, slot_of_row, row_of_slot, slot_epoch, slot_tick)``.
 ``st`` (int64 state): see the ``S_*`` constants.
 
@@ -110,11 +113,29 @@ def kernel_row(r, out, cols, ncols, kd):
     full = ncols < 0
     n = n_all if full else ncols
     buf = out if full else tmp
-    if sparse:
+    if sparse and full and XT.shape[1] == n_all:
+        # dense columns of X (when they fit): a few long vectorized axpys
+        for k in range(n):
+            buf[k] = 0.0
+        for q in range(indptr[r], indptr[r + 1]):
+            v = data[q]
+            f = indices[q]
+            for k in range(n):
+                buf[k] += v * XT[f, k]       # (2-D indexing vectorizes; a row view did not)
+    elif sparse and full:
+        cdata, cindices, cindptr = kd[14], kd[15], kd[16]
+        for k in range(n):
+            buf[k] = 0.0
+        for q in range(indptr[r], indptr[r + 1]):
+            v = data[q]
+            f = indices[q]
+            for e in range(cindptr[f], cindptr[f + 1]):
+                buf[cindices[e]] += v * cdata[e]
+    elif sparse:
         for q in range(indptr[r], indptr[r + 1]):
             xbuf[indices[q]] = data[q]
         for k in range(n):
-            c = k if full else cols[k]
+            c = cols[k]
             s = 0.0
             for q in range(indptr[c], indptr[c + 1]):
                 s += xbuf[indices[q]] * data[q]
@@ -128,9 +149,8 @@ def kernel_row(r, out, cols, ncols, kd):
         for f in range(d):
             v = X[r, f]
             if v != 0.0:
-                xf = XT[f]
                 for k in range(n):
-                    buf[k] += v * xf[k]
+                    buf[k] += v * XT[f, k]
     else:
         d = X.shape[1]
         for k in range(n):

@@ -140,7 +140,7 @@ def _start_point(alpha0, y, C, delta, equality):
     return _project(a, y, C, delta)
 
 
-def _kernel_data(qp, n_slots_budget):
+def _kernel_data(qp, n_slots_budget, dense_budget=0):
     """Build the ``kd`` tuple and, where a full matrix is at hand, that matrix."""
     X = qp.X
     kernel = qp.kernel
@@ -167,7 +167,7 @@ def _kernel_data(qp, n_slots_budget):
         if gram.shape != (n, n):
             raise ValueError(f"the kernel matrix must be square, got shape {gram.shape}.")
         kd = (_k.K_PRECOMPUTED, 0.0, 0.0, 1, False, empty2, empty2, ef, ef, ei, ei, ef,
-              np.zeros(n, dtype=np.int64), np.zeros(n))
+              np.zeros(n, dtype=np.int64), np.zeros(n), ef, ei, ei)
         return kd, gram, np.diag(gram).copy()
     kind = _KINDS[name]
     gamma = float(kernel.gamma) if kernel.gamma is not None else 1.0
@@ -178,15 +178,21 @@ def _kernel_data(qp, n_slots_budget):
         indices = np.ascontiguousarray(Xc.indices, dtype=np.int64)
         indptr = np.ascontiguousarray(Xc.indptr, dtype=np.int64)
         sq = np.asarray(Xc.multiply(Xc).sum(axis=1), dtype=np.float64).ravel()
-        kd = (kind, gamma, float(kernel.coef0), int(kernel.degree), True, empty2, empty2, sq,
+        Xcsc = Xc.tocsc()
+        XT = empty2
+        if n * X.shape[1] * 8 <= dense_budget:
+            XT = np.ascontiguousarray(Xcsc.T.toarray())
+        kd = (kind, gamma, float(kernel.coef0), int(kernel.degree), True, empty2, XT, sq,
               data, indices, indptr, np.zeros(X.shape[1]), np.zeros(n, dtype=np.int64),
-              np.zeros(n))
+              np.zeros(n), np.ascontiguousarray(Xcsc.data, dtype=np.float64),
+              np.ascontiguousarray(Xcsc.indices, dtype=np.int64),
+              np.ascontiguousarray(Xcsc.indptr, dtype=np.int64))
     else:
         Xd = np.ascontiguousarray(X, dtype=np.float64)
         XT = np.ascontiguousarray(Xd.T)
         sq = np.einsum("ij,ij->i", Xd, Xd)
         kd = (kind, gamma, float(kernel.coef0), int(kernel.degree), False, Xd, XT, sq, ef, ei,
-              ei, ef, np.zeros(n, dtype=np.int64), np.zeros(n))
+              ei, ef, np.zeros(n, dtype=np.int64), np.zeros(n), ef, ei, ei)
     return kd, None, np.asarray(kernel.diag(X), dtype=np.float64)
 
 
@@ -274,11 +280,12 @@ def solve_smo(qp, *, tol=1e-3, cache_size=200, shrinking=True, wss="second-order
     if index.min() < 0 or index.max() >= n_data:
         raise ValueError(f"qp.index must hold data rows in [0, {n_data}).")
     budget_rows = int(cache_size * _MB // (8 * n_data))
-    kd, gram, diag = _kernel_data(qp, budget_rows)
+    kd, gram, diag = _kernel_data(qp, budget_rows, dense_budget=cache_size * _MB / 4)
+    cache_mb = cache_size - kd[6].nbytes / _MB if kd[4] else cache_size   # dense copy of X
     equality = bool(qp.equality)
     alpha = _start_point(alpha0, y, C, float(qp.delta), equality)
     QD = np.ascontiguousarray(diag[index])
-    cc, n_slots = _make_cache(gram, n_data, cache_size)
+    cc, n_slots = _make_cache(gram, n_data, cache_mb)
     G = np.empty(m)
     G_bar = np.zeros(m)
     active = np.arange(m, dtype=np.int64)
