@@ -345,35 +345,45 @@ def do_shrinking(alpha, G, G_bar, y, p, C, index, active, st, kd, cc, all_cols, 
 
 @njit(cache=True)
 def select_pair(alpha, G, y, C, QD, index, active, st, kd, cc, all_cols, act_cols, tol, wss2,
-                out):
+                out, fresh, firstf, firsti):
     """Working pair (out[0], out[1]) and the gap m(α) − M(α); returns the gap.
 
     Returns with out[0] = −1 when the gap is below ``tol`` (optimal on the active set).
     Written with selects rather than branches on the labels (they are unpredictable).
     With g_t = −y_t∇_t: I_up = {y=+1, α<C} ∪ {y=−1, α>0}, I_low the mirror image,
-    m = max_{I_up} g, M = min_{I_low} g.
+    m = max_{I_up} g, M = min_{I_low} g.  When ``fresh`` the first pass (m, M and
+    their indices in ``firstf``/``firsti``) was already done by the gradient update.
     """
     na = st[S_ACTIVE]
-    Gmax = -np.inf
-    Mmin = np.inf
-    imax = -1
-    jmax = -1
-    for k in range(na):
-        t = active[k]
-        pos = y[t] > 0.0
-        neg = y[t] < 0.0
-        a = alpha[t]
-        below = a < C[t]
-        above = a > 0.0
-        g = -y[t] * G[t]
-        gu = g if (pos & below) | (neg & above) else -np.inf
-        gl = g if (pos & above) | (neg & below) else np.inf
-        if gu >= Gmax:
-            Gmax = gu
-            imax = t
-        if gl <= Mmin:
-            Mmin = gl
-            jmax = t
+    if not fresh:
+        Gmax = -np.inf
+        Mmin = np.inf
+        imax = -1
+        jmax = -1
+        for k in range(na):
+            t = active[k]
+            pos = y[t] > 0.0
+            neg = y[t] < 0.0
+            a = alpha[t]
+            below = a < C[t]
+            above = a > 0.0
+            g = -y[t] * G[t]
+            gu = g if (pos & below) | (neg & above) else -np.inf
+            gl = g if (pos & above) | (neg & below) else np.inf
+            if gu >= Gmax:
+                Gmax = gu
+                imax = t
+            if gl <= Mmin:
+                Mmin = gl
+                jmax = t
+        firstf[0] = Gmax
+        firstf[1] = Mmin
+        firsti[0] = imax
+        firsti[1] = jmax
+    Gmax = firstf[0]
+    Mmin = firstf[1]
+    imax = firsti[0]
+    jmax = firsti[1]
     gap = Gmax - Mmin
     out[0] = -1
     if imax < 0 or jmax < 0 or Gmax == -np.inf or Mmin == np.inf or gap < tol:
@@ -498,6 +508,9 @@ def smo_run(alpha, G, G_bar, y, p, C, QD, index, active, st, kd, cc, all_cols, a
     m = alpha.shape[0]
     cache = cc[0]
     pair = np.empty(2, dtype=np.int64)
+    firstf = np.empty(2)
+    firsti = np.empty(2, dtype=np.int64)
+    fresh = False
     interval = min(m, 1000)
     while True:
         if st[S_ITER] >= max_iter:
@@ -510,14 +523,15 @@ def smo_run(alpha, G, G_bar, y, p, C, QD, index, active, st, kd, cc, all_cols, a
             if shrinking:
                 do_shrinking(alpha, G, G_bar, y, p, C, index, active, st, kd, cc, all_cols,
                              act_cols, tol)
+                fresh = False
         gap = select_pair(alpha, G, y, C, QD, index, active, st, kd, cc, all_cols, act_cols,
-                          tol, wss2, pair)
+                          tol, wss2, pair, fresh, firstf, firsti)
         if pair[0] < 0:
             if st[S_ACTIVE] < m:
                 unshrink(alpha, G, G_bar, y, p, C, index, active, st, kd, cc, all_cols,
-                          act_cols)
+                         act_cols)
                 gap = select_pair(alpha, G, y, C, QD, index, active, st, kd, cc, all_cols,
-                                  act_cols, tol, wss2, pair)
+                                  act_cols, tol, wss2, pair, False, firstf, firsti)
                 st[S_COUNTER] = 1
             fout[0] = gap
             if pair[0] < 0:
@@ -537,10 +551,36 @@ def smo_run(alpha, G, G_bar, y, p, C, QD, index, active, st, kd, cc, all_cols, a
         dai = (alpha[i] - oi) * y[i]
         daj = (alpha[j] - oj) * y[j]
         na = st[S_ACTIVE]
+        # gradient update fused with the first pass of the next selection
+        Gmax = -np.inf
+        Mmin = np.inf
+        imax = -1
+        jmax = -1
         for k in range(na):
             t = active[k]
             c = index[t]
-            G[t] += y[t] * (row_i[c] * dai + row_j[c] * daj)
+            yt = y[t]
+            gt = G[t] + yt * (row_i[c] * dai + row_j[c] * daj)
+            G[t] = gt
+            pos = yt > 0.0
+            neg = yt < 0.0
+            a = alpha[t]
+            below = a < C[t]
+            above = a > 0.0
+            g = -yt * gt
+            gu = g if (pos & below) | (neg & above) else -np.inf
+            gl = g if (pos & above) | (neg & below) else np.inf
+            if gu >= Gmax:
+                Gmax = gu
+                imax = t
+            if gl <= Mmin:
+                Mmin = gl
+                jmax = t
+        firstf[0] = Gmax
+        firstf[1] = Mmin
+        firsti[0] = imax
+        firsti[1] = jmax
+        fresh = True
         if alpha[i] > alpha_cap or alpha[j] > alpha_cap:
             return R_UNBOUNDED
         _update_gbar(i, oi, alpha, G_bar, y, C, index, active, st, kd, cc, all_cols, act_cols)
