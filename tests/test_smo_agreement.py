@@ -32,7 +32,15 @@ def agree(problem, obj_rtol=1e-6):
     assert rel(smo.dual_objective, ref.dual_objective) <= obj_rtol, (
         smo.dual_objective, ref.dual_objective)
     cert = problem.certify(smo, tol=CERT_TOL)
-    assert cert.ok, str(cert)
+    if cert.failed() == ["duality_gap"]:
+        # At m(α) − M(α) ≤ ε every margin is off by at most ε, so
+        # P − D = Σαᵢ(yᵢfᵢ − 1) + ΣCᵢξᵢ ≤ ε(1ᵀα + ΣCᵢ): with large C the relative gap of an
+        # answer at ε = 1e-6 can exceed 1e-5 while every other condition holds.
+        finite = np.isfinite(problem.C_i)
+        bound = SMO_TOL * (smo.alpha.sum() + problem.C_i[finite].sum())
+        assert cert.duality_gap_abs <= bound, str(cert)
+    else:
+        assert cert.ok, str(cert)
     assert cert.mvp_gap <= SMO_TOL * (1 + 1e-6)
     return smo, ref
 
@@ -97,7 +105,7 @@ def problems(draw):
     return SVMProblem(X, y, C=C, kernel=kernel, **kw)
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(problems())
 def test_generated_problems(problem):
     agree(problem)
