@@ -195,6 +195,21 @@ def run(quick=False, sizes=None, json=None, *, datasets=("a9a.t",), tol=1e-3, re
     return rows
 
 
+def _rss_mb():
+    """(current, peak) resident set size of this process in MB.
+
+    From ``/proc/self/status`` (VmRSS, VmHWM) where it exists: ``ru_maxrss`` would
+    also count the parent's memory at fork time, which survives ``exec`` on Linux.
+    """
+    try:
+        with open("/proc/self/status") as fh:
+            kv = dict(line.split(":", 1) for line in fh if ":" in line)
+        return int(kv["VmRSS"].split()[0]) / 1024, int(kv["VmHWM"].split()[0]) / 1024
+    except (OSError, KeyError, ValueError):
+        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+        return peak, peak
+
+
 def _memory_child(n, cache_size=200.0):
     """Child process of :func:`memory_probe`: print one JSON line."""
     from ..solvers.smo import solve_smo
@@ -202,11 +217,11 @@ def _memory_child(n, cache_size=200.0):
     _warm_up()
     X, y = synthetic(n)
     qp = svc_dual_qp(X, y, 1.0, 1 / 20)
-    base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    base, _ = _rss_mb()
     t = time.perf_counter()
     res = solve_smo(qp, cache_size=cache_size)
     elapsed = time.perf_counter() - t
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    _, peak = _rss_mb()
     print(_json.dumps({"data": "memory", "n": n, "d": 20, "kernel": "rbf(gamma=0.05)",
                        "cache_mb": cache_size, "rss_before_mb": base, "peak_rss_mb": peak,
                        "solver_extra_mb": peak - base, "nxn_mb": n * n * 8 / 2**20,
