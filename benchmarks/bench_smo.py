@@ -20,7 +20,7 @@ def main(argv=None):
     ap.add_argument("--no-data", action="store_true", help="skip the shared a9a.t")
     ap.add_argument("--tol", type=float, default=1e-3)
     ap.add_argument("--ref-tol", type=float, default=1e-6)
-    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--memory", type=int, default=0, metavar="N",
                     help="also report the peak RSS of an N-point RBF run")
     ap.add_argument("--json", metavar="PATH", help="write the rows as JSON")

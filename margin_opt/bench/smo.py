@@ -3,7 +3,7 @@
 Both solve the same C-SVC dual (same data, kernel, C, tol, 200 MB cache,
 shrinking on) in one process; our kernels are JIT-compiled on a small problem
 before any timing, runs alternate (ours, LIBSVM, ours, ...) and the best of
-``repeats`` is kept, so the ratio is robust to other load on the machine.  Each
+``repeats`` (5) is kept, so the ratio is robust to other load on the machine.  Each
 objective (½αᵀQα − 1ᵀα, LIBSVM's "obj") is evaluated by the same code from
 the returned α and compared with a tight reference (our SMO at ``ref_tol``).
 
@@ -143,7 +143,7 @@ def compare(X, y, *, name, C=1.0, gamma, tol=1e-3, ref_tol=1e-6, repeats=3, cach
 
 
 def run(quick=False, sizes=None, json=None, *, datasets=("a9a.t",), tol=1e-3, ref_tol=1e-6,
-        repeats=3, memory=False):
+        repeats=5, memory=False):
     """Run the suite and return its rows.
 
     Parameters
@@ -159,7 +159,7 @@ def run(quick=False, sizes=None, json=None, *, datasets=("a9a.t",), tol=1e-3, re
         where the shared data folder is absent.
     tol, ref_tol : float
         Solver and reference tolerances (see :func:`compare`).
-    repeats : int, default=3
+    repeats : int, default=5
         Alternating repeats for n ≤ 5000 (one run above: each takes seconds).
     memory : bool or int, default=False
         Also run :func:`memory_probe` (True: n = 50000) and add its row.
