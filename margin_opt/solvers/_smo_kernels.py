@@ -41,8 +41,8 @@ K_LINEAR, K_POLY, K_RBF, K_SIGMOID, K_PRECOMPUTED = 0, 1, 2, 3, 4
 
 # int64 state vector
 S_ITER, S_COUNTER, S_ACTIVE, S_UNSHRINK, S_EPOCH, S_TICK = 0, 1, 2, 3, 4, 5
-S_ROWS_FULL, S_ROWS_PARTIAL, S_HITS, S_MISSES = 6, 7, 8, 9
-N_STATE = 10
+S_ROWS_FULL, S_ROWS_PARTIAL, S_HITS, S_MISSES, S_ACTIVE_SUM = 6, 7, 8, 9, 10
+N_STATE = 11
 
 # return codes of the run loop
 R_OPTIMAL, R_CHUNK, R_MAX_ITER, R_UNBOUNDED = 0, 1, 2, 3
@@ -538,6 +538,7 @@ def smo_run(alpha, G, G_bar, y, p, C, QD, index, active, st, kd, cc, all_cols, a
                 return R_OPTIMAL
         fout[0] = gap
         st[S_ITER] += 1
+        st[S_ACTIVE_SUM] += st[S_ACTIVE]
         i = pair[0]
         j = pair[1]
         si = get_row(i, False, index, active, st, kd, cc, all_cols, act_cols)

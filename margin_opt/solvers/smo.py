@@ -344,7 +344,8 @@ def solve_smo(qp, *, tol=1e-3, cache_size=200, shrinking=True, wss="second-order
     cache = {"n_slots": int(n_slots), "full_matrix": gram is not None or n_slots >= n_data,
              "cache_mb": float(cc[0].nbytes / _MB), "rows_full": int(st[_k.S_ROWS_FULL]),
              "rows_partial": int(st[_k.S_ROWS_PARTIAL]), "hits": int(st[_k.S_HITS]),
-             "misses": int(st[_k.S_MISSES])}
+             "misses": int(st[_k.S_MISSES]),
+             "mean_active": float(st[_k.S_ACTIVE_SUM] / max(nit, 1))}
     t3 = time.perf_counter()
     return OptimizeResult(
         x=alpha, b=b, grad=G, fun=fun, nit=nit, status=status, success=status == "optimal",
