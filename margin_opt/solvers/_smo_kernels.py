@@ -166,10 +166,11 @@ def kernel_row(r, out, cols, ncols, kd):
 
 
 @njit(cache=True)
-def get_row(v, need_full, index, active, st, kd, cc, all_cols, act_cols):
+def get_row(v, need_full, index, st, kd, cc, all_cols):
     """Slot of the cache holding K[index[v], ·], valid on the active set (or all).
 
-    ``act_cols[:st[S_ACTIVE]]`` must hold ``index[active[:active_size]]``.
+    The variables are kept permuted so that the active ones are the first
+    ``st[S_ACTIVE]``: their data rows are ``index[:active_size]``.
     """
     cache, slot_of_row, row_of_slot, slot_epoch, slot_tick = cc
     r = index[v]
@@ -207,20 +208,14 @@ def get_row(v, need_full, index, active, st, kd, cc, all_cols, act_cols):
         slot_epoch[s] = FULL
         st[S_ROWS_FULL] += 1
     else:
-        kernel_row(r, cache[s], act_cols, na, kd)
+        kernel_row(r, cache[s], index, na, kd)
         slot_epoch[s] = st[S_EPOCH]
         st[S_ROWS_PARTIAL] += 1
     return s
 
 
 @njit(cache=True)
-def _refresh_act_cols(index, active, na, act_cols):
-    for k in range(na):
-        act_cols[k] = index[active[k]]
-
-
-@njit(cache=True)
-def init_gradient(alpha, G, G_bar, y, p, C, index, active, st, kd, cc, all_cols, act_cols):
+def init_gradient(alpha, G, G_bar, y, p, C, index, st, kd, cc, all_cols):
     """G = Qα + p and G_bar = Σ_{α_i = C_i} C_i Q_i over all variables."""
     m = alpha.shape[0]
     cache = cc[0]
@@ -229,7 +224,7 @@ def init_gradient(alpha, G, G_bar, y, p, C, index, active, st, kd, cc, all_cols,
         G_bar[t] = 0.0
     for i in range(m):
         if alpha[i] > 0.0:
-            s = get_row(i, True, index, active, st, kd, cc, all_cols, act_cols)
+            s = get_row(i, True, index, st, kd, cc, all_cols)
             row = cache[s]
             a = alpha[i] * y[i]
             for t in range(m):
@@ -241,55 +236,46 @@ def init_gradient(alpha, G, G_bar, y, p, C, index, active, st, kd, cc, all_cols,
 
 
 @njit(cache=True)
-def reconstruct_gradient(alpha, G, G_bar, y, p, C, index, active, st, kd, cc, all_cols,
-                         act_cols):
+def reconstruct_gradient(alpha, G, G_bar, y, p, C, index, st, kd, cc, all_cols):
     """Restore G on the shrunk variables (LIBSVM's ``reconstruct_gradient``)."""
     m = alpha.shape[0]
     na = st[S_ACTIVE]
     if na == m:
         return
     cache = cc[0]
-    for k in range(na, m):
-        j = active[k]
+    for j in range(na, m):
         G[j] = G_bar[j] + p[j]
     nr_free = 0
-    for k in range(na):
-        i = active[k]
+    for i in range(na):
         if 0.0 < alpha[i] < C[i]:
             nr_free += 1
     if nr_free * m > 2 * na * (m - na):
         # rows of the inactive variables over the active columns
-        for k in range(na, m):
-            i = active[k]
-            s = get_row(i, False, index, active, st, kd, cc, all_cols, act_cols)
+        for i in range(na, m):
+            s = get_row(i, False, index, st, kd, cc, all_cols)
             row = cache[s]
             acc = 0.0
-            for q in range(na):
-                j = active[q]
+            for j in range(na):
                 if 0.0 < alpha[j] < C[j]:
                     acc += alpha[j] * y[j] * row[index[j]]
             G[i] += y[i] * acc
     else:
-        for q in range(na):
-            i = active[q]
+        for i in range(na):
             if 0.0 < alpha[i] < C[i]:
-                s = get_row(i, True, index, active, st, kd, cc, all_cols, act_cols)
+                s = get_row(i, True, index, st, kd, cc, all_cols)
                 row = cache[s]
                 a = alpha[i] * y[i]
-                for k in range(na, m):
-                    j = active[k]
+                for j in range(na, m):
                     G[j] += a * y[j] * row[index[j]]
 
 
 @njit(cache=True)
-def unshrink(alpha, G, G_bar, y, p, C, index, active, st, kd, cc, all_cols, act_cols):
-    reconstruct_gradient(alpha, G, G_bar, y, p, C, index, active, st, kd, cc, all_cols,
-                         act_cols)
+def unshrink(alpha, G, G_bar, y, p, C, index, st, kd, cc, all_cols):
+    reconstruct_gradient(alpha, G, G_bar, y, p, C, index, st, kd, cc, all_cols)
     m = alpha.shape[0]
     if st[S_ACTIVE] < m:
         st[S_ACTIVE] = m
         st[S_EPOCH] += 1
-        _refresh_act_cols(index, active, m, act_cols)
 
 
 @njit(cache=True)
@@ -306,13 +292,28 @@ def _be_shrunk(i, Gmax1, Gmax2, alpha, G, y, C):
 
 
 @njit(cache=True)
-def do_shrinking(alpha, G, G_bar, y, p, C, index, active, st, kd, cc, all_cols, act_cols, tol):
-    """LIBSVM's ``do_shrinking``: drop bound variables that cannot enter the pair."""
+def _swap(k, q, alpha, G, G_bar, y, p, C, QD, index, perm):
+    """Exchange the variables at positions k and q (LIBSVM's ``swap_index``)."""
+    alpha[k], alpha[q] = alpha[q], alpha[k]
+    G[k], G[q] = G[q], G[k]
+    G_bar[k], G_bar[q] = G_bar[q], G_bar[k]
+    y[k], y[q] = y[q], y[k]
+    p[k], p[q] = p[q], p[k]
+    C[k], C[q] = C[q], C[k]
+    QD[k], QD[q] = QD[q], QD[k]
+    index[k], index[q] = index[q], index[k]
+    perm[k], perm[q] = perm[q], perm[k]
+
+
+@njit(cache=True)
+def do_shrinking(alpha, G, G_bar, y, p, C, QD, index, perm, st, kd, cc, all_cols, tol):
+    """LIBSVM's ``do_shrinking``: move bound variables that cannot enter the pair
+    behind the active ones (the kernel cache is keyed by data row, so it needs no
+    swapping)."""
     Gmax1 = -np.inf
     Gmax2 = -np.inf
     na = st[S_ACTIVE]
-    for k in range(na):
-        i = active[k]
+    for i in range(na):
         if y[i] > 0:
             if alpha[i] < C[i]:
                 Gmax1 = max(Gmax1, -G[i])
@@ -325,26 +326,48 @@ def do_shrinking(alpha, G, G_bar, y, p, C, index, active, st, kd, cc, all_cols, 
                 Gmax1 = max(Gmax1, G[i])
     if st[S_UNSHRINK] == 0 and Gmax1 + Gmax2 <= tol * 10.0:
         st[S_UNSHRINK] = 1
-        unshrink(alpha, G, G_bar, y, p, C, index, active, st, kd, cc, all_cols, act_cols)
+        unshrink(alpha, G, G_bar, y, p, C, index, st, kd, cc, all_cols)
         na = st[S_ACTIVE]
     k = 0
-    changed = False
     while k < na:
-        i = active[k]
-        if _be_shrunk(i, Gmax1, Gmax2, alpha, G, y, C):
+        if _be_shrunk(k, Gmax1, Gmax2, alpha, G, y, C):
             na -= 1
-            active[k] = active[na]
-            active[na] = i
-            changed = True
+            _swap(k, na, alpha, G, G_bar, y, p, C, QD, index, perm)
         else:
             k += 1
     st[S_ACTIVE] = na
-    if changed:
-        _refresh_act_cols(index, active, na, act_cols)
 
 
 @njit(cache=True)
-def select_pair(alpha, G, y, C, QD, index, active, st, kd, cc, all_cols, act_cols, tol, wss2,
+def _first_pass(alpha, G, y, C, na, firstf, firsti):
+    """m = max_{I_up} g and M = min_{I_low} g (g = −y∇) with their positions."""
+    Gmax = -np.inf
+    Mmin = np.inf
+    imax = -1
+    jmax = -1
+    for t in range(na):
+        pos = y[t] > 0.0
+        neg = y[t] < 0.0
+        a = alpha[t]
+        below = a < C[t]
+        above = a > 0.0
+        g = -y[t] * G[t]
+        gu = g if (pos & below) | (neg & above) else -np.inf
+        gl = g if (pos & above) | (neg & below) else np.inf
+        cu = gu >= Gmax
+        cl = gl <= Mmin
+        imax = t if cu else imax
+        Gmax = gu if cu else Gmax
+        jmax = t if cl else jmax
+        Mmin = gl if cl else Mmin
+    firstf[0] = Gmax
+    firstf[1] = Mmin
+    firsti[0] = imax
+    firsti[1] = jmax
+
+
+@njit(cache=True)
+def select_pair(alpha, G, y, C, QD, index, st, kd, cc, all_cols, tol, wss2,
                 out, fresh, firstf, firsti):
     """Working pair (out[0], out[1]) and the gap m(α) − M(α); returns the gap.
 
@@ -356,30 +379,7 @@ def select_pair(alpha, G, y, C, QD, index, active, st, kd, cc, all_cols, act_col
     """
     na = st[S_ACTIVE]
     if not fresh:
-        Gmax = -np.inf
-        Mmin = np.inf
-        imax = -1
-        jmax = -1
-        for k in range(na):
-            t = active[k]
-            pos = y[t] > 0.0
-            neg = y[t] < 0.0
-            a = alpha[t]
-            below = a < C[t]
-            above = a > 0.0
-            g = -y[t] * G[t]
-            gu = g if (pos & below) | (neg & above) else -np.inf
-            gl = g if (pos & above) | (neg & below) else np.inf
-            if gu >= Gmax:
-                Gmax = gu
-                imax = t
-            if gl <= Mmin:
-                Mmin = gl
-                jmax = t
-        firstf[0] = Gmax
-        firstf[1] = Mmin
-        firsti[0] = imax
-        firsti[1] = jmax
+        _first_pass(alpha, G, y, C, na, firstf, firsti)
     Gmax = firstf[0]
     Mmin = firstf[1]
     imax = firsti[0]
@@ -393,14 +393,13 @@ def select_pair(alpha, G, y, C, QD, index, active, st, kd, cc, all_cols, act_col
         out[1] = jmax
         return gap
     i = imax
-    s = get_row(i, False, index, active, st, kd, cc, all_cols, act_cols)
+    s = get_row(i, False, index, st, kd, cc, all_cols)
     row = cc[0][s]
     ri = index[i]
     qi = QD[i]
     best = np.inf
     jbest = -1
-    for k in range(na):
-        t = active[k]
+    for t in range(na):
         pos = y[t] > 0.0
         neg = y[t] < 0.0
         a = alpha[t]
@@ -412,9 +411,9 @@ def select_pair(alpha, G, y, C, QD, index, active, st, kd, cc, all_cols, act_col
         quad = quad if quad > 0.0 else TAU
         od = -(gd * gd) / quad
         od = od if low & (gd > 0.0) else np.inf
-        if od <= best:
-            best = od
-            jbest = t
+        better = od <= best            # selects, not branches
+        jbest = t if better else jbest
+        best = od if better else best
     if jbest < 0:
         return gap
     out[0] = i
@@ -486,12 +485,12 @@ def _update_pair(i, j, alpha, G, y, C, QD, Kij):
 
 
 @njit(cache=True)
-def _update_gbar(v, old, alpha, G_bar, y, C, index, active, st, kd, cc, all_cols, act_cols):
+def _update_gbar(v, old, alpha, G_bar, y, C, index, st, kd, cc, all_cols):
     was_upper = old >= C[v]
     is_upper = alpha[v] >= C[v]
     if was_upper == is_upper:
         return
-    s = get_row(v, True, index, active, st, kd, cc, all_cols, act_cols)
+    s = get_row(v, True, index, st, kd, cc, all_cols)
     row = cc[0][s]
     c = C[v] * y[v] if is_upper else -C[v] * y[v]
     for t in range(alpha.shape[0]):
@@ -499,11 +498,13 @@ def _update_gbar(v, old, alpha, G_bar, y, C, index, active, st, kd, cc, all_cols
 
 
 @njit(cache=True)
-def smo_run(alpha, G, G_bar, y, p, C, QD, index, active, st, kd, cc, all_cols, act_cols,
+def smo_run(alpha, G, G_bar, y, p, C, QD, index, perm, st, kd, cc, all_cols,
             tol, wss2, shrinking, max_iter, stop_iter, alpha_cap, fout):
     """Run SMO iterations until optimal, ``stop_iter`` (chunk end) or ``max_iter``.
 
-    ``fout[0]`` receives the last gap m(α) − M(α).  Returns one of the ``R_*`` codes.
+    The per-variable arrays are permuted in place by shrinking (``perm[k]`` is
+    the original variable at position k).  ``fout[0]`` receives the last gap
+    m(α) − M(α).  Returns one of the ``R_*`` codes.
     """
     m = alpha.shape[0]
     cache = cc[0]
@@ -521,17 +522,16 @@ def smo_run(alpha, G, G_bar, y, p, C, QD, index, active, st, kd, cc, all_cols, a
         if st[S_COUNTER] <= 0:
             st[S_COUNTER] = interval
             if shrinking:
-                do_shrinking(alpha, G, G_bar, y, p, C, index, active, st, kd, cc, all_cols,
-                             act_cols, tol)
+                do_shrinking(alpha, G, G_bar, y, p, C, QD, index, perm, st, kd, cc, all_cols,
+                             tol)
                 fresh = False
-        gap = select_pair(alpha, G, y, C, QD, index, active, st, kd, cc, all_cols, act_cols,
+        gap = select_pair(alpha, G, y, C, QD, index, st, kd, cc, all_cols,
                           tol, wss2, pair, fresh, firstf, firsti)
         if pair[0] < 0:
             if st[S_ACTIVE] < m:
-                unshrink(alpha, G, G_bar, y, p, C, index, active, st, kd, cc, all_cols,
-                         act_cols)
-                gap = select_pair(alpha, G, y, C, QD, index, active, st, kd, cc, all_cols,
-                                  act_cols, tol, wss2, pair, False, firstf, firsti)
+                unshrink(alpha, G, G_bar, y, p, C, index, st, kd, cc, all_cols)
+                gap = select_pair(alpha, G, y, C, QD, index, st, kd, cc, all_cols, tol, wss2,
+                                  pair, False, firstf, firsti)
                 st[S_COUNTER] = 1
             fout[0] = gap
             if pair[0] < 0:
@@ -541,8 +541,8 @@ def smo_run(alpha, G, G_bar, y, p, C, QD, index, active, st, kd, cc, all_cols, a
         st[S_ACTIVE_SUM] += st[S_ACTIVE]
         i = pair[0]
         j = pair[1]
-        si = get_row(i, False, index, active, st, kd, cc, all_cols, act_cols)
-        sj = get_row(j, False, index, active, st, kd, cc, all_cols, act_cols)
+        si = get_row(i, False, index, st, kd, cc, all_cols)
+        sj = get_row(j, False, index, st, kd, cc, all_cols)
         row_i = cache[si]
         row_j = cache[sj]
         Kij = row_i[index[j]]
@@ -557,8 +557,7 @@ def smo_run(alpha, G, G_bar, y, p, C, QD, index, active, st, kd, cc, all_cols, a
         Mmin = np.inf
         imax = -1
         jmax = -1
-        for k in range(na):
-            t = active[k]
+        for t in range(na):
             c = index[t]
             yt = y[t]
             gt = G[t] + yt * (row_i[c] * dai + row_j[c] * daj)
@@ -571,12 +570,12 @@ def smo_run(alpha, G, G_bar, y, p, C, QD, index, active, st, kd, cc, all_cols, a
             g = -yt * gt
             gu = g if (pos & below) | (neg & above) else -np.inf
             gl = g if (pos & above) | (neg & below) else np.inf
-            if gu >= Gmax:
-                Gmax = gu
-                imax = t
-            if gl <= Mmin:
-                Mmin = gl
-                jmax = t
+            cu = gu >= Gmax
+            cl = gl <= Mmin
+            imax = t if cu else imax
+            Gmax = gu if cu else Gmax
+            jmax = t if cl else jmax
+            Mmin = gl if cl else Mmin
         firstf[0] = Gmax
         firstf[1] = Mmin
         firsti[0] = imax
@@ -584,13 +583,13 @@ def smo_run(alpha, G, G_bar, y, p, C, QD, index, active, st, kd, cc, all_cols, a
         fresh = True
         if alpha[i] > alpha_cap or alpha[j] > alpha_cap:
             return R_UNBOUNDED
-        _update_gbar(i, oi, alpha, G_bar, y, C, index, active, st, kd, cc, all_cols, act_cols)
-        _update_gbar(j, oj, alpha, G_bar, y, C, index, active, st, kd, cc, all_cols, act_cols)
+        _update_gbar(i, oi, alpha, G_bar, y, C, index, st, kd, cc, all_cols)
+        _update_gbar(j, oj, alpha, G_bar, y, C, index, st, kd, cc, all_cols)
 
 
 @njit(cache=True)
-def coordinate_run(alpha, G, y, C, QD, index, st, kd, cc, all_cols, act_cols, active, tol,
-                   max_iter, stop_iter, fout):
+def coordinate_run(alpha, G, y, C, QD, index, st, kd, cc, all_cols, tol, max_iter, stop_iter,
+                   fout):
     """Greedy single-variable coordinate descent for the form without yᵀα = Δ.
 
     Picks the variable with the largest projected-gradient violation, minimizes
@@ -623,7 +622,7 @@ def coordinate_run(alpha, G, y, C, QD, index, st, kd, cc, all_cols, act_cols, ac
         q = QD[i] if QD[i] > 0.0 else TAU
         old = alpha[i]
         alpha[i] = min(max(old - G[i] / q, 0.0), C[i])
-        s = get_row(i, True, index, active, st, kd, cc, all_cols, act_cols)
+        s = get_row(i, True, index, st, kd, cc, all_cols)
         row = cache[s]
         d = (alpha[i] - old) * y[i]
         for t in range(m):

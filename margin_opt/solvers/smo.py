@@ -196,6 +196,13 @@ def _kernel_data(qp, n_slots_budget, dense_budget=0):
     return kd, None, np.asarray(kernel.diag(X), dtype=np.float64)
 
 
+def _unpermute(values, perm):
+    """Values at positions k belong to variable perm[k]: back to the original order."""
+    out = np.empty_like(values)
+    out[perm] = values
+    return out
+
+
 def _make_cache(gram, n_data, cache_size):
     """The ``cc`` tuple: a full matrix (all rows valid) or empty LRU slots."""
     if gram is not None:
@@ -288,14 +295,15 @@ def solve_smo(qp, *, tol=1e-3, cache_size=200, shrinking=True, wss="second-order
     cc, n_slots = _make_cache(gram, n_data, cache_mb)
     G = np.empty(m)
     G_bar = np.zeros(m)
-    active = np.arange(m, dtype=np.int64)
-    act_cols = index.copy()
+    perm = np.arange(m, dtype=np.int64)        # shrinking permutes the variables in place
+    index = index.copy()
     all_cols = np.arange(n_data, dtype=np.int64)
     st = np.zeros(_k.N_STATE, dtype=np.int64)
     st[_k.S_COUNTER] = min(m, 1000) + 1
     st[_k.S_ACTIVE] = m
     fout = np.zeros(1)
-    args = (index, active, st, kd, cc, all_cols, act_cols)
+    y, p, C = y.copy(), p.copy(), C.copy()     # permuted below: never the caller's arrays
+    args = (index, st, kd, cc, all_cols)
     _k.init_gradient(alpha, G, G_bar, y, p, C, *args)
     shrinking = bool(shrinking) and equality
     t1 = time.perf_counter()
@@ -305,15 +313,15 @@ def solve_smo(qp, *, tol=1e-3, cache_size=200, shrinking=True, wss="second-order
     while True:
         stop_at = int(st[_k.S_ITER]) + chunk
         if equality:
-            code = _k.smo_run(alpha, G, G_bar, y, p, C, QD, *args, float(tol),
-                              wss == "second-order", shrinking, max_iter, stop_at,
+            code = _k.smo_run(alpha, G, G_bar, y, p, C, QD, index, perm, st, kd, cc, all_cols,
+                              float(tol), wss == "second-order", shrinking, max_iter, stop_at,
                               _ALPHA_CAP, fout)
         else:
             code = _k.coordinate_run(alpha, G, y, C, QD, index, st, kd, cc, all_cols,
-                                     act_cols, active, float(tol), max_iter, stop_at, fout)
+                                     float(tol), max_iter, stop_at, fout)
         if code != _k.R_CHUNK:
             break
-        inter = OptimizeResult(x=alpha.copy(), fun=float(0.5 * alpha @ (G + p)),
+        inter = OptimizeResult(x=_unpermute(alpha, perm), fun=float(0.5 * alpha @ (G + p)),
                                gap=float(fout[0]), nit=int(st[_k.S_ITER]))
         try:
             callback(inter)
@@ -341,6 +349,7 @@ def solve_smo(qp, *, tol=1e-3, cache_size=200, shrinking=True, wss="second-order
         warnings.warn(msg, ConvergenceWarning, stacklevel=2)
     b = float(_k.calculate_b(alpha, G, y, C)) if equality else 0.0
     fun = float(0.5 * alpha @ (G + p))
+    alpha, G = _unpermute(alpha, perm), _unpermute(G, perm)
     cache = {"n_slots": int(n_slots), "full_matrix": gram is not None or n_slots >= n_data,
              "cache_mb": float(cc[0].nbytes / _MB), "rows_full": int(st[_k.S_ROWS_FULL]),
              "rows_partial": int(st[_k.S_ROWS_PARTIAL]), "hits": int(st[_k.S_HITS]),
