@@ -292,3 +292,17 @@ def test_no_warning_at_default_options():
         res = solve_smo(svc_qp(X, y))
     assert res.status == "optimal" and res.gap <= 1e-3
     assert set(res.timings) == {"setup", "solve", "total"}
+
+
+def test_bench_suite_rows_and_table(tmp_path):
+    from margin_opt.bench.smo import format_rows, run
+
+    path = tmp_path / "smo.json"
+    rows = run(quick=True, sizes=(300,), json=str(path))
+    (row,) = rows
+    assert row["n"] == 300 and row["d"] == 20 and path.exists()
+    # both solvers stop at m − M ≤ 1e-3: far closer than that to the tight optimum
+    assert row["rel_err_ours"] < 1e-5 and row["rel_err_libsvm"] < 1e-5
+    assert abs(row["nsv_ours"] - row["nsv_libsvm"]) <= 2
+    table = format_rows(rows + [{"data": "a9a.t", "skipped": "absent"}])
+    assert "synthetic" in table and "skipped: absent" in table
