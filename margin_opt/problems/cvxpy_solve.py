@@ -80,7 +80,9 @@ def solve_cvxpy(problem: cp.Problem, *, solver=None, verbose=False, on_infeasibl
     t2 = time.perf_counter()
     # as cvxpy's Problem.solve does: the solver's inverse data carries its options
     inverse[-1] = SolverInverseData(inverse[-1], chain.solver, options)
-    problem.unpack_results(raw, chain, inverse)
+    with warnings.catch_warnings():  # replaced by our own warning below
+        warnings.filterwarnings("ignore", message="Solution may be inaccurate")
+        problem.unpack_results(raw, chain, inverse)
     t3 = time.perf_counter()
     status = problem.status
     n_iter = getattr(problem.solver_stats, "num_iters", None)
