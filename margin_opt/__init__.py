@@ -8,6 +8,7 @@ solver's answer.
 
 from .certificate import Certificate
 from .estimators.svc import SVC
+from .estimators.svr import SVR
 from .exceptions import (
     CertificateError,
     ConvergenceWarning,
@@ -19,6 +20,7 @@ from .exceptions import (
 )
 from .kernels import Kernel, make_kernel
 from .problems.svm import SVMProblem
+from .problems.svr import SVRProblem
 from .solution import Solution
 from .standard_forms import DualQP, PrimalERM
 
@@ -36,6 +38,8 @@ __all__ = [
     "PrimalERM",
     "SVC",
     "SVMProblem",
+    "SVR",
+    "SVRProblem",
     "Solution",
     "SolverError",
     "UnboundedError",

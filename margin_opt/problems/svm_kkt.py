@@ -23,6 +23,7 @@ import numpy as np
 from scipy.optimize import lsq_linear
 
 from ..certificate import Certificate, Check, TableRow
+from ..standard_forms import violating_pair_gap
 
 __all__ = ["certify", "intercept_from_free", "alpha_from_primal", "support_indices",
            "slack_cost", "SV_THRESHOLD"]
@@ -139,19 +140,10 @@ def alpha_from_primal(problem, w, decision, band=1e-6) -> np.ndarray:
 
 
 def _mvp_gap(problem, alpha, f0, tau):
-    """LIBSVM's m(α) − M(α) with −yₜ∇ₜ = yₜ − f0ₜ, bounds judged with threshold tau."""
+    """LIBSVM's m(α) − M(α); here ∇ₜ = yₜf0ₜ − 1, bounds judged with threshold tau."""
     y = problem.y
-    g = y - f0
-    upper = np.inf if problem.hard_margin else problem.C_i
-    below_c = alpha < (1 - tau) * upper if not problem.hard_margin else np.ones_like(y, bool)
-    above_0 = alpha > tau * (problem.C_i if not problem.hard_margin
-                             else _alpha_scale(problem, alpha))
-    pos = y > 0
-    i_up = (below_c & pos) | (above_0 & ~pos)
-    i_low = (below_c & ~pos) | (above_0 & pos)
-    if not i_up.any() or not i_low.any():
-        return 0.0
-    return float(max(0.0, g[i_up].max() - g[i_low].min()))
+    return violating_pair_gap(y, alpha, y * f0 - 1.0, problem.C_i, tau,
+                              zero_scale=_alpha_scale(problem, alpha))
 
 
 def _projected_gradient(problem, alpha, f0, tau):
