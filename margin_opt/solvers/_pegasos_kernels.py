@@ -57,19 +57,24 @@ def _shrink(w, b, t, reg_b):
 
 
 @njit(cache=True)
-def _project_average(w, w_avg, state, b, t, radius, reg_b, averaging, gamma):
-    """Project (w[, b]) onto the ball of ``radius`` (0: none), store b, update the average."""
+def _project_average(w, w_avg, state, b, t, radius, reg_b, averaging, gamma, sq):
+    """Project (w[, b]) onto the ball of ``radius`` (0: none), store b, update the average.
+
+    ``sq`` is ‖w‖² when the caller knows it (kernelized), −1 to compute it here;
+    returns ‖w‖² after the projection (−1 if never computed).
+    """
     d = w.shape[0]
     if radius > 0.0:
-        sq = 0.0
-        for m in range(d):
-            sq += w[m] * w[m]
-        if reg_b:
-            sq += b * b
-        if sq > radius * radius:
-            s = radius / np.sqrt(sq)
+        if sq < 0.0:
+            sq = 0.0
+            for m in range(d):
+                sq += w[m] * w[m]
+        tot = sq + (b * b if reg_b else 0.0)
+        if tot > radius * radius:
+            s = radius / np.sqrt(tot)
             for m in range(d):
                 w[m] *= s
+            sq *= s * s
             if reg_b:
                 b *= s
     state[0] = b
@@ -78,6 +83,7 @@ def _project_average(w, w_avg, state, b, t, radius, reg_b, averaging, gamma):
         for m in range(d):
             w_avg[m] += rho * (w[m] - w_avg[m])
         state[1] += rho * (b - state[1])
+    return sq
 
 
 @njit(cache=True)
@@ -107,7 +113,7 @@ def pegasos_epoch_dense(X, y, sw, idx, w, w_avg, state, t, lam, batch_size, radi
                     w[m] -= eta * c * X[i, m]
                 if fit_intercept:
                     b -= eta * c
-        _project_average(w, w_avg, state, b, t, radius, reg_b, averaging, gamma)
+        _project_average(w, w_avg, state, b, t, radius, reg_b, averaging, gamma, -1.0)
         pos += k
     return t
 
@@ -153,7 +159,7 @@ def pegasos_epoch_csr(indptr, indices, data, mu, y, sw, idx, w, w_avg, state, t,
         if center and csum != 0.0:
             for m in range(d):
                 w[m] += eta * csum * mu[m]
-        _project_average(w, w_avg, state, b, t, radius, reg_b, averaging, gamma)
+        _project_average(w, w_avg, state, b, t, radius, reg_b, averaging, gamma, -1.0)
         pos += k
     return t
 
@@ -208,21 +214,7 @@ def pegasos_epoch_gram(K, y, sw, idx, beta, beta_avg, state, t, lam, batch_size,
                 beta[idx[pos + j]] -= eta * c
                 if fit_intercept:
                     b -= eta * c
-        if radius > 0.0:
-            tot = sq + (b * b if reg_b else 0.0)
-            if tot > radius * radius:
-                s = radius / np.sqrt(tot)
-                for m in range(n):
-                    beta[m] *= s
-                sq *= s * s
-                if reg_b:
-                    b *= s
-        state[0] = b
-        state[2] = sq
-        if averaging:
-            rho = _avg_rate(t, gamma)
-            for m in range(n):
-                beta_avg[m] += rho * (beta[m] - beta_avg[m])
-            state[1] += rho * (b - state[1])
+        state[2] = _project_average(beta, beta_avg, state, b, t, radius, reg_b, averaging, gamma,
+                                    sq)
         pos += k
     return t
