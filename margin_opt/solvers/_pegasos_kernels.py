@@ -218,3 +218,49 @@ def pegasos_epoch_gram(K, y, sw, idx, beta, beta_avg, state, t, lam, batch_size,
                                     sq)
         pos += k
     return t
+
+
+@njit(cache=True)
+def _loss(y, f, loss_kind, eps):
+    if loss_kind == 0:
+        return max(0.0, 1.0 - y * f)
+    return max(0.0, abs(y - f) - eps)
+
+
+@njit(cache=True)
+def weighted_loss_dense(X, mu, y, sw, w, b, loss_kind, eps):
+    """Σᵢ sᵢ ℓ(yᵢ, wᵀ(xᵢ − μ) + b) over dense rows (``mu`` of shape (0,): no centering).
+
+    Single-threaded on purpose: evaluating J once per epoch must not contend for
+    cores with BLAS threads.
+    """
+    n, d = X.shape
+    off = b
+    if mu.shape[0] == d:
+        for m in range(d):
+            off -= w[m] * mu[m]
+    total = 0.0
+    for i in range(n):
+        f = off
+        for m in range(d):
+            f += X[i, m] * w[m]
+        total += sw[i] * _loss(y[i], f, loss_kind, eps)
+    return total
+
+
+@njit(cache=True)
+def weighted_loss_csr(indptr, indices, data, mu, y, sw, w, b, loss_kind, eps):
+    """Σᵢ sᵢ ℓ(yᵢ, wᵀ(xᵢ − μ) + b) over CSR rows (``mu`` of shape (0,): no centering)."""
+    n = y.shape[0]
+    d = w.shape[0]
+    off = b
+    if mu.shape[0] == d:
+        for m in range(d):
+            off -= w[m] * mu[m]
+    total = 0.0
+    for i in range(n):
+        f = off
+        for p in range(indptr[i], indptr[i + 1]):
+            f += data[p] * w[indices[p]]
+        total += sw[i] * _loss(y[i], f, loss_kind, eps)
+    return total

@@ -47,6 +47,7 @@ SCHEDULES = ("constant", "1/sqrt(t)", "1/t", "polyak")
 AVERAGING_GAMMA = 3.0
 
 _LOSSES = {"hinge": 0, "epsilon_insensitive": 1}
+_NO_MU = np.zeros(0)
 
 
 # --------------------------------------------------------------------------- helpers
@@ -439,7 +440,13 @@ def pegasos(erm, *, batch_size=1, max_iter=10, max_time=None, projection=True, a
     def objective(u, b, Ku):
         if kernelized:
             return _objective_from_f(erm, y, sw, float(u @ Ku), b, Ku + b)
-        return _objective_from_f(erm, y, sw, float(u @ u), b, np.asarray(X @ u).ravel() + b)
+        if sp.issparse(X):
+            total = _pk.weighted_loss_csr(X.indptr, X.indices, X.data, _NO_MU, y, sw, u, b,
+                                          loss_kind, eps)
+        else:
+            total = _pk.weighted_loss_dense(X, _NO_MU, y, sw, u, b, loss_kind, eps)
+        reg = float(u @ u) + (b * b if reg_b else 0.0)
+        return 0.5 * erm.lam * reg + total / n
 
     J0 = objective(*uncenter(v, 0.0))
     hist_J, hist_time = [J0], [time.perf_counter() - t_start]
