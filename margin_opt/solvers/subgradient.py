@@ -37,7 +37,7 @@ from ..standard_forms import PrimalERM
 from ..validation import check_positive
 from . import _pegasos_kernels as _pk
 
-__all__ = ["subgradient_descent", "pegasos", "SCHEDULES", "optimum_radius"]
+__all__ = ["subgradient_descent", "pegasos", "SCHEDULES", "optimum_radius", "default_step_size"]
 
 #: Step-size rules of :func:`subgradient_descent`.
 SCHEDULES = ("constant", "1/sqrt(t)", "1/t", "polyak")
@@ -113,6 +113,34 @@ def optimum_radius(erm) -> float:
     return float(np.sqrt(2.0 * j0 / erm.lam))
 
 
+def default_step_size(erm) -> float:
+    """The scale D/G of the ``"1/sqrt(t)"`` schedule (ηₜ = D/(G√t)).
+
+    D = :func:`optimum_radius` bounds ‖w*‖ and G = λD + (1/n) Σ sᵢ‖xᵢ‖ [+ mean(s)
+    with an intercept] bounds the subgradient norm on that ball, the choice that
+    makes the best iterate O(DG/√t) from the optimum.
+
+    Parameters
+    ----------
+    erm : PrimalERM
+
+    Returns
+    -------
+    step_size : float
+
+    References
+    ----------
+    Y. Nesterov, *Introductory Lectures on Convex Optimization*, Kluwer 2004, §3.2.3.
+    """
+    X = erm.X
+    sw = np.asarray(erm.sample_weight, dtype=float)
+    D = optimum_radius(erm)
+    G = erm.lam * D + float(sw @ _row_norms(X)) / erm.n_samples
+    if erm.fit_intercept:
+        G += float(sw.mean())
+    return D / G
+
+
 def _row_norms(X):
     if sp.issparse(X):
         return np.sqrt(np.asarray(X.multiply(X).sum(axis=1)).ravel())
@@ -148,7 +176,7 @@ def _start_point(erm, d, w0, b0):
 # --------------------------------------------------------------- subgradient descent
 
 
-def _step_rule(erm, X, sw, schedule, step_size, f_star):
+def _step_rule(erm, schedule, step_size, f_star):
     """Return ``step(t, J, sq_grad) -> η`` for the schedule, after validating it."""
     if schedule not in SCHEDULES:
         raise ValueError(f"unknown schedule {schedule!r}; choose one of {SCHEDULES}.")
@@ -163,15 +191,8 @@ def _step_rule(erm, X, sw, schedule, step_size, f_star):
         c = 1.0 if step_size is None else check_positive(step_size, "step_size")
         return lambda t, J, g2: c / (lam * t)
     if schedule == "1/sqrt(t)":
-        if step_size is None:
-            # D/G: D bounds ‖w*‖, G the subgradient norm on that ball (Nesterov 2004, §3.2.3)
-            D = optimum_radius(erm)
-            G = lam * D + float(sw @ _row_norms(X)) / erm.n_samples
-            if erm.fit_intercept:
-                G += float(sw.mean())
-            c = D / G
-        else:
-            c = check_positive(step_size, "step_size")
+        c = default_step_size(erm) if step_size is None else check_positive(step_size,
+                                                                               "step_size")
         return lambda t, J, g2: c / np.sqrt(t)
     if f_star is None or isinstance(f_star, bool) or not isinstance(f_star, numbers.Real):
         raise ValueError("schedule='polyak' needs f_star, the optimal value of J (e.g. from "
@@ -196,8 +217,7 @@ def subgradient_descent(erm, *, schedule="1/t", step_size=None, w0=None, b0=None
     schedule : {"constant", "1/sqrt(t)", "1/t", "polyak"}, default="1/t"
         Step-size rule, t = 1, 2, ... the iteration:
         ``"constant"``: ηₜ = step_size;
-        ``"1/sqrt(t)"``: ηₜ = step_size/√t (default step_size D/G, D = :func:`optimum_radius`,
-        G a bound on ‖g‖ on that ball);
+        ``"1/sqrt(t)"``: ηₜ = step_size/√t (default :func:`default_step_size`, D/G);
         ``"1/t"``: ηₜ = step_size/(λt) (default step_size 1: the deterministic Pegasos step);
         ``"polyak"``: ηₜ = (J(θₜ₋₁) − f_star)/‖g‖².
     step_size : float, optional
@@ -247,7 +267,7 @@ def subgradient_descent(erm, *, schedule="1/t", step_size=None, w0=None, b0=None
     the best iterate f_best, Polyak's step).
     """
     X, y, sw = _check_erm(erm)
-    step = _step_rule(erm, X, sw, schedule, step_size, f_star)
+    step = _step_rule(erm, schedule, step_size, f_star)
     tol = check_positive(tol, "tol", allow_zero=True)
     max_iter = _check_int(max_iter, "max_iter")
     n, d = X.shape
