@@ -151,4 +151,5 @@ def _load_file(path: Path, *, standardize: bool) -> Dataset:
             X = X.toarray()
     if standardize:
         X = (StandardScaler(with_mean=not hasattr(X, "tocsr")).fit_transform(X))
-    return Dataset(X, np.asarray(y, dtype=float), path.name, f"{path} ({X.shape[0]} × {X.shape[1]})")
+    desc = f"{path} ({X.shape[0]} × {X.shape[1]})"
+    return Dataset(X, np.asarray(y, dtype=float), path.name, desc)

@@ -13,8 +13,8 @@ B. Schölkopf and A. J. Smola, *Learning with Kernels*, MIT Press, 2002, ch. 2.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 import numpy as np
 import scipy.sparse as sp
@@ -60,7 +60,8 @@ def resolve_gamma(gamma, X) -> float:
         raise ValueError(f"gamma must be 'scale', 'auto' or a positive float, got {gamma!r}.")
     g = float(gamma)
     if not np.isfinite(g) or g <= 0:
-        raise ValueError(f"gamma must be a positive finite number, got {gamma!r}; try gamma='scale'.")
+        raise ValueError(f"gamma must be a positive finite number, got {gamma!r}; "
+                         "try gamma='scale'.")
     return g
 
 

@@ -50,7 +50,7 @@ class Solution:
     timings : dict of str to float
         Seconds spent, e.g. ``{"compile": ..., "solve": ..., "total": ...}``.
     support_ : ndarray of int
-        Indices with αᵢ > 0 (above a relative threshold of 1e-8·max(C) for
+        Indices with αᵢ > 0 (above a relative threshold of 1e-7·max(C) for
         interior-point answers whose zeros are only approximately zero).
     history : dict of str to ndarray
         Per-iteration traces of iterative methods (e.g. ``"objective"``).

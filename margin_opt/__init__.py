@@ -1,0 +1,43 @@
+"""margin_opt: margin classifiers and boosting as explicit convex optimization problems.
+
+Every model is first a cvxpy problem (print it, read it, solve it); fast backends
+(SMO, subgradient / Pegasos) solve the same standard forms; certificates (KKT
+residuals, complementary slackness, duality gap, support-vector table) check any
+solver's answer.
+"""
+
+from .certificate import Certificate
+from .estimators.svc import SVC
+from .exceptions import (
+    CertificateError,
+    ConvergenceWarning,
+    InaccurateSolutionWarning,
+    InfeasibleError,
+    NotSeparableError,
+    SolverError,
+    UnboundedError,
+)
+from .kernels import Kernel, make_kernel
+from .problems.svm import SVMProblem
+from .solution import Solution
+from .standard_forms import DualQP, PrimalERM
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "Certificate",
+    "CertificateError",
+    "ConvergenceWarning",
+    "DualQP",
+    "InaccurateSolutionWarning",
+    "InfeasibleError",
+    "Kernel",
+    "NotSeparableError",
+    "PrimalERM",
+    "SVC",
+    "SVMProblem",
+    "Solution",
+    "SolverError",
+    "UnboundedError",
+    "make_kernel",
+]

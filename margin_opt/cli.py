@@ -1,0 +1,120 @@
+"""The ``margin-opt`` command line: verify | fit | bench."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from importlib import import_module
+
+__all__ = ["main"]
+
+DEFAULT_DATA = {"svc": "breast_cancer", "svr": "diabetes", "adaboost": "breast_cancer"}
+REPORTS = {"svc": "margin_opt.reports.svm", "svr": "margin_opt.reports.svr",
+           "adaboost": "margin_opt.reports.adaboost"}
+
+
+def _gamma(value):
+    if value in ("scale", "auto"):
+        return value
+    try:
+        return float(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"gamma must be 'scale', 'auto' or a number, "
+                                         f"got {value!r}") from None
+
+
+def _parser():
+    p = argparse.ArgumentParser(prog="margin-opt", description=__doc__)
+    sub = p.add_subparsers(dest="command", required=True)
+
+    v = sub.add_parser("verify", help="solve a model with every method and certify each")
+    v.add_argument("data", nargs="?", help="built-in name (breast_cancer, iris-binary, "
+                   "diabetes), a shared file (heart_scale, a9a.t) or a path (svmlight/CSV)")
+    v.add_argument("--model", choices=sorted(REPORTS), default="svc")
+    v.add_argument("--C", type=float, default=1.0, help="penalty C (inf: hard margin)")
+    v.add_argument("--kernel", default=None, help="linear, poly, rbf, sigmoid "
+                   "(default rbf; linear when only linear methods are asked for)")
+    v.add_argument("--gamma", type=_gamma, default="scale")
+    v.add_argument("--epsilon", type=float, default=0.1, help="SVR tube half-width")
+    v.add_argument("--n-estimators", type=int, default=50, help="AdaBoost rounds")
+    v.add_argument("--methods", default=None,
+                   help="comma-separated: cvxpy-dual,cvxpy-primal,cvxpy-hinge,smo,libsvm,"
+                        "subgradient,pegasos")
+    v.add_argument("--plot", default=None, help="write a plot to this PNG file")
+    v.add_argument("--json", action="store_true", help="print the report as JSON")
+
+    b = sub.add_parser("bench", help="benchmarks side by side with the peer libraries")
+    b.add_argument("suites", nargs="*", help="smo, subgradient, svr, adaboost (default: all "
+                   "available)")
+    b.add_argument("--quick", action="store_true", help="small sizes (a smoke test)")
+    b.add_argument("--json", action="store_true")
+    return p
+
+
+def _verify(args) -> int:
+    from .datasets import load_dataset
+
+    data = load_dataset(args.data or DEFAULT_DATA[args.model])
+    methods = args.methods.split(",") if args.methods else None
+    try:
+        module = import_module(REPORTS[args.model])
+    except ImportError:
+        print(f"margin-opt: the {args.model} report is not available in this version.",
+              file=sys.stderr)
+        return 2
+    if args.model == "svc":
+        linear_only = methods and set(methods) <= {"subgradient", "pegasos"}
+        kernel = args.kernel or ("linear" if linear_only else "rbf")
+        report, text, ok = module.verify(data, C=args.C, kernel=kernel, gamma=args.gamma,
+                                         methods=methods, plot=args.plot)
+    elif args.model == "svr":
+        report, text, ok = module.verify(data, C=args.C, epsilon=args.epsilon,
+                                         kernel=args.kernel or "rbf", gamma=args.gamma,
+                                         methods=methods, plot=args.plot)
+    else:
+        report, text, ok = module.verify(data, n_estimators=args.n_estimators, plot=args.plot)
+    print(json.dumps(report, indent=2, default=float) if args.json else text)
+    return 0 if ok else 1
+
+
+def _bench(args) -> int:
+    from .bench import SUITES
+
+    names = args.suites or list(SUITES)
+    unknown = [s for s in names if s not in SUITES]
+    if unknown:
+        print(f"margin-opt bench: unknown suite(s) {unknown}; choose from {list(SUITES)}",
+              file=sys.stderr)
+        return 2
+    out = {}
+    for name in names:
+        try:
+            module = import_module(SUITES[name])
+        except ImportError:
+            if args.suites:
+                print(f"margin-opt bench: suite {name!r} is not available", file=sys.stderr)
+                return 2
+            continue
+        rows = module.run(quick=args.quick)
+        out[name] = rows
+        if not args.json:
+            print(module.format_rows(rows), flush=True)
+            print()
+    if args.json:
+        print(json.dumps(out, indent=2, default=float))
+    return 0
+
+
+def main(argv=None) -> int:
+    """Entry point of the ``margin-opt`` console script."""
+    args = _parser().parse_args(argv)
+    try:
+        return _verify(args) if args.command == "verify" else _bench(args)
+    except (ValueError, FileNotFoundError) as exc:
+        print(f"margin-opt: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

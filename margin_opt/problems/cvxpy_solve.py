@@ -1,0 +1,101 @@
+"""Compile and solve a cvxpy problem with timings, mapping statuses to our errors.
+
+Shared by every problem module: compilation and solving are timed separately
+(cvxpy's compilation of a dense kernel dual is a large part of its cost), an
+inaccurate answer warns, and infeasible / unbounded / failed solves raise
+margin_opt's own exceptions instead of cvxpy tracebacks.
+"""
+
+from __future__ import annotations
+
+import time
+import warnings
+
+import cvxpy as cp
+from cvxpy.reductions.solvers.solver_inverse_data import SolverInverseData
+
+from ..exceptions import InaccurateSolutionWarning, InfeasibleError, SolverError, UnboundedError
+
+__all__ = ["solve_cvxpy", "DEFAULT_SOLVER"]
+
+DEFAULT_SOLVER = "CLARABEL"
+
+#: Clarabel settings used unless overridden: tighter than its defaults (1e-8) so
+#: that certificates at tol=1e-6 see an answer accurate beyond the tolerance.
+CLARABEL_TIGHT = {"tol_gap_abs": 1e-10, "tol_gap_rel": 1e-10, "tol_feas": 1e-10,
+                  "tol_ktratio": 1e-8}
+
+_INFEASIBLE = (cp.INFEASIBLE, cp.INFEASIBLE_INACCURATE)
+_UNBOUNDED = (cp.UNBOUNDED, cp.UNBOUNDED_INACCURATE)
+
+
+def solve_cvxpy(problem: cp.Problem, *, solver=None, verbose=False, on_infeasible=None,
+                on_unbounded=None, **options):
+    """Compile, solve and unpack ``problem``; return ``(status, timings, n_iter, solver)``.
+
+    Parameters
+    ----------
+    problem : cvxpy.Problem
+    solver : str, optional
+        A cvxpy solver name (default ``"CLARABEL"``, an interior-point conic
+        solver with tight default tolerances 1e-8).
+    verbose : bool, default=False
+    on_infeasible, on_unbounded : callable, optional
+        Called with the status to build the exception raised for an infeasible
+        or unbounded problem (e.g. ``NotSeparableError`` for a hard margin).
+    **options
+        Passed to the solver; for Clarabel they override :data:`CLARABEL_TIGHT`.
+
+    Returns
+    -------
+    status : str
+        ``"optimal"`` or ``"optimal_inaccurate"`` (the latter warns).
+    timings : dict
+        ``{"compile": s, "solve": s, "unpack": s}`` in seconds.
+    n_iter : int or None
+    solver : str
+
+    Raises
+    ------
+    InfeasibleError, UnboundedError, SolverError
+    """
+    solver = (solver or DEFAULT_SOLVER).upper()
+    if solver == "CLARABEL":
+        options = {**CLARABEL_TIGHT, **options}
+    if solver not in cp.installed_solvers():
+        raise SolverError(f"solver {solver!r} is not installed; installed: "
+                          f"{cp.installed_solvers()}. Pass solver=None for {DEFAULT_SOLVER}.")
+    t0 = time.perf_counter()
+    try:
+        data, chain, inverse = problem.get_problem_data(solver)
+    except cp.error.SolverError as exc:
+        raise SolverError(f"cvxpy could not compile the problem for {solver}: {exc}") from None
+    t1 = time.perf_counter()
+    try:
+        raw = chain.solve_via_data(problem, data, warm_start=False, verbose=verbose,
+                                   solver_opts=options)
+    except cp.error.SolverError as exc:
+        raise SolverError(f"{solver} failed ({exc}); try another solver, e.g. solver='SCS', "
+                          "or rescale the data.") from None
+    t2 = time.perf_counter()
+    # as cvxpy's Problem.solve does: the solver's inverse data carries its options
+    inverse[-1] = SolverInverseData(inverse[-1], chain.solver, options)
+    problem.unpack_results(raw, chain, inverse)
+    t3 = time.perf_counter()
+    status = problem.status
+    n_iter = getattr(problem.solver_stats, "num_iters", None)
+    timings = {"compile": t1 - t0, "solve": t2 - t1, "unpack": t3 - t2}
+    if status in _INFEASIBLE:
+        raise (on_infeasible(status) if on_infeasible else
+               InfeasibleError(f"{solver} reports the problem {status}."))
+    if status in _UNBOUNDED:
+        raise (on_unbounded(status) if on_unbounded else
+               UnboundedError(f"{solver} reports the problem {status}."))
+    if status not in (cp.OPTIMAL, cp.OPTIMAL_INACCURATE):
+        raise SolverError(f"{solver} stopped with status {status!r}; try another solver "
+                          "(solver='SCS' or 'OSQP') or rescale the data.")
+    if status == cp.OPTIMAL_INACCURATE:
+        warnings.warn(f"{solver} returned an inaccurate solution (status optimal_inaccurate): "
+                      "check it with problem.certify(solution), or try another solver.",
+                      InaccurateSolutionWarning, stacklevel=3)
+    return status, timings, n_iter, solver

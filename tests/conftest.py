@@ -1,0 +1,34 @@
+"""Shared fixtures: small real data sets and the shared data folder."""
+
+import numpy as np
+import pytest
+
+from margin_opt.datasets import load_dataset, shared_data_dir
+
+
+@pytest.fixture(scope="session")
+def breast_cancer():
+    return load_dataset("breast_cancer")
+
+
+@pytest.fixture(scope="session")
+def heart_scale():
+    if shared_data_dir() is None or not (shared_data_dir() / "heart_scale").exists():
+        pytest.skip("../shared/data/heart_scale is absent (a fresh clone has no shared data)")
+    return load_dataset("heart_scale")
+
+
+@pytest.fixture(scope="session")
+def a9a():
+    if shared_data_dir() is None or not (shared_data_dir() / "a9a.t").exists():
+        pytest.skip("../shared/data/a9a.t is absent (a fresh clone has no shared data)")
+    return load_dataset("a9a.t")
+
+
+@pytest.fixture()
+def separable():
+    """Two Gaussian blobs far apart: linearly separable."""
+    rng = np.random.default_rng(0)
+    X = np.vstack([rng.normal(-3, 1, (20, 2)), rng.normal(3, 1, (20, 2))])
+    y = np.r_[-np.ones(20), np.ones(20)]
+    return X, y

@@ -1,0 +1,99 @@
+"""The certificate passes on optimal answers and FAILS on wrong ones."""
+
+import json
+
+import numpy as np
+import pytest
+from sklearn.svm import SVC as SkSVC
+
+from margin_opt import CertificateError, Solution, SVMProblem
+
+
+@pytest.fixture(scope="module")
+def solved(breast_cancer):
+    X, y = breast_cancer.X[:250], breast_cancer.y[:250]
+    out = {}
+    for kernel in ("linear", "rbf"):
+        p = SVMProblem(X, y, C=1.0, kernel=kernel)
+        out[kernel] = (p, p.solve("cvxpy-dual"))
+    return out
+
+
+def _copy(sol, **changes):
+    fields = {k: getattr(sol, k) for k in ("alpha", "b", "w", "xi", "decision",
+                                            "primal_objective", "dual_objective")}
+    fields.update(changes)
+    return Solution(**fields, extra=dict(sol.extra), method="corrupted")
+
+
+@pytest.mark.parametrize("kernel", ["linear", "rbf"])
+def test_passes_on_optimum(solved, kernel):
+    p, sol = solved[kernel]
+    cert = p.certify(sol)
+    assert cert.ok and cert.kkt_violation < 1e-6
+    cert.assert_ok()
+    json.dumps(cert.to_dict())
+    text = str(cert)
+    assert "α = 0" in text and "0 < α < C" in text and "α = C" in text
+
+
+@pytest.mark.parametrize("kernel", ["linear", "rbf"])
+def test_fails_on_corrupted_alpha(solved, kernel):
+    p, sol = solved[kernel]
+    bad = sol.alpha * 1.01
+    cert = p.certify(alpha=bad, b=sol.b)
+    assert not cert.ok
+    with pytest.raises(CertificateError):
+        cert.assert_ok()
+    # noise on the free multipliers only keeps every bound satisfied but breaks optimality
+    free = np.flatnonzero((sol.alpha > 1e-3) & (sol.alpha < 1 - 1e-3))
+    noisy = sol.alpha.copy()
+    noisy[free] = np.clip(noisy[free] + 1e-3 * np.random.default_rng(0).normal(size=free.size),
+                          0, 1)
+    assert not p.certify(alpha=noisy, b=sol.b).ok
+
+
+@pytest.mark.parametrize("kernel", ["linear", "rbf"])
+def test_fails_on_moved_b(solved, kernel):
+    p, sol = solved[kernel]
+    cert = p.certify(_copy(sol, b=sol.b + 1e-3))
+    assert not cert.ok
+    assert cert.n_contradicting > 0 or cert.complementary_slackness > 1e-6
+
+
+@pytest.mark.parametrize("kernel", ["linear", "rbf"])
+def test_fails_on_dropped_support_vector(solved, kernel):
+    p, sol = solved[kernel]
+    alpha = sol.alpha.copy()
+    alpha[sol.support_[0]] = 0.0
+    cert = p.certify(alpha=alpha, b=sol.b)
+    assert not cert.ok
+    assert "dual_residual" in cert.failed()
+
+
+def test_fails_on_primal_point_not_matching(solved):
+    p, sol = solved["linear"]
+    cert = p.certify(_copy(sol, w=sol.w * 1.001))
+    assert not cert.ok and "dual_residual" in cert.failed()
+
+
+def test_external_libsvm_rows(breast_cancer):
+    X, y = breast_cancer.X[:250], breast_cancer.y[:250]
+    p = SVMProblem(X, y, kernel="rbf")
+    sk = SkSVC(kernel="rbf", tol=1e-3).fit(X, y)
+    loose = Solution.from_sklearn(sk, p)
+    assert p.certify(loose, tol=1e-2).ok          # LIBSVM's own accuracy
+    assert not p.certify(loose, tol=1e-8).ok      # ... not beyond it
+    raw = p.certify(alpha=loose.alpha, b=loose.b, tol=1e-2)
+    assert raw.ok and raw.mvp_gap <= 1e-2
+    with pytest.raises(ValueError, match="not fitted"):
+        Solution.from_sklearn(SkSVC(), p)
+
+
+def test_hard_margin_certificate_catches_violation(separable):
+    X, y = separable
+    p = SVMProblem(X, y, C=np.inf)
+    sol = p.solve()
+    assert p.certify(sol).ok
+    shrunk = _copy(sol, w=sol.w * 0.9)
+    assert p.certify(shrunk).primal_residual > 1e-3

@@ -1,0 +1,65 @@
+"""The SVC estimator follows scikit-learn and agrees with scikit-learn's SVC (LIBSVM)."""
+
+import numpy as np
+import pytest
+from sklearn.base import clone
+from sklearn.metrics.pairwise import rbf_kernel
+from sklearn.model_selection import cross_val_score
+from sklearn.svm import SVC as SkSVC
+
+from margin_opt import SVC
+
+
+@pytest.fixture(scope="module")
+def data(breast_cancer):
+    rng = np.random.default_rng(0)
+    idx = rng.permutation(breast_cancer.X.shape[0])
+    X, y = breast_cancer.X[idx], np.where(breast_cancer.y[idx] > 0, "benign", "malignant")
+    return X[:300], y[:300], X[300:], y[300:]
+
+
+@pytest.mark.parametrize("kernel", ["linear", "rbf", "poly"])
+def test_agrees_with_sklearn(data, kernel):
+    X, y, Xt, yt = data
+    ours = SVC(kernel=kernel, C=1.0).fit(X, y)
+    ref = SkSVC(kernel=kernel, C=1.0, tol=1e-8).fit(X, y)
+    np.testing.assert_allclose(ours.decision_function(Xt), ref.decision_function(Xt),
+                               atol=1e-4)
+    np.testing.assert_array_equal(ours.predict(Xt), ref.predict(Xt))
+    np.testing.assert_array_equal(ours.classes_, ref.classes_)
+    assert ours.certificate_.ok
+    assert ours.dual_coef_.shape == (1, ours.support_.size)
+    assert ours.support_vectors_.shape == (ours.support_.size, X.shape[1])
+    if kernel == "linear":
+        np.testing.assert_allclose(ours.coef_, ref.coef_, atol=1e-4)
+    else:
+        assert not hasattr(ours, "coef_")
+
+
+def test_precomputed(data):
+    X, y, Xt, _ = data
+    ours = SVC(kernel="precomputed").fit(rbf_kernel(X, gamma=0.02), y)
+    ref = SVC(kernel="rbf", gamma=0.02).fit(X, y)
+    np.testing.assert_allclose(ours.decision_function(rbf_kernel(Xt, X, gamma=0.02)),
+                               ref.decision_function(Xt), atol=1e-6)
+
+
+def test_sklearn_conventions(data):
+    X, y, _, _ = data
+    est = SVC(C=2.0, kernel="linear")
+    assert est.get_params()["C"] == 2.0
+    c = clone(est)
+    assert c.get_params() == est.get_params()
+    assert not hasattr(c, "solution_")
+    scores = cross_val_score(SVC(kernel="linear"), X[:150], y[:150], cv=3)
+    assert scores.mean() > 0.9
+    with pytest.raises(Exception, match="not fitted"):
+        SVC().predict(X)
+    with pytest.raises(ValueError, match="features"):
+        SVC(kernel="linear").fit(X, y).predict(X[:, :5])
+
+
+def test_three_classes_refused():
+    X = np.random.default_rng(0).normal(size=(30, 2))
+    with pytest.raises(ValueError, match="binary"):
+        SVC().fit(X, np.arange(30) % 3)

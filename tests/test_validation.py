@@ -1,0 +1,70 @@
+"""Bad input raises clear ValueErrors; the caller's arrays are never modified."""
+
+import numpy as np
+import pytest
+from sklearn.metrics.pairwise import rbf_kernel
+
+from margin_opt import SVC, SVMProblem
+
+X = np.random.default_rng(0).normal(size=(20, 3))
+y = np.r_[np.zeros(10), np.ones(10)]
+
+
+@pytest.mark.parametrize("Xbad,ybad,match", [
+    (np.where(np.eye(20, 3) > 0, np.nan, X), y, "NaN"),
+    (np.where(np.eye(20, 3) > 0, np.inf, X), y, "infinity"),
+    (np.empty((0, 3)), np.empty(0), "0 sample"),
+    (X, np.zeros(20), "single class"),
+    (X, np.arange(20) % 3, "3 classes"),
+    (X, y[:-1], "inconsistent numbers of samples"),
+])
+def test_bad_data(Xbad, ybad, match):
+    with pytest.raises(ValueError, match=match):
+        SVMProblem(Xbad, ybad)
+
+
+@pytest.mark.parametrize("kw,match", [
+    ({"C": 0}, "C must be > 0"), ({"C": -1.0}, "C must be > 0"), ({"C": np.nan}, "C must"),
+    ({"kernel": "rbf", "gamma": 0.0}, "gamma"), ({"kernel": "rbf", "gamma": -2}, "gamma"),
+    ({"sample_weight": -np.ones(20)}, "negative|≥ 0"),
+    ({"sample_weight": np.ones(5)}, "sample_weight"),
+    ({"kernel": "nope"}, "kernel must be one of"),
+])
+def test_bad_parameters(kw, match):
+    with pytest.raises(ValueError, match=match):
+        SVMProblem(X, y, **kw)
+
+
+def test_bad_precomputed():
+    with pytest.raises(ValueError, match="square"):
+        SVMProblem(rbf_kernel(X)[:, :5], y, kernel="precomputed")
+    K = rbf_kernel(X)
+    K[0, 1] += 0.5
+    with pytest.raises(ValueError, match="not symmetric"):
+        SVMProblem(K, y, kernel="precomputed")
+    with pytest.raises(ValueError, match="not positive semidefinite"):
+        SVMProblem(-rbf_kernel(X), y, kernel="precomputed")
+    clf = SVC(kernel="precomputed").fit(rbf_kernel(X), y)
+    with pytest.raises(ValueError, match="columns"):
+        clf.predict(rbf_kernel(X[:4], X[:7]))
+
+
+def test_inputs_untouched():
+    Xc, yc = X.copy(), y.copy()
+    sw = np.linspace(0.5, 2, 20)
+    swc = sw.copy()
+    Xf = np.asfortranarray(X)
+    p = SVMProblem(Xf, y, C=1.0, kernel="rbf", sample_weight=sw)
+    p.solve()
+    SVC().fit(X, y, sample_weight=sw)
+    np.testing.assert_array_equal(Xf, Xc)
+    np.testing.assert_array_equal(X, Xc)
+    np.testing.assert_array_equal(y, yc)
+    np.testing.assert_array_equal(sw, swc)
+
+
+def test_estimator_rejects_bad_params():
+    with pytest.raises(ValueError, match="C"):
+        SVC(C=-1).fit(X, y)
+    with pytest.raises(ValueError, match="solver"):
+        SVC(solver="magic").fit(X, y)
