@@ -270,3 +270,57 @@ def test_pegasos_sparse_real_data_a9a():
     J_star = cvxpy_J(erm)[0]
     r = pegasos(erm, batch_size=4, max_iter=200, random_state=0)
     assert J_star - 1e-7 <= r.fun < J_star * (1 + 5e-3)
+
+
+# ---------------------------------------------------------------- through SVMProblem
+
+
+@pytest.fixture(scope="module")
+def cancer_problem():
+    from margin_opt.problems.svm import SVMProblem
+
+    data = load_dataset("breast_cancer")
+    return SVMProblem(data.X[:300], data.y[:300], C=0.5)
+
+
+@pytest.fixture(scope="module")
+def cancer_optimum(cancer_problem):
+    return cancer_problem.solve(method="cvxpy-primal")
+
+
+@pytest.mark.parametrize("method, options, rel", [
+    ("subgradient", {"schedule": "1/sqrt(t)", "tol": 0.0, "max_iter": 4000}, 5e-3),
+    ("pegasos", {"batch_size": 4, "max_iter": 300, "random_state": 0}, 1e-2),
+])
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+def test_problem_solve_within_suboptimality(cancer_problem, cancer_optimum, method, options,
+                                            rel):
+    P_star = cancer_optimum.primal_objective
+    sol = cancer_problem.solve(method=method, **options)
+    assert P_star * (1 - 1e-6) <= sol.primal_objective < P_star * (1 + rel)
+    hist = sol.history["objective"]  # the C form ½‖w‖² + CΣξ, entry 0 at the start
+    C, n = cancer_problem.C, cancer_problem.n_samples
+    assert hist[0] == pytest.approx(C * n * 1.0)  # w = 0, b = 0: every ξᵢ = 1
+    assert hist.min() == pytest.approx(sol.primal_objective, rel=1e-9)
+    cert = cancer_problem.certify(sol)
+    gap = cert.to_dict()["quantities"]["duality_gap_abs"]
+    # α filled from the subgradient: the gap bounds the suboptimality from above
+    assert gap >= sol.primal_objective - P_star - 1e-6 * P_star
+    assert np.isfinite(gap)
+
+
+def test_problem_kernel_pegasos_and_svc(cancer_problem):
+    from margin_opt.estimators.svc import SVC as OurSVC
+    from margin_opt.problems.svm import SVMProblem
+
+    data = load_dataset("breast_cancer")
+    X, y = data.X[:200], data.y[:200]
+    problem = SVMProblem(X, y, C=1.0, kernel="rbf", gamma=0.02)
+    ref = problem.solve(method="cvxpy-dual")
+    sol = problem.solve(method="pegasos", batch_size=4, max_iter=300, random_state=0)
+    assert ref.primal_objective * (1 - 1e-6) <= sol.primal_objective
+    assert sol.primal_objective < ref.primal_objective * (1 + 1e-2)
+    clf = OurSVC(C=1.0, kernel="linear", solver="pegasos",
+                 solver_options={"max_iter": 100, "random_state": 0, "batch_size": 4}).fit(X, y)
+    ref_clf = OurSVC(C=1.0, kernel="linear").fit(X, y)
+    assert np.mean(clf.predict(X) == ref_clf.predict(X)) > 0.97
