@@ -324,3 +324,20 @@ def test_problem_kernel_pegasos_and_svc(cancer_problem):
                  solver_options={"max_iter": 100, "random_state": 0, "batch_size": 4}).fit(X, y)
     ref_clf = OurSVC(C=1.0, kernel="linear").fit(X, y)
     assert np.mean(clf.predict(X) == ref_clf.predict(X)) > 0.97
+
+
+def test_convergence_plot(erm, ref, tmp_path):
+    pytest.importorskip("matplotlib")
+    from margin_opt.bench.subgradient import convergence_runs
+    from margin_opt.plots.convergence import plot_convergence
+
+    runs = convergence_runs(erm, ref[0], max_iter=300)
+    assert len(runs) == 5  # four schedules and Pegasos
+    for trace in runs.values():
+        J = trace[1] if isinstance(trace, tuple) else trace
+        assert np.min(J) >= ref[0] - 1e-7
+    ax = plot_convergence(runs, ref[0], lam=erm.lam, file=tmp_path / "c.png")
+    assert (tmp_path / "c.png").stat().st_size > 0
+    assert len(ax.get_lines()) == 7  # five runs and two reference slopes
+    with pytest.raises(ValueError, match="empty"):
+        plot_convergence({}, ref[0])
