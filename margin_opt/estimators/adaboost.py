@@ -25,6 +25,10 @@ from ..weak_learners import StumpSearch
 
 __all__ = ["AdaBoost"]
 
+#: A weak learner whose edge γ = ½ − ε is below this is no better than chance
+#: (its α would be < 1e-10): round-off must not let a useless learner in.
+EDGE_TOL = 1e-10
+
 
 class AdaBoost(ClassifierMixin, BaseEstimator):
     """Discrete AdaBoost for two classes, as the stagewise fit of an exponential-loss model.
@@ -91,8 +95,8 @@ class AdaBoost(ClassifierMixin, BaseEstimator):
     n_iter_ : int
         Rounds performed.
     stop_reason_ : str
-        ``"n_estimators"``, ``"perfect"`` (εₜ = 0) or ``"chance"`` (εₜ ≥ ½, the
-        learner discarded).
+        ``"n_estimators"``, ``"perfect"`` (εₜ = 0) or ``"chance"`` (εₜ ≥ ½ − 1e-10,
+        the learner discarded).
 
     Raises
     ------
@@ -203,7 +207,7 @@ class AdaBoost(ClassifierMixin, BaseEstimator):
             h = np.asarray(learner.predict(X), dtype=float)
             m = y_pm * h
             eps = float(w[m <= 0].sum())
-            if eps >= 0.5:
+            if eps >= 0.5 - EDGE_TOL:
                 if t == 0:
                     raise ValueError(
                         f"the first weak learner's weighted error is {eps:.4f} ≥ ½: it is no "
