@@ -200,3 +200,36 @@ def test_input_validation_and_no_mutation():
         model.margins(X, y + 5)
     with pytest.raises(ValueError, match="features"):
         model.predict(X[:, :3])
+
+
+def test_verify_report_and_plots(tmp_path):
+    pytest.importorskip("matplotlib")
+    from margin_opt.reports.adaboost import verify
+
+    report, text, ok = verify(load_dataset("breast_cancer"), n_estimators=12,
+                              plot=str(tmp_path / "ada_"))
+    assert ok and report["ok"]
+    assert len(report["rounds"]) == 12 and "α cvxpy" in text
+    checks = report["certificate"]["checks"]
+    assert checks["alpha_cvxpy"]["value"] <= 1e-6
+    assert report["summary"]["lp_margin"] >= report["summary"]["min_margin"] - 1e-7
+    for p in report["plots"]:
+        assert (tmp_path / p.split("/")[-1]).stat().st_size > 1000
+
+
+def test_verify_rejects_regression_data():
+    from margin_opt.reports.adaboost import verify
+
+    with pytest.raises(ValueError):
+        verify(load_dataset("diabetes"))
+
+
+def test_bench_quick_smoke():
+    from margin_opt.bench.adaboost import format_rows, run
+
+    rows = run(quick=True, sizes=(600,), n_estimators=20)
+    r = rows[0]
+    assert r["rounds"] == [20, 20] and r["time_ours"] > 0 and 0 <= r["agreement"] <= 1
+    # our stump minimizes the weighted error; sklearn's tree the Gini impurity
+    assert r["first_error_ours"] <= r["first_error_sklearn"] + 1e-12
+    assert "ratio" in format_rows(rows)
