@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import warnings
+from collections import deque
 from numbers import Integral
 
 import numpy as np
@@ -295,7 +296,9 @@ class AdaBoost(ClassifierMixin, BaseEstimator):
         ------
         decision : ndarray of shape (n_samples,)
         """
-        X = self._check_X(X)
+        return self._staged(self._check_X(X))
+
+    def _staged(self, X):
         F = np.zeros(X.shape[0])
         for a, est in zip(self.estimator_weights_, self.estimators_, strict=True):
             F = F + a * np.asarray(est.predict(X), dtype=float)
@@ -312,11 +315,7 @@ class AdaBoost(ClassifierMixin, BaseEstimator):
         -------
         decision : ndarray of shape (n_samples,)
         """
-        X = self._check_X(X)
-        F = np.zeros(X.shape[0])
-        for a, est in zip(self.estimator_weights_, self.estimators_, strict=True):
-            F += a * np.asarray(est.predict(X), dtype=float)
-        return F
+        return deque(self.staged_decision_function(X), maxlen=1)[0]
 
     def predict(self, X) -> np.ndarray:
         """Predicted labels, ndarray of shape (n_samples,) (``classes_[1]`` where H > 0)."""
