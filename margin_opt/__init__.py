@@ -7,6 +7,7 @@ solver's answer.
 """
 
 from .certificate import Certificate
+from .estimators.adaboost import AdaBoost
 from .estimators.svc import SVC
 from .estimators.svr import SVR
 from .exceptions import (
@@ -27,6 +28,7 @@ from .standard_forms import DualQP, PrimalERM
 __version__ = "0.1.0"
 
 __all__ = [
+    "AdaBoost",
     "Certificate",
     "CertificateError",
     "ConvergenceWarning",

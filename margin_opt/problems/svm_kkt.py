@@ -93,12 +93,17 @@ def intercept_from_free(problem, alpha, f0, tau=1e-6) -> float:
     return float(0.5 * (lo + hi))
 
 
-def alpha_from_primal(problem, w, decision, band=1e-6) -> np.ndarray:
+BANDS = (1e-6, 1e-4, 1e-3, 1e-2, 3e-2, 1e-1)
+
+
+def alpha_from_primal(problem, w, decision, band=None) -> np.ndarray:
     """Fill α from a primal point by the subgradient optimality condition.
 
     αᵢ = Cᵢ where yᵢfᵢ < 1 − band, 0 where yᵢfᵢ > 1 + band; on the margin, the
     values in [0, Cᵢ] minimizing ‖Σᵢαᵢyᵢφ(xᵢ) − w‖² + (yᵀα)² (scipy's bounded
-    least squares), i.e. those that best satisfy stationarity and yᵀα = 0.
+    least squares), i.e. those that best satisfy stationarity and yᵀα = 0; then
+    yᵀα = 0 is restored exactly within the box, so the dual objective at α is a
+    true lower bound on the optimum.
 
     Parameters
     ----------
@@ -106,13 +111,33 @@ def alpha_from_primal(problem, w, decision, band=1e-6) -> np.ndarray:
         Weights in the coordinates of ``problem.features()``.
     decision : ndarray of shape (n_samples,)
         f(xᵢ) at that point.
-    band : float, default=1e-6
-        Half-width of the margin band.
+    band : float, optional
+        Half-width of the margin band.  By default each of :data:`BANDS` is tried and
+        the α with the smallest duality gap is kept: an exact
+        optimum has its free support vectors within 1e-6 of the margin, an iterate of
+        a subgradient method only within its own accuracy.
 
     Returns
     -------
     alpha : ndarray of shape (n_samples,)
     """
+    if band is not None:
+        return _alpha_in_band(problem, w, decision, band)
+    primal = 0.5 * float(w @ w) + slack_cost(problem, np.maximum(0, 1 - problem.y * decision))
+    best, best_score = None, np.inf
+    for bd in BANDS:
+        alpha = _alpha_in_band(problem, w, decision, bd)
+        beta = problem.y * alpha
+        dual = float(alpha.sum() - 0.5 * beta @ problem.data.combination(beta))
+        score = abs(primal - dual) / max(1.0, abs(primal))
+        if score < best_score:
+            best, best_score = alpha, score
+        if score < 1e-9:
+            break
+    return best
+
+
+def _alpha_in_band(problem, w, decision, band):
     y, C = problem.y, problem.C_i
     m = y * decision
     alpha = np.zeros(problem.n_samples)
@@ -136,7 +161,30 @@ def alpha_from_primal(problem, w, decision, band=1e-6) -> np.ndarray:
     res = lsq_linear(np.vstack(rows), np.concatenate(target), bounds=(0.0, upper),
                      method="bvls" if idx.size <= 2000 else "trf")
     alpha[idx] = np.clip(res.x, 0.0, upper)
+    if problem.fit_intercept:
+        _restore_equality(alpha, y, C if not problem.hard_margin else np.full(y.size, np.inf),
+                          idx)
     return alpha
+
+
+def _restore_equality(alpha, y, upper, prefer):
+    """Move α inside its box until yᵀα = 0 exactly, margin points first.
+
+    Least squares satisfies yᵀα = 0 only approximately; a dual objective is a
+    lower bound on the optimum (weak duality) only at a feasible α, so the
+    remaining imbalance is removed greedily: mass is taken from the side in excess
+    (or added to the side in deficit) within the bounds.
+    """
+    order = np.r_[prefer, np.setdiff1d(np.arange(y.size), prefer)]
+    excess = float(y @ alpha)
+    for i in order:
+        if abs(excess) <= 1e-14 * max(1.0, float(np.abs(alpha).max(initial=0.0))):
+            break
+        # changing αᵢ by d changes yᵀα by yᵢd; we need yᵢd = −excess
+        d = -excess * y[i]
+        d = max(d, -alpha[i]) if d < 0 else min(d, upper[i] - alpha[i])
+        alpha[i] += d
+        excess += y[i] * d
 
 
 def _mvp_gap(problem, alpha, f0, tau):

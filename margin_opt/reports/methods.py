@@ -101,23 +101,21 @@ def format_table(title, rows, reference) -> str:
     return "\n".join(lines)
 
 
-def plot_histories(solutions, path):
-    """Suboptimality of iterative methods against iteration (log–log) to ``path``."""
-    from ..plots import require_matplotlib
+def plot_histories(solutions, reference, problem, path):
+    """Suboptimality J − J* of the iterative methods by iteration (log–log) to ``path``.
 
-    hist = {k: s.history["objective"] for k, s in solutions.items() if "objective" in s.history}
-    if not hist:
+    J = P/(C n) is the average-loss objective, J* from the reference solution; the
+    O(1/√t) and O(log t/(λt)) reference rates are drawn (see
+    :func:`margin_opt.plots.convergence.plot_convergence`).  Returns False when no
+    method has a history or there is no reference.
+    """
+    from ..plots.convergence import plot_convergence
+
+    scale = problem.C * problem.n_samples
+    runs = {k: np.asarray(s.history["objective"]) / scale for k, s in solutions.items()
+            if "objective" in s.history}
+    if not runs or reference is None:
         return False
-    plt = require_matplotlib()
-    ref = max(s.dual_objective for s in solutions.values())
-    fig, ax = plt.subplots(figsize=(6, 4))
-    for k, h in hist.items():
-        t = np.arange(1, len(h) + 1)
-        ax.loglog(t, np.maximum(np.asarray(h) - ref, 1e-12), label=k)
-    ax.set_xlabel("iteration")
-    ax.set_ylabel("primal objective − best dual bound")
-    ax.legend()
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    plot_convergence(runs, reference.dual_objective / scale, lam=1.0 / scale, file=path,
+                     title=f"suboptimality against iteration (n={problem.n_samples})")
     return True

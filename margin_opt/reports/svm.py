@@ -20,8 +20,10 @@ METHODS = {
     "cvxpy-hinge": ({"method": "cvxpy-primal", "form": "hinge"}, 1e-5),
     "smo": ({"method": "smo", "tol": 1e-6}, 1e-5),
     "libsvm": (None, 1e-5),
-    "subgradient": ({"method": "subgradient"}, 1e-1),
-    "pegasos": ({"method": "pegasos"}, 1e-1),
+    "subgradient": ({"method": "subgradient", "schedule": "1/sqrt(t)", "tol": 0.0,
+                     "max_iter": 5000}, 1e-2),
+    "pegasos": ({"method": "pegasos", "batch_size": 10, "max_iter": 200,
+                 "random_state": 0}, 1e-2),
 }
 
 
@@ -75,13 +77,15 @@ def verify(dataset, *, C=1.0, kernel="rbf", gamma="scale", methods=None, plot=No
         True when every certificate passed.
     """
     problem = SVMProblem(dataset.X, dataset.y, C=C, kernel=kernel, gamma=gamma)
-    rows, solutions, ref = run_methods(problem, list(methods or default_methods(kernel)),
-                                       METHODS, external=_libsvm)
+    methods = list(methods or default_methods(kernel))
+    if not set(methods) & {"cvxpy-dual", "cvxpy-primal"}:
+        methods.insert(0, "cvxpy-dual")  # the reference the iterative methods are held to
+    rows, solutions, ref = run_methods(problem, methods, METHODS, external=_libsvm)
     n, d = problem.n_samples, problem.X.shape[1]
     report = {"data": {"name": dataset.name, "n_samples": n, "n_features": d},
               "problem": {"model": "svc", "C": problem.C, "kernel": problem.kernel.describe()},
               "reference": ref, "rows": rows, "ok": all(r["ok"] for r in rows)}
-    if plot and plot_histories(solutions, plot):
+    if plot and plot_histories(solutions, solutions.get(ref), problem, plot):
         report["plot"] = plot
     title = (f"margin-opt verify: {dataset.name} (n={n}, d={d}), C-SVC C={problem.C:g}, "
              f"kernel {problem.kernel.describe()}")

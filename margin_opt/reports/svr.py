@@ -18,7 +18,8 @@ METHODS = {
     "cvxpy-loss": ({"method": "cvxpy-primal", "form": "loss"}, 1e-4),
     "smo": ({"method": "smo", "tol": 1e-6}, 1e-5),
     "libsvm": (None, 1e-4),
-    "subgradient": ({"method": "subgradient"}, 1e-1),
+    "subgradient": ({"method": "subgradient", "schedule": "1/sqrt(t)", "tol": 0.0,
+                     "max_iter": 5000}, 1e-2),
 }
 
 
@@ -72,7 +73,7 @@ def verify(dataset, *, C=1.0, epsilon=0.1, kernel="rbf", gamma="scale", methods=
     if ref is not None:
         cert = problem.certify(solutions[ref], tol=METHODS[ref][1])
         report["tube_table"] = cert.to_dict()["table"]
-    if plot and plot_histories(solutions, plot):
+    if plot and plot_histories(solutions, solutions.get(ref), problem, plot):
         report["plot"] = plot
     title = (f"margin-opt verify: {dataset.name} (n={n}, d={d}), ε-SVR C={problem.C:g} "
              f"ε={problem.epsilon:g}, kernel {problem.kernel.describe()}")
