@@ -22,7 +22,7 @@ DEFAULT_SOLVER = "CLARABEL"
 
 #: Clarabel settings used unless overridden: tighter than its defaults (1e-8) so
 #: that certificates at tol=1e-6 see an answer accurate beyond the tolerance.
-CLARABEL_TIGHT = {"tol_gap_abs": 1e-10, "tol_gap_rel": 1e-10, "tol_feas": 1e-10,
+CLARABEL_TIGHT = {"tol_gap_abs": 1e-11, "tol_gap_rel": 1e-11, "tol_feas": 1e-11,
                   "tol_ktratio": 1e-8}
 
 _INFEASIBLE = (cp.INFEASIBLE, cp.INFEASIBLE_INACCURATE)

@@ -6,7 +6,7 @@ import time
 
 from ..problems.svr import SVRProblem
 from ..solvers import available_backends
-from .methods import format_table, plot_histories, run_methods
+from .methods import format_table, run_methods
 
 __all__ = ["verify", "METHODS"]
 
@@ -51,7 +51,8 @@ def verify(dataset, *, C=1.0, epsilon=0.1, kernel="rbf", gamma="scale", methods=
     methods : list of str, optional
         Names from :data:`METHODS` (default: the exact ones available).
     plot : str, optional
-        PNG file of a one-dimensional fit with its tube (first feature).
+        PNG file: the fit with its tube for one-dimensional data, else the residuals
+        against f(x) with the band ±ε, points by tube category.
 
     Returns
     -------
@@ -73,7 +74,11 @@ def verify(dataset, *, C=1.0, epsilon=0.1, kernel="rbf", gamma="scale", methods=
     if ref is not None:
         cert = problem.certify(solutions[ref], tol=METHODS[ref][1])
         report["tube_table"] = cert.to_dict()["table"]
-    if plot and plot_histories(solutions, solutions.get(ref), problem, plot):
+    if plot and ref is not None:
+        from ..plots.svr import plot_tube_1d, plot_tube_residuals
+
+        draw = plot_tube_1d if problem.X.shape[1] == 1 else plot_tube_residuals
+        draw(problem, solutions[ref], file=plot)
         report["plot"] = plot
     title = (f"margin-opt verify: {dataset.name} (n={n}, d={d}), ε-SVR C={problem.C:g} "
              f"ε={problem.epsilon:g}, kernel {problem.kernel.describe()}")
