@@ -7,7 +7,9 @@ solver's answer.
 """
 
 from .certificate import Certificate
+from .estimators.adaboost import AdaBoost
 from .estimators.svc import SVC
+from .estimators.svr import SVR
 from .exceptions import (
     CertificateError,
     ConvergenceWarning,
@@ -19,12 +21,14 @@ from .exceptions import (
 )
 from .kernels import Kernel, make_kernel
 from .problems.svm import SVMProblem
+from .problems.svr import SVRProblem
 from .solution import Solution
 from .standard_forms import DualQP, PrimalERM
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "AdaBoost",
     "Certificate",
     "CertificateError",
     "ConvergenceWarning",
@@ -36,6 +40,8 @@ __all__ = [
     "PrimalERM",
     "SVC",
     "SVMProblem",
+    "SVR",
+    "SVRProblem",
     "Solution",
     "SolverError",
     "UnboundedError",

@@ -222,3 +222,24 @@ def test_label_mapping_documented():
     p = SVMProblem(X, np.array(["spam", "ham", "spam", "ham"]))
     assert list(p.classes_) == ["ham", "spam"]
     np.testing.assert_array_equal(p.y, [1, -1, 1, -1])
+
+
+def test_inaccurate_warns_and_errors_are_ours(breast_cancer):
+    from margin_opt import InaccurateSolutionWarning, SolverError
+
+    p = SVMProblem(breast_cancer.X[:200], breast_cancer.y[:200], kernel="rbf")
+    with pytest.warns(InaccurateSolutionWarning, match="inaccurate"):
+        sol = p.solve("cvxpy-dual", solver="SCS", max_iters=20)
+    assert sol.status == "optimal_inaccurate"
+    assert not p.certify(sol).ok
+    with pytest.raises(SolverError, match="not installed"):
+        p.solve("cvxpy-dual", solver="NO_SUCH_SOLVER")
+    with pytest.raises(ValueError, match="unknown backend"):
+        p.solve("newton")
+
+
+def test_timings_reported(breast_cancer):
+    sol = SVMProblem(breast_cancer.X[:100], breast_cancer.y[:100], kernel="rbf").solve()
+    assert {"build", "compile", "solve", "total"} <= set(sol.timings)
+    assert sol.timings["total"] >= sol.timings["solve"] > 0
+    assert abs(sol.extra["b_free_sv"] - sol.b) < 1e-6     # the two recoveries of b agree

@@ -4,14 +4,12 @@ from __future__ import annotations
 
 import numbers
 
-import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context
 from sklearn.utils._param_validation import Interval, StrOptions
-from sklearn.utils.validation import check_array, check_is_fitted
 
 from ..kernels import KERNELS
 from ..problems.svm import SVMProblem
-from ..validation import check_precomputed_kernel
+from .base import kernel_decision, store_fit
 
 __all__ = ["SVC"]
 
@@ -126,18 +124,7 @@ class SVC(ClassifierMixin, BaseEstimator):
             options.setdefault("tol", self.tol)
         sol = problem.solve(self.solver, **options)
         self.classes_ = problem.classes_
-        self.n_features_in_ = problem.X.shape[1]
-        self._X_fit = problem.X
-        self._kernel = problem.kernel
-        self.solution_ = sol
-        self.support_ = sol.support_
-        self.support_vectors_ = problem.X[self.support_]
-        self.dual_coef_ = (problem.y * sol.alpha)[self.support_][None, :]
-        self.intercept_ = np.array([sol.b])
-        self.n_iter_ = sol.n_iter
-        if problem.kernel.is_linear:
-            self.coef_ = np.asarray(sol.w)[None, :]
-        self.certificate_ = problem.certify(sol, tol=self.tol) if self.certify else None
+        store_fit(self, problem, sol, problem.y * sol.alpha, self.tol, self.certify)
         return self
 
     def decision_function(self, X):
@@ -153,19 +140,7 @@ class SVC(ClassifierMixin, BaseEstimator):
         scores : ndarray of shape (n_samples,)
             > 0 means ``classes_[1]``.
         """
-        check_is_fitted(self)
-        if self._kernel.name == "precomputed":
-            K = check_precomputed_kernel(X, n_train=self._X_fit.shape[0])
-            return K[:, self.support_] @ self.dual_coef_[0] + self.intercept_[0]
-        X = check_array(X, accept_sparse="csr", dtype=np.float64)
-        if X.shape[1] != self.n_features_in_:
-            raise ValueError(f"X has {X.shape[1]} features, but SVC was fitted with "
-                             f"{self.n_features_in_}.")
-        if hasattr(self, "coef_"):
-            return np.asarray(X @ self.coef_[0]).ravel() + self.intercept_[0]
-        if self.support_.size == 0:
-            return np.full(X.shape[0], self.intercept_[0])
-        return self._kernel(X, self.support_vectors_) @ self.dual_coef_[0] + self.intercept_[0]
+        return kernel_decision(self, X)
 
     def predict(self, X):
         """Class labels, ndarray of shape (n_samples,)."""

@@ -26,11 +26,9 @@ import time
 
 import cvxpy as cp
 import numpy as np
-from scipy.linalg import lapack
 from sklearn.utils.class_weight import compute_class_weight
 
-from ..exceptions import NotSeparableError, SolverError
-from ..kernels import Kernel, make_kernel
+from ..exceptions import NotSeparableError
 from ..solution import Solution
 from ..solvers import get_backend
 from ..standard_forms import DualQP, PrimalERM
@@ -39,11 +37,11 @@ from ..validation import (
     check_C,
     check_data,
     check_positive,
-    check_precomputed_kernel,
     check_sample_weight,
 )
 from . import svm_kkt
 from .cvxpy_solve import solve_cvxpy
+from .kernel_data import KernelData
 
 __all__ = ["SVMProblem"]
 
@@ -115,20 +113,11 @@ class SVMProblem:
         self.C = check_C(C)
         self.hard_margin = bool(np.isinf(self.C))
         self.fit_intercept = bool(fit_intercept)
+        self.data = KernelData(X, kernel, gamma=gamma, degree=degree, coef0=coef0,
+                               feature_map=feature_map)
         self.feature_map = feature_map
-        if feature_map is not None:
-            Phi = np.asarray(feature_map(X), dtype=float)
-            if Phi.ndim != 2 or Phi.shape[0] != X.shape[0] or not np.all(np.isfinite(Phi)):
-                raise ValueError("feature_map(X) must return a finite array of shape "
-                                 f"(n_samples, n_features_mapped); got shape {Phi.shape}.")
-            self.kernel = Kernel("callable", func=lambda A, B: feature_map(A) @ feature_map(B).T)
-            self._features = Phi
-        else:
-            if kernel == "precomputed":
-                X = check_precomputed_kernel(X)
-            self.kernel = make_kernel(kernel, X, gamma=gamma, degree=degree, coef0=coef0)
-            self._features = X if self.kernel.is_linear else None
-        self.X = X
+        self.kernel = self.data.kernel
+        self.X = X = self.data.X
         sw = check_sample_weight(sample_weight, X)
         if class_weight is not None:
             cw = compute_class_weight(class_weight, classes=np.array([-1.0, 1.0]), y=self.y) \
@@ -136,8 +125,6 @@ class SVMProblem:
             sw = sw * np.where(self.y > 0, cw[1], cw[0])
         self.sample_weight = sw
         self.C_i = self.C * sw
-        self._gram = None
-        self._factor = None
         self._primal_cache = {}
 
     def _class_weight_dict(self, class_weight):
@@ -191,42 +178,19 @@ class SVMProblem:
     @property
     def explicit_w(self) -> bool:
         """True when w lives in an explicit feature space (linear kernel or feature map)."""
-        return self._features is not None
+        return self.data.explicit_w
 
     def gram(self) -> np.ndarray:
         """The kernel matrix K of shape (n_samples, n_samples), computed once."""
-        if self._gram is None:
-            K = self.kernel.gram(self.X)
-            if self.kernel.name in ("sigmoid", "callable") and self.feature_map is None:
-                _check_psd(K, self.kernel.describe())
-            self._gram = K
-        return self._gram
+        return self.data.gram()
 
     def features(self):
-        """The matrix Φ whose rows the primal is linear in.
-
-        Returns
-        -------
-        Phi : {ndarray, sparse matrix} of shape (n_samples, r)
-            X for the linear kernel, φ(X) for a feature map, else the pivoted
-            Cholesky factor L of K (K = LLᵀ, r the numerical rank).
-        """
-        if self._features is not None:
-            return self._features
-        if self._factor is None:
-            self._factor = kernel_factor(self.gram())
-        return self._factor
+        """The matrix Φ the primal is linear in (see :meth:`KernelData.features`)."""
+        return self.data.features()
 
     def decision_from_dual(self, alpha, b) -> np.ndarray:
         """f(xᵢ) = Σⱼ αⱼyⱼK(xᵢ, xⱼ) + b on the training points, shape (n_samples,)."""
-        beta = self.y * alpha
-        if self.explicit_w:
-            return np.asarray(self._features @ (self._features.T @ beta)).ravel() + b
-        nz = np.flatnonzero(beta)
-        if self._gram is not None:
-            return self._gram[:, nz] @ beta[nz] + b
-        Kc = self.kernel.rows(self.X, nz).T if nz.size else np.zeros((self.n_samples, 0))
-        return Kc @ beta[nz] + b
+        return self.data.combination(self.y * alpha) + b
 
     # ------------------------------------------------------------------ cvxpy forms
     def primal(self, form: str = "slack") -> cp.Problem:
@@ -292,35 +256,14 @@ class SVMProblem:
         -------
         problem : cvxpy.Problem
         """
-        form = self._dual_form(form)
-        n = self.n_samples
-        alpha = cp.Variable(n, name="alpha")
-        ya = cp.multiply(self.y, alpha)
-        if form == "quad_form":
-            Q = (self.y[:, None] * self.y[None, :]) * self.gram()
-            quad = cp.quad_form(alpha, cp.psd_wrap(Q))
-        else:
-            Phi = self.features()
-            quad = cp.sum_squares(Phi.T @ ya)
+        alpha = cp.Variable(self.n_samples, name="alpha")
+        quad = self.data.quadratic(cp.multiply(self.y, alpha), form)
         cons = [alpha >= 0]
         if not self.hard_margin:
             cons.append(alpha <= self.C_i)
         if self.fit_intercept:
             cons.append(self.y @ alpha == 0)
         return cp.Problem(cp.Maximize(cp.sum(alpha) - 0.5 * quad), cons)
-
-    def _dual_form(self, form):
-        forms = ("auto", "features", "quad_form", "factor")
-        if form not in forms:
-            raise ValueError(f"dual form must be one of {forms}, got {form!r}.")
-        if form == "auto":
-            if self.explicit_w:
-                return "features"
-            return "factor" if self.features().shape[1] <= self.n_samples // 4 else "quad_form"
-        if form == "features" and not self.explicit_w:
-            raise ValueError("form='features' needs the linear kernel or a feature_map; "
-                             "use 'quad_form' or 'factor'.")
-        return form
 
     # ------------------------------------------------------------------ standard forms
     def to_standard_form(self) -> DualQP:
@@ -333,13 +276,10 @@ class SVMProblem:
             without intercept.  With a feature map the data is φ(X) with the linear
             kernel.
         """
-        if self.feature_map is not None:
-            X, kernel = self._features, make_kernel("linear")
-        else:
-            X, kernel = self.X, self.kernel
+        X, kernel = self.data.standard_form_data()
         return DualQP(X=X, kernel=kernel, y=self.y.copy(), p=-np.ones(self.n_samples),
                       upper=self.C_i.copy(), delta=0.0, equality=self.fit_intercept,
-                      gram=self._gram)
+                      gram=self.data.gram_if_computed)
 
     def to_primal_erm(self) -> PrimalERM:
         """The average-loss form ``λ/2‖w‖² + (1/n) Σ sᵢ hinge``, ``λ = 1/(C n)``.
@@ -431,7 +371,7 @@ class SVMProblem:
                                       status=status, n_iter=n_iter)
         sol.extra["b_equality_dual"] = b_eq
         sol.extra["b_free_sv"] = svm_kkt.intercept_from_free(self, alpha, sol.decision - b_eq)
-        sol.extra["dual_form"] = self._dual_form(form)
+        sol.extra["dual_form"] = self.data.resolve_form(form)
         sol.timings.update(build=t_build, **timings)
         return sol
 
@@ -530,9 +470,7 @@ class SVMProblem:
         b = float(b) if self.fit_intercept else 0.0
         decision = f0 + b
         xi = np.maximum(0.0, 1.0 - self.y * decision)
-        w = None
-        if self.explicit_w:
-            w = np.asarray(self._features.T @ (self.y * alpha)).ravel()
+        w = self.data.weights(self.y * alpha) if self.explicit_w else None
         quad = float((self.y * alpha) @ f0)
         primal = 0.5 * quad + svm_kkt.slack_cost(self, xi)
         dual = float(alpha.sum() - 0.5 * quad)
@@ -589,10 +527,7 @@ class SVMProblem:
         The primal point is (β, b) with regularizer ½βᵀKβ; α is filled from the
         subgradient as in :meth:`solution_from_primal`.
         """
-        beta = np.asarray(beta, dtype=float).ravel()
-        L = self.features()
-        return self.solution_from_primal(L.T @ beta if not self.explicit_w else
-                                         np.asarray(self._features.T @ beta).ravel(), b, **kw)
+        return self.solution_from_primal(self.data.weights(np.ravel(beta)), b, **kw)
 
     def solution_from_sklearn(self, estimator) -> Solution:
         """A Solution from a fitted ``sklearn.svm.SVC`` on the same data (see
@@ -658,47 +593,3 @@ class SVMProblem:
         C = "inf (hard margin)" if self.hard_margin else f"{self.C:g}"
         return (f"SVMProblem(n_samples={self.n_samples}, C={C}, kernel={self.kernel.describe()}, "
                 f"fit_intercept={self.fit_intercept})")
-
-
-def _check_psd(K, what):
-    """Raise a ValueError when K is not PSD beyond rounding (the problem is not convex)."""
-    lam = np.linalg.eigvalsh(K)
-    if lam[0] < -1e-10 * max(1.0, abs(lam[-1])) * K.shape[0]:
-        raise ValueError(
-            f"the {what} kernel matrix is not positive semidefinite on this data (smallest "
-            f"eigenvalue {lam[0]:.3g}), so the SVM is not a convex problem. The sigmoid kernel "
-            "is indefinite for most gamma/coef0; use rbf/poly, or a smaller gamma with a "
-            "negative coef0, or pass a PSD precomputed kernel.")
-
-
-def kernel_factor(K: np.ndarray) -> np.ndarray:
-    """A factor L with K = LLᵀ by LAPACK's pivoted Cholesky (``dpstrf``).
-
-    Parameters
-    ----------
-    K : ndarray of shape (n, n)
-        Symmetric positive semidefinite.
-
-    Returns
-    -------
-    L : ndarray of shape (n, r)
-        r is the numerical rank at LAPACK's default tolerance
-        (n·eps·max diag), so ``‖K − LLᵀ‖`` is at rounding level.
-
-    Raises
-    ------
-    SolverError
-        If LAPACK reports an error (K not PSD beyond rounding).
-
-    References
-    ----------
-    N. J. Higham, "Cholesky factorization", WIREs Comp. Stat. 1, 2009 (§ pivoting).
-    """
-    n = K.shape[0]
-    c, piv, rank, info = lapack.dpstrf(np.array(K, dtype=float, order="F"), lower=1)
-    if info < 0:
-        raise SolverError(f"pivoted Cholesky failed (LAPACK info={info}).")
-    L = np.zeros((n, rank))
-    L[piv - 1] = np.tril(c)[:, :rank]
-    return L
-

@@ -23,6 +23,7 @@ import numpy as np
 from scipy.optimize import lsq_linear
 
 from ..certificate import Certificate, Check, TableRow
+from ..standard_forms import violating_pair_gap
 
 __all__ = ["certify", "intercept_from_free", "alpha_from_primal", "support_indices",
            "slack_cost", "SV_THRESHOLD"]
@@ -92,12 +93,17 @@ def intercept_from_free(problem, alpha, f0, tau=1e-6) -> float:
     return float(0.5 * (lo + hi))
 
 
-def alpha_from_primal(problem, w, decision, band=1e-6) -> np.ndarray:
+BANDS = (1e-6, 1e-4, 1e-3, 1e-2, 3e-2, 1e-1)
+
+
+def alpha_from_primal(problem, w, decision, band=None) -> np.ndarray:
     """Fill α from a primal point by the subgradient optimality condition.
 
     αᵢ = Cᵢ where yᵢfᵢ < 1 − band, 0 where yᵢfᵢ > 1 + band; on the margin, the
     values in [0, Cᵢ] minimizing ‖Σᵢαᵢyᵢφ(xᵢ) − w‖² + (yᵀα)² (scipy's bounded
-    least squares), i.e. those that best satisfy stationarity and yᵀα = 0.
+    least squares), i.e. those that best satisfy stationarity and yᵀα = 0; then
+    yᵀα = 0 is restored exactly within the box, so the dual objective at α is a
+    true lower bound on the optimum.
 
     Parameters
     ----------
@@ -105,13 +111,33 @@ def alpha_from_primal(problem, w, decision, band=1e-6) -> np.ndarray:
         Weights in the coordinates of ``problem.features()``.
     decision : ndarray of shape (n_samples,)
         f(xᵢ) at that point.
-    band : float, default=1e-6
-        Half-width of the margin band.
+    band : float, optional
+        Half-width of the margin band.  By default each of :data:`BANDS` is tried and
+        the α with the smallest duality gap is kept: an exact
+        optimum has its free support vectors within 1e-6 of the margin, an iterate of
+        a subgradient method only within its own accuracy.
 
     Returns
     -------
     alpha : ndarray of shape (n_samples,)
     """
+    if band is not None:
+        return _alpha_in_band(problem, w, decision, band)
+    primal = 0.5 * float(w @ w) + slack_cost(problem, np.maximum(0, 1 - problem.y * decision))
+    best, best_score = None, np.inf
+    for bd in BANDS:
+        alpha = _alpha_in_band(problem, w, decision, bd)
+        beta = problem.y * alpha
+        dual = float(alpha.sum() - 0.5 * beta @ problem.data.combination(beta))
+        score = abs(primal - dual) / max(1.0, abs(primal))
+        if score < best_score:
+            best, best_score = alpha, score
+        if score < 1e-9:
+            break
+    return best
+
+
+def _alpha_in_band(problem, w, decision, band):
     y, C = problem.y, problem.C_i
     m = y * decision
     alpha = np.zeros(problem.n_samples)
@@ -135,23 +161,37 @@ def alpha_from_primal(problem, w, decision, band=1e-6) -> np.ndarray:
     res = lsq_linear(np.vstack(rows), np.concatenate(target), bounds=(0.0, upper),
                      method="bvls" if idx.size <= 2000 else "trf")
     alpha[idx] = np.clip(res.x, 0.0, upper)
+    if problem.fit_intercept:
+        _restore_equality(alpha, y, C if not problem.hard_margin else np.full(y.size, np.inf),
+                          idx)
     return alpha
 
 
+def _restore_equality(alpha, y, upper, prefer):
+    """Move α inside its box until yᵀα = 0 exactly, margin points first.
+
+    Least squares satisfies yᵀα = 0 only approximately; a dual objective is a
+    lower bound on the optimum (weak duality) only at a feasible α, so the
+    remaining imbalance is removed greedily: mass is taken from the side in excess
+    (or added to the side in deficit) within the bounds.
+    """
+    order = np.r_[prefer, np.setdiff1d(np.arange(y.size), prefer)]
+    excess = float(y @ alpha)
+    for i in order:
+        if abs(excess) <= 1e-14 * max(1.0, float(np.abs(alpha).max(initial=0.0))):
+            break
+        # changing αᵢ by d changes yᵀα by yᵢd; we need yᵢd = −excess
+        d = -excess * y[i]
+        d = max(d, -alpha[i]) if d < 0 else min(d, upper[i] - alpha[i])
+        alpha[i] += d
+        excess += y[i] * d
+
+
 def _mvp_gap(problem, alpha, f0, tau):
-    """LIBSVM's m(α) − M(α) with −yₜ∇ₜ = yₜ − f0ₜ, bounds judged with threshold tau."""
+    """LIBSVM's m(α) − M(α); here ∇ₜ = yₜf0ₜ − 1, bounds judged with threshold tau."""
     y = problem.y
-    g = y - f0
-    upper = np.inf if problem.hard_margin else problem.C_i
-    below_c = alpha < (1 - tau) * upper if not problem.hard_margin else np.ones_like(y, bool)
-    above_0 = alpha > tau * (problem.C_i if not problem.hard_margin
-                             else _alpha_scale(problem, alpha))
-    pos = y > 0
-    i_up = (below_c & pos) | (above_0 & ~pos)
-    i_low = (below_c & ~pos) | (above_0 & pos)
-    if not i_up.any() or not i_low.any():
-        return 0.0
-    return float(max(0.0, g[i_up].max() - g[i_low].min()))
+    return violating_pair_gap(y, alpha, y * f0 - 1.0, problem.C_i, tau,
+                              zero_scale=_alpha_scale(problem, alpha))
 
 
 def _projected_gradient(problem, alpha, f0, tau):

@@ -1,0 +1,50 @@
+"""What the kernel estimators share: storing a fitted solution and evaluating f(x)."""
+
+from __future__ import annotations
+
+import numpy as np
+from sklearn.utils.validation import check_array, check_is_fitted
+
+from ..validation import check_precomputed_kernel
+
+__all__ = ["store_fit", "kernel_decision"]
+
+
+def store_fit(est, problem, sol, dual_coef, tol, certify):
+    """Set the fitted attributes common to SVC and SVR on ``est``."""
+    est.n_features_in_ = problem.X.shape[1]
+    est._kernel = problem.kernel
+    est._n_train = problem.n_samples
+    est.solution_ = sol
+    est.support_ = sol.support_
+    est.support_vectors_ = problem.X[sol.support_]
+    est.dual_coef_ = np.asarray(dual_coef)[sol.support_][None, :]
+    est.intercept_ = np.array([sol.b])
+    est.n_iter_ = sol.n_iter
+    if problem.kernel.is_linear:
+        est.coef_ = np.asarray(sol.w)[None, :]
+    est.certificate_ = problem.certify(sol, tol=tol) if certify else None
+
+
+def kernel_decision(est, X) -> np.ndarray:
+    """f(x) = Σᵢ dual_coef_ᵢ K(x, svᵢ) + intercept_, ndarray of shape (n_samples,).
+
+    Raises
+    ------
+    NotFittedError, ValueError
+        Not fitted; wrong number of features (or of kernel columns for precomputed).
+    """
+    check_is_fitted(est)
+    name = type(est).__name__
+    if est._kernel.name == "precomputed":
+        K = check_precomputed_kernel(X, n_train=est._n_train)
+        return K[:, est.support_] @ est.dual_coef_[0] + est.intercept_[0]
+    X = check_array(X, accept_sparse="csr", dtype=np.float64)
+    if X.shape[1] != est.n_features_in_:
+        raise ValueError(f"X has {X.shape[1]} features, but {name} was fitted with "
+                         f"{est.n_features_in_}.")
+    if hasattr(est, "coef_"):
+        return np.asarray(X @ est.coef_[0]).ravel() + est.intercept_[0]
+    if est.support_.size == 0:
+        return np.full(X.shape[0], est.intercept_[0])
+    return est._kernel(X, est.support_vectors_) @ est.dual_coef_[0] + est.intercept_[0]

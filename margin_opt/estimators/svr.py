@@ -1,0 +1,113 @@
+"""scikit-learn style ε-insensitive support vector regression on :class:`SVRProblem`."""
+
+from __future__ import annotations
+
+import numbers
+
+from sklearn.base import BaseEstimator, RegressorMixin, _fit_context
+from sklearn.utils._param_validation import Interval, StrOptions
+
+from ..kernels import KERNELS
+from ..problems.svr import SVRProblem
+from .base import kernel_decision, store_fit
+
+__all__ = ["SVR"]
+
+
+class SVR(RegressorMixin, BaseEstimator):
+    """ε-insensitive support vector regression solved as an explicit convex problem.
+
+    Parameters
+    ----------
+    C : float, default=1.0
+        Penalty of the slacks (> 0).
+    epsilon : float, default=0.1
+        Half-width of the insensitive tube, in target units (≥ 0).
+    kernel : {"linear", "poly", "rbf", "sigmoid", "precomputed"} or callable, default="rbf"
+    gamma : {"scale", "auto"} or float, default="scale"
+    degree : int, default=3
+    coef0 : float, default=0.0
+    solver : {"cvxpy-dual", "cvxpy-primal", "smo", "subgradient"}, default="cvxpy-dual"
+    tol : float, default=1e-6
+        Certificate tolerance (and stopping tolerance of iterative solvers).
+    solver_options : dict, default=None
+    certify : bool, default=True
+
+    Attributes
+    ----------
+    support_ : ndarray of shape (n_SV,)
+    support_vectors_ : ndarray of shape (n_SV, n_features)
+    dual_coef_ : ndarray of shape (1, n_SV)
+        aᵢ − âᵢ of the support vectors.
+    intercept_ : ndarray of shape (1,)
+    coef_ : ndarray of shape (1, n_features)
+        Linear kernel only.
+    solution_ : Solution
+    certificate_ : Certificate or None
+    n_iter_ : int or None
+
+    References
+    ----------
+    A. J. Smola and B. Schölkopf, "A tutorial on support vector regression",
+    Statistics and Computing 14, 2004.
+    """
+
+    _parameter_constraints: dict = {
+        "C": [Interval(numbers.Real, 0, None, closed="neither")],
+        "epsilon": [Interval(numbers.Real, 0, None, closed="left")],
+        "kernel": [StrOptions(set(KERNELS)), callable],
+        "gamma": [StrOptions({"scale", "auto"}), Interval(numbers.Real, 0, None,
+                                                          closed="neither")],
+        "degree": [Interval(numbers.Integral, 1, None, closed="left")],
+        "coef0": [Interval(numbers.Real, None, None, closed="neither")],
+        "solver": [StrOptions({"cvxpy-dual", "cvxpy-primal", "smo", "subgradient"})],
+        "tol": [Interval(numbers.Real, 0, None, closed="neither")],
+        "solver_options": [dict, None],
+        "certify": ["boolean"],
+    }
+
+    def __init__(self, C=1.0, epsilon=0.1, kernel="rbf", gamma="scale", degree=3, coef0=0.0,
+                 solver="cvxpy-dual", tol=1e-6, solver_options=None, certify=True):
+        self.C = C
+        self.epsilon = epsilon
+        self.kernel = kernel
+        self.gamma = gamma
+        self.degree = degree
+        self.coef0 = coef0
+        self.solver = solver
+        self.tol = tol
+        self.solver_options = solver_options
+        self.certify = certify
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y, sample_weight=None):
+        """Fit the SVR.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+        sample_weight : array-like of shape (n_samples,), default=None
+
+        Returns
+        -------
+        self : SVR
+
+        Raises
+        ------
+        ValueError
+            Bad input (see :class:`SVRProblem`).
+        """
+        problem = SVRProblem(X, y, C=self.C, epsilon=self.epsilon, kernel=self.kernel,
+                             gamma=self.gamma, degree=self.degree, coef0=self.coef0,
+                             sample_weight=sample_weight)
+        options = dict(self.solver_options or {})
+        if self.solver in ("smo", "subgradient"):
+            options.setdefault("tol", self.tol)
+        sol = problem.solve(self.solver, **options)
+        store_fit(self, problem, sol, sol.dual_coef, self.tol, self.certify)
+        return self
+
+    def predict(self, X):
+        """f(x) = Σᵢ(aᵢ − âᵢ)K(x, xᵢ) + b, ndarray of shape (n_samples,)."""
+        return kernel_decision(self, X)
