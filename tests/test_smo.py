@@ -176,6 +176,21 @@ def test_hard_margin_not_separable_reports_unbounded():
     assert "finite C" in res.message
 
 
+def test_hard_margin_overlapping_classes_stop_early_as_unbounded():
+    rng = np.random.default_rng(0)
+    X = np.vstack([rng.normal(0.5, 1, (50, 2)), rng.normal(-0.5, 1, (50, 2))])
+    y = np.r_[np.ones(50), -np.ones(50)]
+    qp = svc_qp(X, y, np.inf, "linear")
+    res = solve_smo(qp, max_iter=100_000)
+    assert res.status == "unbounded" and res.nit < 100_000
+    # the certificate of non-separability: ‖Σαᵢyᵢxᵢ‖ < 1e-4·R·Σαᵢ (R² = max ‖xᵢ‖²)
+    w = (res.x * y) @ X
+    R = np.sqrt((X ** 2).sum(axis=1).max())
+    assert np.linalg.norm(w) < 1e-4 * R * res.x.sum()
+    # the same data is separable with a soft margin: SMO converges there
+    assert solve_smo(svc_qp(X, y, 1.0, "linear")).status == "optimal"
+
+
 def test_epsilon_svr_form_with_index_matches_libsvm():
     X, t = make_regression(100, 4, noise=5.0, random_state=7)
     X = StandardScaler().fit_transform(X)

@@ -498,13 +498,30 @@ def _update_gbar(v, old, alpha, G_bar, y, C, index, st, kd, cc, all_cols):
 
 
 @njit(cache=True)
+def _margin_below(alpha, G, p, na, min_margin2):
+    """αᵀQα < min_margin2·(1ᵀα)² on the active set (shrunk variables have α = 0
+    under a hard margin, so the sums are exact)."""
+    quad = 0.0
+    ssum = 0.0
+    for t in range(na):
+        quad += alpha[t] * (G[t] - p[t])
+        ssum += alpha[t]
+    return ssum > 0.0 and quad < min_margin2 * ssum * ssum
+
+
+@njit(cache=True)
 def smo_run(alpha, G, G_bar, y, p, C, QD, index, perm, st, kd, cc, all_cols,
-            tol, wss2, shrinking, max_iter, stop_iter, alpha_cap, fout):
+            tol, wss2, shrinking, max_iter, stop_iter, alpha_cap, min_margin2, fout):
     """Run SMO iterations until optimal, ``stop_iter`` (chunk end) or ``max_iter``.
 
     The per-variable arrays are permuted in place by shrinking (``perm[k]`` is
     the original variable at position k).  ``fout[0]`` receives the last gap
     m(α) − M(α).  Returns one of the ``R_*`` codes.
+
+    ``min_margin2 > 0`` (hard margin, every upper bound infinite) enables the
+    separability check: for separable data with margin γ every feasible α has
+    ‖Σαᵢyᵢφ(xᵢ)‖ ≥ γ·1ᵀα, so αᵀQα < min_margin2·(1ᵀα)² proves γ² < min_margin2
+    and the run stops with ``R_UNBOUNDED``.
     """
     m = alpha.shape[0]
     cache = cc[0]
@@ -525,6 +542,8 @@ def smo_run(alpha, G, G_bar, y, p, C, QD, index, perm, st, kd, cc, all_cols,
                 do_shrinking(alpha, G, G_bar, y, p, C, QD, index, perm, st, kd, cc, all_cols,
                              tol)
                 fresh = False
+            if min_margin2 > 0.0 and _margin_below(alpha, G, p, st[S_ACTIVE], min_margin2):
+                return R_UNBOUNDED
         gap = select_pair(alpha, G, y, C, QD, index, st, kd, cc, all_cols,
                           tol, wss2, pair, fresh, firstf, firsti)
         if pair[0] < 0:

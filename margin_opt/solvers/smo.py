@@ -41,6 +41,7 @@ _KINDS = {"linear": _k.K_LINEAR, "poly": _k.K_POLY, "rbf": _k.K_RBF,
 _MB = 2 ** 20
 _DEFAULT_MAX_ITER = 10_000_000
 _ALPHA_CAP = 1e12
+_MIN_MARGIN = 1e-4     # hard margin: "not separable" below this × the data radius
 
 
 def _check_options(tol, cache_size, wss, max_iter, callback_every, m):
@@ -272,7 +273,10 @@ def solve_smo(qp, *, tol=1e-3, cache_size=200, shrinking=True, wss="second-order
     does not apply; greedy single-variable coordinate descent with the same
     row cache is used instead, stopping when the largest projected gradient is
     ≤ tol.  Hard margin on non-separable data makes the dual unbounded: the
-    solver stops with status ``"unbounded"`` once some αᵢ exceeds 1e12.
+    solver stops with status ``"unbounded"`` once the iterate proves that no
+    separating hyperplane has a margin above 1e-4 × the data radius (for separable
+    data with margin γ, ‖Σαᵢyᵢφ(xᵢ)‖ ≥ γ·1ᵀα for every feasible α), or some αᵢ
+    exceeds 1e12.
 
     References
     ----------
@@ -306,6 +310,10 @@ def solve_smo(qp, *, tol=1e-3, cache_size=200, shrinking=True, wss="second-order
     args = (index, st, kd, cc, all_cols)
     _k.init_gradient(alpha, G, G_bar, y, p, C, *args)
     shrinking = bool(shrinking) and equality
+    # the margin bound below holds for the C-SVC form (p = −1, yᵀα = 0)
+    hard = (equality and qp.delta == 0 and bool(np.all(np.isinf(C)))
+            and bool(np.all(p == -1.0)))
+    min_margin2 = _MIN_MARGIN ** 2 * float(QD.max()) if hard else 0.0
     t1 = time.perf_counter()
 
     chunk = int(callback_every) if callback is not None else max_iter
@@ -315,7 +323,7 @@ def solve_smo(qp, *, tol=1e-3, cache_size=200, shrinking=True, wss="second-order
         if equality:
             code = _k.smo_run(alpha, G, G_bar, y, p, C, QD, index, perm, st, kd, cc, all_cols,
                               float(tol), wss == "second-order", shrinking, max_iter, stop_at,
-                              _ALPHA_CAP, fout)
+                              _ALPHA_CAP, min_margin2, fout)
         else:
             code = _k.coordinate_run(alpha, G, y, C, QD, index, st, kd, cc, all_cols,
                                      float(tol), max_iter, stop_at, fout)
@@ -339,8 +347,10 @@ def solve_smo(qp, *, tol=1e-3, cache_size=200, shrinking=True, wss="second-order
         status, msg = "optimal", f"m(α) − M(α) = {gap:.3g} ≤ tol = {tol:g} after {nit} iterations."
     elif code == _k.R_UNBOUNDED:
         status = "unbounded"
-        msg = ("the dual is unbounded (some αᵢ exceeded 1e12): with upper = ∞ (hard margin) "
-               "this means the classes are not separable in the feature space; use a finite C.")
+        msg = ("the dual is unbounded: with upper = ∞ (hard margin) the classes are not "
+               "separable in the feature space (no separating hyperplane has a margin above "
+               f"{_MIN_MARGIN:g} × the data radius, or some αᵢ exceeded {_ALPHA_CAP:g}); "
+               "use a finite C.")
     else:
         status = "max_iter"
         msg = (f"SMO reached max_iter={max_iter} with m(α) − M(α) = {gap:.3g} > tol = {tol:g}. "
