@@ -231,7 +231,9 @@ def solve_smo(qp, *, tol=1e-3, cache_size=200, shrinking=True, wss="second-order
     cache_size : float, default=200
         Kernel row cache in MB (2**20 bytes), float64 rows of length n_data.  When
         the whole kernel fits, every row gets a slot and is computed at most once
-        (more often only on the active columns).  Memory is this plus O(n·d).
+        (more often only on the active columns).  Memory is this plus O(n·d).  For
+        sparse X a dense copy of the columns (faster whole rows) is kept when it
+        fits a quarter of the budget, and is counted in it.
     shrinking : bool, default=True
         LIBSVM's shrinking heuristic; the gradient is reconstructed before the
         final check, so the answer is the same as without it.
