@@ -30,8 +30,9 @@ class SVC(ClassifierMixin, BaseEstimator):
     coef0 : float, default=0.0
     fit_intercept : bool, default=True
     class_weight : dict or "balanced", default=None
-    solver : {"cvxpy-dual", "cvxpy-primal", "smo", "subgradient", "pegasos"}, default="cvxpy-dual"
-        Method passed to :meth:`SVMProblem.solve`.
+    solver : {"cvxpy-dual", "cvxpy-primal", "smo", "subgradient", "pegasos"}, default="smo"
+        Method passed to :meth:`SVMProblem.solve`: SMO (LIBSVM's algorithm, compiled)
+        by default, the cvxpy reference formulations, or the iterative primal methods.
     tol : float, default=1e-6
         Tolerance of the certificate computed after fitting (and the stopping
         tolerance of iterative solvers).
@@ -78,7 +79,7 @@ class SVC(ClassifierMixin, BaseEstimator):
     }
 
     def __init__(self, C=1.0, kernel="rbf", gamma="scale", degree=3, coef0=0.0,
-                 fit_intercept=True, class_weight=None, solver="cvxpy-dual", tol=1e-6,
+                 fit_intercept=True, class_weight=None, solver="smo", tol=1e-6,
                  solver_options=None, certify=True):
         self.C = C
         self.kernel = kernel

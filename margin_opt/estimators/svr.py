@@ -27,7 +27,7 @@ class SVR(RegressorMixin, BaseEstimator):
     gamma : {"scale", "auto"} or float, default="scale"
     degree : int, default=3
     coef0 : float, default=0.0
-    solver : {"cvxpy-dual", "cvxpy-primal", "smo", "subgradient"}, default="cvxpy-dual"
+    solver : {"cvxpy-dual", "cvxpy-primal", "smo", "subgradient"}, default="smo"
     tol : float, default=1e-6
         Certificate tolerance (and stopping tolerance of iterative solvers).
     solver_options : dict, default=None
@@ -67,7 +67,7 @@ class SVR(RegressorMixin, BaseEstimator):
     }
 
     def __init__(self, C=1.0, epsilon=0.1, kernel="rbf", gamma="scale", degree=3, coef0=0.0,
-                 solver="cvxpy-dual", tol=1e-6, solver_options=None, certify=True):
+                 solver="smo", tol=1e-6, solver_options=None, certify=True):
         self.C = C
         self.epsilon = epsilon
         self.kernel = kernel

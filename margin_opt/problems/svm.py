@@ -399,8 +399,9 @@ class SVMProblem:
         qp = self.to_standard_form()
         res = fn(qp, **options)
         t1 = time.perf_counter()
-        if self.hard_margin and np.max(res.x, initial=0.0) > 1e8:
-            raise self._not_separable("unbounded (α diverging)")
+        if self.hard_margin and (res.get("status") == "unbounded"
+                                 or np.max(res.x, initial=0.0) > 1e8):
+            raise self._not_separable(f"{method}: {res.get('message', 'α diverging')}")
         sol = self.solution_from_dual(np.asarray(res.x, dtype=float), float(res.b),
                                       method=method, solver=method,
                                       status=res.get("status", "optimal"),
