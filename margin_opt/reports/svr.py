@@ -64,7 +64,10 @@ def verify(dataset, *, C=1.0, epsilon=0.1, kernel="rbf", gamma="scale", methods=
                          gamma=gamma)
     default = ["cvxpy-dual", "cvxpy-primal", "cvxpy-loss"]
     default += ["smo"] if "smo" in available_backends() else []
-    rows, solutions, ref = run_methods(problem, list(methods or default + ["libsvm"]), METHODS,
+    table = dict(METHODS)
+    if problem.C > 1:  # see margin_opt.reports.svm.verify
+        table["smo"] = ({**METHODS["smo"][0], "tol": 1e-6 / problem.C}, METHODS["smo"][1])
+    rows, solutions, ref = run_methods(problem, list(methods or default + ["libsvm"]), table,
                                        external=_libsvm)
     n, d = problem.n_samples, problem.X.shape[1]
     report = {"data": {"name": dataset.name, "n_samples": n, "n_features": d},
