@@ -42,6 +42,9 @@ class Check:
     tol: float
     description: str = ""
 
+    def __post_init__(self):
+        object.__setattr__(self, "value", float(self.value) + 0.0)  # no "-0.000e+00"
+
     @property
     def passed(self) -> bool:
         """True when the residual is within tolerance (NaN fails)."""

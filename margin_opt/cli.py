@@ -1,4 +1,9 @@
-"""The ``margin-opt`` command line: verify | fit | bench."""
+"""The ``margin-opt`` command line.
+
+- ``margin-opt verify [DATA]``: one model solved by every method, each certified.
+- ``margin-opt fit [DATA]``: one estimator fitted, its summary and certificate.
+- ``margin-opt bench [SUITE ...]``: benchmarks side by side with the peer libraries.
+"""
 
 from __future__ import annotations
 
@@ -44,6 +49,18 @@ def _parser():
     v.add_argument("--plot", default=None, help="write a plot to this PNG file")
     v.add_argument("--json", action="store_true", help="print the report as JSON")
 
+    f = sub.add_parser("fit", help="fit one estimator and print its summary and certificate")
+    f.add_argument("data", nargs="?", help="as for verify")
+    f.add_argument("--model", choices=sorted(REPORTS), default="svc")
+    f.add_argument("--solver", default=None, help="svc/svr: smo (default), cvxpy-dual, "
+                   "cvxpy-primal, subgradient, pegasos")
+    f.add_argument("--C", type=float, default=1.0)
+    f.add_argument("--kernel", default="rbf")
+    f.add_argument("--gamma", type=_gamma, default="scale")
+    f.add_argument("--epsilon", type=float, default=0.1)
+    f.add_argument("--n-estimators", type=int, default=50)
+    f.add_argument("--json", action="store_true")
+
     b = sub.add_parser("bench", help="benchmarks side by side with the peer libraries")
     b.add_argument("suites", nargs="*", help="smo, subgradient, svr, adaboost (default: all "
                    "available)")
@@ -78,6 +95,42 @@ def _verify(args) -> int:
     return 0 if ok else 1
 
 
+def _fit(args) -> int:
+    import time
+
+    from . import SVC, SVR, AdaBoost
+    from .datasets import load_dataset
+
+    data = load_dataset(args.data or DEFAULT_DATA[args.model])
+    solver = {"solver": args.solver} if args.solver else {}
+    if args.model == "svc":
+        est = SVC(C=args.C, kernel=args.kernel, gamma=args.gamma, **solver)
+    elif args.model == "svr":
+        est = SVR(C=args.C, epsilon=args.epsilon, kernel=args.kernel, gamma=args.gamma,
+                  **solver)
+    else:
+        est = AdaBoost(n_estimators=args.n_estimators)
+    t0 = time.perf_counter()
+    est.fit(data.X, data.y)
+    elapsed = time.perf_counter() - t0
+    summary = {"data": data.name, "n_samples": int(data.X.shape[0]), "model": repr(est),
+               "fit_seconds": elapsed, "training_score": float(est.score(data.X, data.y))}
+    cert = getattr(est, "certificate_", None)
+    if hasattr(est, "solution_"):
+        summary.update(est.solution_.summary())
+    if cert is not None:
+        summary["certificate"] = cert.to_dict()
+    if args.json:
+        print(json.dumps(summary, indent=2, default=float))
+    else:
+        for k, v in summary.items():
+            if k != "certificate":
+                print(f"{k:>18}: {v}")
+        if cert is not None:
+            print(cert)
+    return 0 if cert is None or cert.ok else 1
+
+
 def _bench(args) -> int:
     from .bench import SUITES
 
@@ -110,7 +163,7 @@ def main(argv=None) -> int:
     """Entry point of the ``margin-opt`` console script."""
     args = _parser().parse_args(argv)
     try:
-        return _verify(args) if args.command == "verify" else _bench(args)
+        return {"verify": _verify, "fit": _fit, "bench": _bench}[args.command](args)
     except (ValueError, FileNotFoundError) as exc:
         print(f"margin-opt: {exc}", file=sys.stderr)
         return 2

@@ -38,3 +38,14 @@ def test_bad_arguments(capsys):
     assert cli.main(["verify", "iris-binary", "--C", "-1"]) == 2
     with pytest.raises(SystemExit):
         cli.main(["verify", "--gamma", "wide"])
+
+
+@pytest.mark.parametrize("model,extra", [("svc", ["--kernel", "linear"]), ("svr", []),
+                                         ("adaboost", ["--n-estimators", "10"])])
+def test_fit(capsys, model, extra):
+    data = {"svc": "iris-binary", "svr": "diabetes", "adaboost": "iris-binary"}[model]
+    assert cli.main(["fit", data, "--model", model, "--json", *extra]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert summary["training_score"] > 0.3
+    if model != "adaboost":
+        assert summary["certificate"]["ok"] and summary["method"] == "smo"
