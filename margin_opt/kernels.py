@@ -58,7 +58,11 @@ def resolve_gamma(gamma, X) -> float:
         if gamma == "auto":
             return 1.0 / n_features
         raise ValueError(f"gamma must be 'scale', 'auto' or a positive float, got {gamma!r}.")
-    g = float(gamma)
+    try:
+        g = float(gamma)
+    except (TypeError, ValueError):
+        raise ValueError(f"gamma must be 'scale', 'auto' or a positive float, got {gamma!r}.") \
+            from None
     if not np.isfinite(g) or g <= 0:
         raise ValueError(f"gamma must be a positive finite number, got {gamma!r}; "
                          "try gamma='scale'.")
@@ -205,8 +209,9 @@ def make_kernel(kernel="rbf", X=None, *, gamma="scale", degree=3, coef0=0.0) -> 
         return Kernel(kernel)
     if kernel == "poly" and (int(degree) != degree or degree < 1):
         raise ValueError(f"degree must be an integer ≥ 1, got {degree!r}.")
-    if not np.isfinite(coef0):
-        raise ValueError(f"coef0 must be finite, got {coef0!r}.")
+    if isinstance(coef0, bool) or not isinstance(coef0, (int, float, np.number)) \
+            or not np.isfinite(coef0):
+        raise ValueError(f"coef0 must be a finite number, got {coef0!r}.")
     g = resolve_gamma(gamma, X) if X is not None else resolve_gamma(
         gamma if not isinstance(gamma, str) else 1.0, np.zeros((1, 1)))
     return Kernel(kernel, gamma=g, degree=int(degree), coef0=float(coef0))

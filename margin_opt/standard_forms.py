@@ -175,7 +175,7 @@ def violating_pair_gap(y, alpha, grad, upper, tau=0.0, zero_scale=None) -> float
     grad : ndarray of shape (m,)
         ∇ = Qα + p.
     upper : ndarray of shape (m,)
-        Upper bounds (``inf`` allowed).
+        Upper bounds (``inf`` allowed; 0 fixes the variable, e.g. a zero sample weight).
     tau : float, default=0.0
         Relative threshold: αₜ counts as at its upper bound when αₜ ≥ (1 − τ)uₜ and
         at zero when αₜ ≤ τ·uₜ (τ·zero_scale where uₜ is infinite), for answers of
@@ -198,8 +198,9 @@ def violating_pair_gap(y, alpha, grad, upper, tau=0.0, zero_scale=None) -> float
     above_0 = alpha > tau * ref
     g = -y * grad
     pos = y > 0
-    i_up = (below_u & pos) | (above_0 & ~pos)
-    i_low = (below_u & ~pos) | (above_0 & pos)
+    movable = upper > 0  # a variable with uᵢ = 0 is fixed at 0 and in neither set
+    i_up = ((below_u & pos) | (above_0 & ~pos)) & movable
+    i_low = ((below_u & ~pos) | (above_0 & pos)) & movable
     if not i_up.any() or not i_low.any():
         return 0.0
     return float(max(0.0, g[i_up].max() - g[i_low].min()))

@@ -54,6 +54,12 @@ def check_data(X, y, *, y_numeric=False):
         elif "inconsistent numbers of samples" in msg:
             hint = " X and y must have one row / entry per sample."
         raise ValueError(msg + hint) from None
+    if y_numeric:
+        try:
+            y = np.asarray(y, dtype=np.float64)
+        except (TypeError, ValueError):
+            raise ValueError("y must hold numbers (regression targets); got values such as "
+                             f"{y[:3]!r}.") from None
     if y_numeric and not np.all(np.isfinite(y)):
         raise ValueError("y contains NaN or infinity; targets must be finite.")
     return X, y

@@ -97,3 +97,34 @@ def test_hard_margin_certificate_catches_violation(separable):
     assert p.certify(sol).ok
     shrunk = _copy(sol, w=sol.w * 0.9)
     assert p.certify(shrunk).primal_residual > 1e-3
+
+
+def test_zero_sample_weights_are_fixed_not_contradictions(breast_cancer):
+    """A point with Cᵢ = 0 is at 0 and at C at once: no category, no violation."""
+    from margin_opt import SVRProblem
+
+    X, y = breast_cancer.X[:150], breast_cancer.y[:150]
+    sw = np.ones(150)
+    sw[::7] = 0.0
+    p = SVMProblem(X, y, kernel="rbf", sample_weight=sw)
+    for method in ("cvxpy-dual", "cvxpy-primal", "smo"):
+        sol = p.solve(method, **({"tol": 1e-7} if method == "smo" else {}))
+        assert np.all(sol.alpha[sw == 0] < 1e-9)
+        assert p.certify(sol, tol=1e-5).ok, method
+    sk = SkSVC(kernel="rbf", tol=1e-8).fit(X, y, sample_weight=sw)
+    assert p.certify(Solution.from_sklearn(sk, p), tol=1e-5).ok
+    q = SVRProblem(X, X[:, 0], sample_weight=sw)
+    assert q.certify(q.solve()).ok
+
+
+def test_svr_epsilon_zero_certifies():
+    from margin_opt import SVR, SVRProblem
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(60, 3))
+    y = X @ [1.0, -2.0, 0.5] + 0.1 * rng.normal(size=60)
+    p = SVRProblem(X, y, epsilon=0.0, kernel="linear")
+    for method in ("cvxpy-dual", "cvxpy-primal", "smo"):
+        assert p.certify(p.solve(method, **({"tol": 1e-8} if method == "smo" else {})),
+                         tol=1e-5).ok, method
+    assert SVR(epsilon=0.0, kernel="linear").fit(X, y).certificate_.ok

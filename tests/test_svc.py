@@ -63,3 +63,32 @@ def test_three_classes_refused():
     X = np.random.default_rng(0).normal(size=(30, 2))
     with pytest.raises(ValueError, match="binary"):
         SVC().fit(X, np.arange(30) % 3)
+
+
+def test_hard_margin_estimator(separable):
+    X, y = separable
+    clf = SVC(C=np.inf, kernel="linear").fit(X, y)
+    assert clf.certificate_.ok
+    np.testing.assert_allclose(y[clf.support_] * clf.decision_function(X[clf.support_]), 1.0,
+                               atol=1e-5)
+    ref = SkSVC(kernel="linear", C=1e8, tol=1e-10).fit(X, y)
+    np.testing.assert_allclose(clf.coef_, ref.coef_, rtol=1e-4)
+
+
+@pytest.mark.parametrize("C", [100.0, 1000.0])
+def test_certificate_ok_at_large_C(data, C):
+    from margin_opt import SVMProblem
+
+    X, y, _, _ = data
+    clf = SVC(C=C, kernel="rbf").fit(X, y)
+    assert clf.certificate_.ok, clf.certificate_.failed()
+    exact = SVMProblem(X, y, C=C, kernel="rbf").solve("cvxpy-dual")
+    assert abs(clf.solution_.dual_objective / exact.dual_objective - 1) < 1e-6
+
+
+def test_kernel_pegasos_predicts_what_it_found(data):
+    X, y, _, _ = data
+    clf = SVC(kernel="rbf", solver="pegasos",
+              solver_options={"max_iter": 20, "random_state": 0}).fit(X[:200], y[:200])
+    np.testing.assert_allclose(clf.decision_function(X[:200]), clf.solution_.decision,
+                               atol=1e-8)

@@ -27,7 +27,10 @@ def test_forms_agree_and_match_libsvm(diabetes, kernel, C, eps):
     dual = p.solve("cvxpy-dual")
     slack = p.solve("cvxpy-primal", form="slack")
     loss = p.solve("cvxpy-primal", form="loss")
+    smo = p.solve("smo", tol=1e-8)
     assert rel(dual.primal_objective, dual.dual_objective) < 1e-6
+    assert rel(smo.dual_objective, dual.dual_objective) < 1e-6
+    assert p.certify(smo, tol=1e-5).ok
     assert rel(slack.primal_objective, dual.dual_objective) < 1e-6
     assert rel(loss.primal_objective, dual.dual_objective) < 1e-6
     sk = SkSVR(kernel=kernel, C=C, epsilon=eps, tol=1e-8).fit(X, y)

@@ -68,3 +68,20 @@ def test_estimator_rejects_bad_params():
         SVC(C=-1).fit(X, y)
     with pytest.raises(ValueError, match="solver"):
         SVC(solver="magic").fit(X, y)
+
+
+def test_more_bad_inputs_are_clear_value_errors():
+    from margin_opt import SVRProblem
+
+    with pytest.raises(ValueError, match="gamma"):
+        SVMProblem(X, y, kernel="rbf", gamma=None)
+    with pytest.raises(ValueError, match="coef0"):
+        SVMProblem(X, y, kernel="poly", coef0="x")
+    with pytest.raises(ValueError, match="numbers"):
+        SVRProblem(X, np.array(["a"] * 20))
+    with pytest.raises(ValueError, match="not classes"):
+        SVMProblem(X, y, class_weight={"one": 2.0})
+    with pytest.raises(ValueError, match="hard margin"):
+        SVMProblem(X, y, C=np.inf, sample_weight=np.r_[0.0, np.ones(19)])
+    with pytest.raises(ValueError, match="tol"):
+        SVMProblem(X, y).solve("smo", tol="a")

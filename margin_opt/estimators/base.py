@@ -11,14 +11,25 @@ __all__ = ["store_fit", "kernel_decision"]
 
 
 def store_fit(est, problem, sol, dual_coef, tol, certify):
-    """Set the fitted attributes common to SVC and SVR on ``est``."""
+    """Set the fitted attributes common to SVC and SVR on ``est``.
+
+    ``dual_coef`` (shape (n_samples,)) are the coefficients of K(x, xᵢ) in f.  A
+    representer answer (kernelized Pegasos) carries its own coefficients β in
+    ``sol.extra["beta"]``: those reproduce the function the solver found, so they are
+    used instead (its α, filled from the subgradient, serves the certificate).
+    """
+    if "beta" in sol.extra:
+        dual_coef = sol.extra["beta"]
+        support = np.flatnonzero(dual_coef)
+    else:
+        support = sol.support_
     est.n_features_in_ = problem.X.shape[1]
     est._kernel = problem.kernel
     est._n_train = problem.n_samples
     est.solution_ = sol
-    est.support_ = sol.support_
-    est.support_vectors_ = problem.X[sol.support_]
-    est.dual_coef_ = np.asarray(dual_coef)[sol.support_][None, :]
+    est.support_ = support
+    est.support_vectors_ = problem.X[support]
+    est.dual_coef_ = np.asarray(dual_coef)[support][None, :]
     est.intercept_ = np.array([sol.b])
     est.n_iter_ = sol.n_iter
     if problem.kernel.is_linear:

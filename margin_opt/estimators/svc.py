@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import numbers
 
+import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context
-from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils._param_validation import Interval, Options, StrOptions
 
 from ..kernels import KERNELS
 from ..problems.svm import SVMProblem
@@ -34,8 +35,9 @@ class SVC(ClassifierMixin, BaseEstimator):
         Method passed to :meth:`SVMProblem.solve`: SMO (LIBSVM's algorithm, compiled)
         by default, the cvxpy reference formulations, or the iterative primal methods.
     tol : float, default=1e-6
-        Tolerance of the certificate computed after fitting (and the stopping
-        tolerance of iterative solvers).
+        Tolerance of the certificate computed after fitting.  SMO stops at
+        m(α) − M(α) ≤ tol / max(1, C) (the duality gap is bounded by that times
+        Σα + ΣCᵢ), the subgradient method at a parameter change ≤ tol.
     solver_options : dict, default=None
         Extra keywords for the solver (e.g. ``{"max_iter": 1000}``).
     certify : bool, default=True
@@ -64,7 +66,7 @@ class SVC(ClassifierMixin, BaseEstimator):
     """
 
     _parameter_constraints: dict = {
-        "C": [Interval(numbers.Real, 0, None, closed="neither")],
+        "C": [Interval(numbers.Real, 0, None, closed="neither"), Options(numbers.Real, {np.inf})],
         "kernel": [StrOptions(set(KERNELS)), callable],
         "gamma": [StrOptions({"scale", "auto"}), Interval(numbers.Real, 0, None,
                                                           closed="neither")],
@@ -121,7 +123,13 @@ class SVC(ClassifierMixin, BaseEstimator):
                              fit_intercept=self.fit_intercept, sample_weight=sample_weight,
                              class_weight=self.class_weight)
         options = dict(self.solver_options or {})
-        if self.solver in ("smo", "subgradient"):
+        if self.solver == "smo":
+            # at m − M ≤ tol the duality gap is at most tol·(Σα + ΣCᵢ): stop SMO at
+            # tol / max(1, C) so that the answer certifies at tol
+            c_max = float(problem.C_i.max())
+            c_max = c_max if np.isfinite(c_max) else 1.0  # hard margin: gap ≤ 2·tol·P
+            options.setdefault("tol", self.tol / max(1.0, min(c_max, 1e6)))
+        elif self.solver == "subgradient":
             options.setdefault("tol", self.tol)
         sol = problem.solve(self.solver, **options)
         self.classes_ = problem.classes_

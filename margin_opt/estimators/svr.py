@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numbers
 
+import numpy as np
 from sklearn.base import BaseEstimator, RegressorMixin, _fit_context
 from sklearn.utils._param_validation import Interval, StrOptions
 
@@ -29,7 +30,9 @@ class SVR(RegressorMixin, BaseEstimator):
     coef0 : float, default=0.0
     solver : {"cvxpy-dual", "cvxpy-primal", "smo", "subgradient"}, default="smo"
     tol : float, default=1e-6
-        Certificate tolerance (and stopping tolerance of iterative solvers).
+        Tolerance of the certificate computed after fitting.  SMO stops at
+        m(α) − M(α) ≤ tol / max(1, C), the subgradient method at a parameter
+        change ≤ tol.
     solver_options : dict, default=None
     certify : bool, default=True
 
@@ -102,7 +105,13 @@ class SVR(RegressorMixin, BaseEstimator):
                              gamma=self.gamma, degree=self.degree, coef0=self.coef0,
                              sample_weight=sample_weight)
         options = dict(self.solver_options or {})
-        if self.solver in ("smo", "subgradient"):
+        if self.solver == "smo":
+            # at m − M ≤ tol the duality gap is at most tol·(Σα + ΣCᵢ): stop SMO at
+            # tol / max(1, C) so that the answer certifies at tol
+            c_max = float(problem.C_i.max())
+            c_max = c_max if np.isfinite(c_max) else 1.0  # hard margin: gap ≤ 2·tol·P
+            options.setdefault("tol", self.tol / max(1.0, min(c_max, 1e6)))
+        elif self.solver == "subgradient":
             options.setdefault("tol", self.tol)
         sol = problem.solve(self.solver, **options)
         store_fit(self, problem, sol, sol.dual_coef, self.tol, self.certify)

@@ -119,17 +119,25 @@ class SVMProblem:
         self.kernel = self.data.kernel
         self.X = X = self.data.X
         sw = check_sample_weight(sample_weight, X)
+        self._instance_weight = sw
         if class_weight is not None:
             cw = compute_class_weight(class_weight, classes=np.array([-1.0, 1.0]), y=self.y) \
                 if class_weight == "balanced" else self._class_weight_dict(class_weight)
             sw = sw * np.where(self.y > 0, cw[1], cw[0])
+        if self.hard_margin and np.any(sw == 0):
+            raise ValueError("the hard margin (C = inf) needs positive sample and class "
+                             "weights: a weight of 0 would drop the point's constraint; remove "
+                             "those points instead, or use a finite C.")
         self.sample_weight = sw
         self.C_i = self.C * sw
-        self._primal_cache = {}
 
     def _class_weight_dict(self, class_weight):
         if not isinstance(class_weight, dict):
             raise ValueError("class_weight must be a dict {label: weight}, 'balanced' or None.")
+        unknown = [k for k in class_weight if k not in set(self.classes_.tolist())]
+        if unknown:
+            raise ValueError(f"class_weight has keys {unknown} that are not classes of y "
+                             f"({list(self.classes_)}).")
         out = []
         for label in self.classes_:
             wgt = class_weight.get(label, class_weight.get(label.item() if hasattr(label, "item")
@@ -231,7 +239,6 @@ class SVMProblem:
             problem = cp.Problem(cp.Minimize(reg + self.C_i @ xi), cons)
         else:
             problem = cp.Problem(cp.Minimize(reg + self.C_i @ cp.pos(1 - yf)))
-        self._primal_cache[id(problem)] = (w, b, form)
         return problem
 
     def dual(self, form: str = "auto") -> cp.Problem:
@@ -378,13 +385,12 @@ class SVMProblem:
     def _solve_cvxpy_primal(self, form, solver, verbose, options):
         t0 = time.perf_counter()
         problem = self.primal(form)
-        w_var, b_var, _ = self._primal_cache.pop(id(problem))
         t_build = time.perf_counter() - t0
         status, timings, n_iter, solver = solve_cvxpy(
             problem, solver=solver, verbose=verbose,
             on_infeasible=self._not_separable if self.hard_margin else None, **options)
-        w = np.asarray(w_var.value, dtype=float)
-        b = float(b_var.value) if self.fit_intercept else 0.0
+        w = np.asarray(problem.var_dict["w"].value, dtype=float)
+        b = float(problem.var_dict["b"].value) if self.fit_intercept else 0.0
         alpha = None
         if problem.constraints:
             alpha = np.clip(np.asarray(problem.constraints[0].dual_value, dtype=float), 0, None)
@@ -525,10 +531,14 @@ class SVMProblem:
     def solution_from_representer(self, beta, b, **kw) -> Solution:
         """Build a :class:`Solution` from representer coefficients, f = Kβ + b.
 
-        The primal point is (β, b) with regularizer ½βᵀKβ; α is filled from the
-        subgradient as in :meth:`solution_from_primal`.
+        The primal point is (β, b) with regularizer ½βᵀKβ (kept in
+        ``extra["beta"]``, the coefficients that reproduce f); α is filled from the
+        subgradient as in :meth:`solution_from_primal` for the certificate.
         """
-        return self.solution_from_primal(self.data.weights(np.ravel(beta)), b, **kw)
+        beta = np.asarray(beta, dtype=float).ravel()
+        sol = self.solution_from_primal(self.data.weights(beta), b, **kw)
+        sol.extra["beta"] = beta
+        return sol
 
     def solution_from_sklearn(self, estimator) -> Solution:
         """A Solution from a fitted ``sklearn.svm.SVC`` on the same data (see
@@ -543,7 +553,7 @@ class SVMProblem:
         coef = estimator.dual_coef_
         coef = np.asarray(coef.toarray() if hasattr(coef, "toarray") else coef)[0]
         alpha = np.zeros(self.n_samples)
-        alpha[estimator.support_] = np.abs(coef)
+        alpha[_libsvm_rows(self._instance_weight)[estimator.support_]] = np.abs(coef)
         n_iter = getattr(estimator, "n_iter_", [None])
         return self.solution_from_dual(alpha, float(estimator.intercept_[0]), method="external",
                                        solver="LIBSVM (sklearn.svm.SVC)",
@@ -594,3 +604,13 @@ class SVMProblem:
         C = "inf (hard margin)" if self.hard_margin else f"{self.C:g}"
         return (f"SVMProblem(n_samples={self.n_samples}, C={C}, kernel={self.kernel.describe()}, "
                 f"fit_intercept={self.fit_intercept})")
+
+
+def _libsvm_rows(sample_weight):
+    """Row of the data of each training instance LIBSVM saw.
+
+    LIBSVM drops instances whose weight is 0 before training, so scikit-learn's
+    ``support_`` indexes the remaining rows; this maps them back.
+    """
+    return np.flatnonzero(sample_weight > 0)
+

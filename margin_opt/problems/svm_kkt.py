@@ -61,13 +61,18 @@ def support_indices(problem, alpha, decision) -> np.ndarray:
 
 
 def _categories(problem, alpha, tau):
-    """Boolean masks (zero, free, at_C) with relative threshold tau."""
+    """Boolean masks (zero, free, at_C) with relative threshold tau.
+
+    A point with Cᵢ = 0 (zero sample or class weight) has α fixed at 0 and takes no
+    part in the problem: it is in none of the three.
+    """
     if problem.hard_margin:
         zero = alpha <= tau * _alpha_scale(problem, alpha)
         return zero, ~zero, np.zeros_like(zero)
-    zero = alpha <= tau * problem.C_i
-    at_c = (alpha >= (1 - tau) * problem.C_i) & ~zero
-    return zero, ~zero & ~at_c, at_c
+    fixed = problem.C_i == 0
+    zero = (alpha <= tau * problem.C_i) & ~fixed
+    at_c = (alpha >= (1 - tau) * problem.C_i) & ~zero & ~fixed
+    return zero, ~zero & ~at_c & ~fixed, at_c
 
 
 def intercept_from_free(problem, alpha, f0, tau=1e-6) -> float:
@@ -199,6 +204,7 @@ def _projected_gradient(problem, alpha, f0, tau):
     grad = problem.y * f0 - 1.0
     zero, free, at_c = _categories(problem, alpha, tau)
     viol = np.where(zero, np.maximum(0, -grad), np.where(at_c, np.maximum(0, grad), np.abs(grad)))
+    viol[~(zero | free | at_c)] = 0.0  # Cᵢ = 0: fixed
     return float(viol.max(initial=0.0))
 
 
@@ -283,8 +289,10 @@ def certify(problem, solution, tol) -> Certificate:
         rows.append(TableRow("α = C", "y f(x) ≤ 1", int(at_c.sum()),
                              np.flatnonzero(at_c & (margins > 1 + tol))))
     quantities = {"primal_objective": primal_obj, "dual_objective": dual_obj,
-                  "duality_gap_abs": gap_abs, "b": b, "n_support": int((~zero).sum()),
+                  "duality_gap_abs": gap_abs, "b": b, "n_support": int((free | at_c).sum()),
                   "n_free": int(free.sum()), "n_at_C": int(at_c.sum())}
+    if not problem.hard_margin and np.any(problem.C_i == 0):
+        quantities["n_fixed_C0"] = int(np.sum(problem.C_i == 0))
     if problem.hard_margin and solution.w is not None:
         quantities["geometric_margin"] = 2.0 / float(np.linalg.norm(solution.w))
     who = solution.method + (f", {solution.solver}" if solution.solver else "")

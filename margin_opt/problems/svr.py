@@ -36,6 +36,7 @@ from ..validation import check_C, check_data, check_positive, check_sample_weigh
 from . import svr_kkt
 from .cvxpy_solve import solve_cvxpy
 from .kernel_data import KernelData
+from .svm import _libsvm_rows
 
 __all__ = ["SVRProblem"]
 
@@ -90,7 +91,6 @@ class SVRProblem:
         self.X = self.data.X
         self.sample_weight = check_sample_weight(sample_weight, X)
         self.C_i = self.C * self.sample_weight
-        self._primal_vars = {}
 
     @property
     def n_samples(self) -> int:
@@ -137,7 +137,6 @@ class SVRProblem:
         else:
             loss = cp.pos(cp.abs(self.y - f) - self.epsilon)
             problem = cp.Problem(cp.Minimize(reg + self.C_i @ loss))
-        self._primal_vars[id(problem)] = (w, b)
         return problem
 
     def dual(self, form: str = "auto") -> cp.Problem:
@@ -219,7 +218,6 @@ class SVRProblem:
                 self, a, a_star, sol.decision - b)
         elif method == "cvxpy-primal":
             problem = self.primal(form or "slack")
-            w_var, b_var = self._primal_vars.pop(id(problem))
             t_build = time.perf_counter() - t0
             status, timings, n_iter, solver = solve_cvxpy(problem, solver=solver,
                                                           verbose=verbose, **options)
@@ -227,7 +225,8 @@ class SVRProblem:
             if problem.constraints:
                 duals = (np.clip(problem.constraints[0].dual_value, 0, None),
                          np.clip(problem.constraints[1].dual_value, 0, None))
-            sol = self.solution_from_primal(w_var.value, float(b_var.value), duals=duals,
+            sol = self.solution_from_primal(problem.var_dict["w"].value,
+                                            float(problem.var_dict["b"].value), duals=duals,
                                             method=method, solver=solver, status=status,
                                             n_iter=n_iter)
             sol.extra["primal_form"] = form or "slack"
@@ -321,7 +320,7 @@ class SVRProblem:
         coef = estimator.dual_coef_
         coef = np.asarray(coef.toarray() if hasattr(coef, "toarray") else coef)[0]
         beta = np.zeros(self.n_samples)
-        beta[estimator.support_] = coef
+        beta[_libsvm_rows(self.sample_weight)[estimator.support_]] = coef
         n_iter = getattr(estimator, "n_iter_", None)
         return self.solution_from_dual(np.maximum(beta, 0), np.maximum(-beta, 0),
                                        float(estimator.intercept_[0]), method="external",

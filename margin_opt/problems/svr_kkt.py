@@ -34,9 +34,11 @@ def _scale(problem) -> float:
 
 
 def _categories(problem, v, tau):
-    zero = v <= tau * problem.C_i
-    at_c = (v >= (1 - tau) * problem.C_i) & ~zero
-    return zero, ~zero & ~at_c, at_c
+    """Masks (zero, free, at_C); points with Cᵢ = 0 are fixed and in none of them."""
+    fixed = problem.C_i == 0
+    zero = (v <= tau * problem.C_i) & ~fixed
+    at_c = (v >= (1 - tau) * problem.C_i) & ~zero & ~fixed
+    return zero, ~zero & ~at_c & ~fixed, at_c
 
 
 def support_indices(problem, a, a_star, r) -> np.ndarray:
@@ -119,6 +121,7 @@ def multipliers_from_primal(problem, w, decision, band=1e-6):
 def certify(problem, solution, tol) -> Certificate:
     """The KKT certificate and tube table of an ε-SVR answer.
 
+    At ε = 0 only a − â is determined, so (a, â) are read as (max(β, 0), max(−β, 0)).
     Residuals in target units (r, ε) are absolute; multiplier residuals are divided
     by max(1, max C); the duality gap by max(1, |P|).  Multipliers count as 0 when
     ≤ √tol·C and as C when ≥ (1 − √tol)C (see :func:`margin_opt.problems.svm_kkt.certify`).
@@ -127,6 +130,10 @@ def certify(problem, solution, tol) -> Certificate:
     tau = np.sqrt(tol)
     a = np.asarray(solution.alpha, dtype=float)
     a_star = np.asarray(solution.extra["alpha_star"], dtype=float)
+    if eps == 0:
+        # at ε = 0 only a − â is determined: read the answer as its canonical split
+        beta = a - a_star
+        a, a_star = np.maximum(beta, 0.0), np.maximum(-beta, 0.0)
     beta = a - a_star
     b = float(solution.b)
     cs = _scale(problem)

@@ -45,6 +45,9 @@ _MIN_MARGIN = 1e-4     # hard margin: "not separable" below this × the data rad
 
 
 def _check_options(tol, cache_size, wss, max_iter, callback_every, m):
+    for name, value in (("tol", tol), ("cache_size", cache_size)):
+        if isinstance(value, bool) or not isinstance(value, (int, float, np.number)):
+            raise ValueError(f"{name} must be a positive number, got {value!r}.")
     if not (np.isfinite(tol) and tol > 0):
         raise ValueError(f"tol must be a positive finite number, got {tol!r}; LIBSVM's default "
                          "is 1e-3.")

@@ -56,7 +56,7 @@ _NO_MU = np.zeros(0)
 def _check_erm(erm):
     if not isinstance(erm, PrimalERM):
         raise TypeError(f"expected a PrimalERM standard form, got {type(erm).__name__}; build "
-                        "one with problem.to_standard_form('primal').")
+                        "one with problem.to_primal_erm().")
     if erm.loss not in _LOSSES:
         raise ValueError(f"unknown loss {erm.loss!r}; PrimalERM.loss must be one of "
                          f"{sorted(_LOSSES)}.")
