@@ -140,6 +140,43 @@ class KernelData:
             return cp.quad_form(beta, cp.psd_wrap(self.gram()))
         return cp.sum_squares(self.features().T @ beta)
 
+    def primal_point(self, solution, beta, f0):
+        """The primal side of an answer, for a certificate.
+
+        Parameters
+        ----------
+        solution : Solution
+            With ``w`` (explicit features), or ``extra["w_factor"]`` (w in the
+            coordinates of the kernel factor), or neither (a dual answer).
+        beta : ndarray of shape (n_samples,)
+            The dual coefficients of f (yᵢαᵢ for the SVC, aᵢ − âᵢ for the SVR).
+        f0 : ndarray of shape (n_samples,)
+            Kβ, f from the dual side without b.
+
+        Returns
+        -------
+        f0_primal : ndarray of shape (n_samples,)
+            f without b from the primal variables.
+        reg : float
+            ½‖w‖² (½βᵀKβ for a dual answer).
+        stationarity : float
+            Normalized residual of w = Σβᵢφ(xᵢ).
+        description : str
+        """
+        w_factor = solution.extra.get("w_factor")
+        if solution.w is not None:
+            w = np.asarray(solution.w, dtype=float)
+            w_dual = self.weights(beta)
+            return (np.asarray(self.features() @ w).ravel(), 0.5 * float(w @ w),
+                    float(np.abs(w - w_dual).max(initial=0.0)) / max(1.0, np.abs(w).max()),
+                    "‖w − Σβᵢφ(xᵢ)‖∞ / max(1, ‖w‖∞)")
+        if w_factor is not None:
+            fp = self.features() @ w_factor
+            return (fp, 0.5 * float(w_factor @ w_factor),
+                    float(np.abs(fp - f0).max()) / max(1.0, np.abs(f0).max()),
+                    "‖f_primal − f_dual‖∞ / max(1, ‖f‖∞) (kernel)")
+        return f0, 0.5 * float(beta @ f0), 0.0, "holds by construction (kernel, dual point)"
+
     def standard_form_data(self):
         """``(X, kernel)`` for a :class:`~margin_opt.standard_forms.DualQP`."""
         if self.feature_map is not None:

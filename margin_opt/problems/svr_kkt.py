@@ -138,20 +138,8 @@ def certify(problem, solution, tol) -> Certificate:
     b = float(solution.b)
     cs = _scale(problem)
     f0 = problem.decision_from_dual(beta, 0.0)
-    f_dual = f0 + b
-    w_factor = solution.extra.get("w_factor")
-    if solution.w is not None:
-        w = np.asarray(solution.w, dtype=float)
-        f_primal = np.asarray(problem.data.features() @ w).ravel() + b
-        reg = 0.5 * float(w @ w)
-        w_dual = problem.data.weights(beta)
-        stationarity = float(np.abs(w - w_dual).max(initial=0.0)) / max(1.0, np.abs(w).max())
-    elif w_factor is not None:
-        f_primal = problem.data.features() @ w_factor + b
-        reg = 0.5 * float(w_factor @ w_factor)
-        stationarity = float(np.abs(f_primal - f_dual).max()) / max(1.0, np.abs(f_dual).max())
-    else:
-        f_primal, reg, stationarity = f_dual, 0.5 * float(beta @ f0), 0.0
+    fp0, reg, stationarity, _ = problem.data.primal_point(solution, beta, f0)
+    f_primal = fp0 + b
     r = y - f_primal
     xi = np.asarray(solution.xi, dtype=float)
     xi_star = np.asarray(solution.extra.get("xi_star", np.maximum(0, -r - eps)), dtype=float)
