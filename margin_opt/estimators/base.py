@@ -7,7 +7,25 @@ from sklearn.utils.validation import check_array, check_is_fitted
 
 from ..validation import check_precomputed_kernel
 
-__all__ = ["store_fit", "kernel_decision"]
+__all__ = ["store_fit", "kernel_decision", "solver_options"]
+
+
+def solver_options(est, problem) -> dict:
+    """The keywords for ``problem.solve(est.solver, ...)``: ``est.solver_options`` plus tol.
+
+    At m(α) − M(α) ≤ tol the duality gap of an SMO answer is at most
+    tol·(Σα + ΣCᵢ), so SMO is stopped at tol / max(1, C) for the answer to certify
+    at ``est.tol`` (for the hard margin the gap is at most 2·tol·P already).  The
+    subgradient method stops at a parameter change ≤ tol.
+    """
+    options = dict(est.solver_options or {})
+    if est.solver == "smo":
+        c_max = float(problem.C_i.max())
+        c_max = c_max if np.isfinite(c_max) else 1.0
+        options.setdefault("tol", est.tol / max(1.0, min(c_max, 1e6)))
+    elif est.solver == "subgradient":
+        options.setdefault("tol", est.tol)
+    return options
 
 
 def store_fit(est, problem, sol, dual_coef, tol, certify):

@@ -10,7 +10,7 @@ from sklearn.utils._param_validation import Interval, Options, StrOptions
 
 from ..kernels import KERNELS
 from ..problems.svm import SVMProblem
-from .base import kernel_decision, store_fit
+from .base import kernel_decision, solver_options, store_fit
 
 __all__ = ["SVC"]
 
@@ -122,16 +122,7 @@ class SVC(ClassifierMixin, BaseEstimator):
                              degree=self.degree, coef0=self.coef0,
                              fit_intercept=self.fit_intercept, sample_weight=sample_weight,
                              class_weight=self.class_weight)
-        options = dict(self.solver_options or {})
-        if self.solver == "smo":
-            # at m − M ≤ tol the duality gap is at most tol·(Σα + ΣCᵢ): stop SMO at
-            # tol / max(1, C) so that the answer certifies at tol
-            c_max = float(problem.C_i.max())
-            c_max = c_max if np.isfinite(c_max) else 1.0  # hard margin: gap ≤ 2·tol·P
-            options.setdefault("tol", self.tol / max(1.0, min(c_max, 1e6)))
-        elif self.solver == "subgradient":
-            options.setdefault("tol", self.tol)
-        sol = problem.solve(self.solver, **options)
+        sol = problem.solve(self.solver, **solver_options(self, problem))
         self.classes_ = problem.classes_
         store_fit(self, problem, sol, problem.y * sol.alpha, self.tol, self.certify)
         return self

@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import numbers
 
-import numpy as np
 from sklearn.base import BaseEstimator, RegressorMixin, _fit_context
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from ..kernels import KERNELS
 from ..problems.svr import SVRProblem
-from .base import kernel_decision, store_fit
+from .base import kernel_decision, solver_options, store_fit
 
 __all__ = ["SVR"]
 
@@ -104,16 +103,7 @@ class SVR(RegressorMixin, BaseEstimator):
         problem = SVRProblem(X, y, C=self.C, epsilon=self.epsilon, kernel=self.kernel,
                              gamma=self.gamma, degree=self.degree, coef0=self.coef0,
                              sample_weight=sample_weight)
-        options = dict(self.solver_options or {})
-        if self.solver == "smo":
-            # at m − M ≤ tol the duality gap is at most tol·(Σα + ΣCᵢ): stop SMO at
-            # tol / max(1, C) so that the answer certifies at tol
-            c_max = float(problem.C_i.max())
-            c_max = c_max if np.isfinite(c_max) else 1.0  # hard margin: gap ≤ 2·tol·P
-            options.setdefault("tol", self.tol / max(1.0, min(c_max, 1e6)))
-        elif self.solver == "subgradient":
-            options.setdefault("tol", self.tol)
-        sol = problem.solve(self.solver, **options)
+        sol = problem.solve(self.solver, **solver_options(self, problem))
         store_fit(self, problem, sol, sol.dual_coef, self.tol, self.certify)
         return self
 
