@@ -119,8 +119,16 @@ def plot_histories(solutions, reference, problem, path):
     from ..plots.convergence import plot_convergence
 
     scale = problem.C * problem.n_samples
-    runs = {k: np.asarray(s.history["objective"]) / scale for k, s in solutions.items()
-            if "objective" in s.history}
+    runs = {}
+    for k, s in solutions.items():
+        if "objective" not in s.history:
+            continue
+        J = np.asarray(s.history["objective"]) / scale
+        steps = s.extra.get("result", {}).get("n_steps")
+        if k == "pegasos" and steps:  # one entry per epoch: put it at its step count
+            runs[k] = (np.arange(J.size) * steps / max(1, J.size - 1), J)
+        else:
+            runs[k] = J
     if not runs or reference is None:
         return False
     plot_convergence(runs, reference.dual_objective / scale, lam=1.0 / scale, file=path,
