@@ -20,6 +20,7 @@ __all__ = [
     "check_sample_weight",
     "check_precomputed_kernel",
     "check_positive",
+    "libsvm_input",
 ]
 
 
@@ -207,3 +208,16 @@ def check_precomputed_kernel(K, *, n_train=None, check_psd=True, tol=1e-8):
                 f"{lam_min:.3g}); a valid kernel matrix is PSD. Check the kernel function, or "
                 "add a multiple of the identity if the defect is round-off.")
     return K
+
+
+def libsvm_input(X):
+    """X as scikit-learn's LIBSVM wrapper takes it: sparse data with 32-bit indices.
+
+    ``sklearn.svm.SVC.fit`` refuses CSR matrices with 64-bit indices, which
+    validation may produce; dense arrays pass through unchanged.
+    """
+    if not sp.issparse(X):
+        return X
+    X = sp.csr_matrix(X)
+    return sp.csr_matrix((X.data, X.indices.astype(np.int32), X.indptr.astype(np.int32)),
+                         shape=X.shape)

@@ -49,3 +49,26 @@ def test_fit(capsys, model, extra):
     assert summary["training_score"] > 0.3
     if model != "adaboost":
         assert summary["certificate"]["ok"] and summary["method"] == "smo"
+
+
+def test_default_methods_scale_with_n():
+    from margin_opt.reports.svm import default_methods
+
+    assert default_methods("rbf", 500)[0] == "cvxpy-dual"
+    large = default_methods("rbf", 20000)
+    assert "cvxpy-dual" not in large and large[-2:] == ["smo", "libsvm"]
+    assert "cvxpy-dual" in default_methods("linear", 20000)
+
+
+def test_verify_sparse_libsvm_row(capsys, a9a):
+    """LIBSVM is fed 32-bit sparse indices; SMO and LIBSVM agree on a sparse subsample."""
+    import numpy as np
+
+    from margin_opt.datasets import Dataset
+    from margin_opt.reports import svm as report
+
+    idx = np.random.default_rng(0).choice(a9a.X.shape[0], 400, replace=False)
+    data = Dataset(a9a.X[idx], a9a.y[idx], "a9a-400")
+    rep, text, ok = report.verify(data, methods=["cvxpy-dual", "smo", "libsvm"])
+    assert ok, text
+    assert all(r["agreement"] < 1e-6 for r in rep["rows"])

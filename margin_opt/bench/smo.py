@@ -24,6 +24,8 @@ import time
 import numpy as np
 import scipy.sparse as sp
 
+from ..validation import libsvm_input
+
 __all__ = ["run", "format_rows", "memory_probe", "synthetic", "svc_dual_qp"]
 
 SIZES = (1000, 5000, 20000)
@@ -65,15 +67,6 @@ def _objective(qp, alpha, chunk=256):
     return 0.5 * quad + float(qp.p @ alpha)
 
 
-def _libsvm_X(X):
-    # scikit-learn's LIBSVM wrapper takes only 32-bit sparse indices
-    if sp.issparse(X):
-        X = sp.csr_matrix(X)
-        return sp.csr_matrix((X.data, X.indices.astype(np.int32), X.indptr.astype(np.int32)),
-                             shape=X.shape)
-    return X
-
-
 def _warm_up():
     from ..solvers.smo import solve_smo
 
@@ -111,7 +104,7 @@ def compare(X, y, *, name, C=1.0, gamma, tol=1e-3, ref_tol=1e-6, repeats=3, cach
     from ..solvers.smo import solve_smo
 
     qp = svc_dual_qp(X, y, C, gamma)
-    Xl = _libsvm_X(X)
+    Xl = libsvm_input(X)
     t_ours, t_lib = np.inf, np.inf
     for _ in range(repeats):
         t = time.perf_counter()

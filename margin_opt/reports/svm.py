@@ -7,6 +7,7 @@ import time
 from ..problems.svm import SVMProblem
 from ..solution import Solution
 from ..solvers import available_backends
+from ..validation import libsvm_input
 from .methods import format_table, plot_histories, run_methods
 
 __all__ = ["verify", "METHODS", "default_methods"]
@@ -27,9 +28,21 @@ METHODS = {
 }
 
 
-def default_methods(kernel) -> list:
-    """The exact methods available: cvxpy (three forms), SMO when present, LIBSVM."""
+#: Above this many samples a non-linear kernel's cvxpy forms (a dense n × n quadratic
+#: form) are left out of the default methods: minutes to hours, and gigabytes.
+CVXPY_KERNEL_MAX_N = 3000
+
+
+def default_methods(kernel, n_samples=0) -> list:
+    """The exact methods available: cvxpy (three forms), SMO when present, LIBSVM.
+
+    For a non-linear kernel with more than :data:`CVXPY_KERNEL_MAX_N` samples the
+    cvxpy forms are left out (ask for them with ``methods=``); SMO at tol 1e-6 is then
+    the reference.
+    """
     out = ["cvxpy-dual", "cvxpy-primal", "cvxpy-hinge"]
+    if kernel != "linear" and n_samples > CVXPY_KERNEL_MAX_N:
+        out = []
     if "smo" in available_backends():
         out.append("smo")
     return out + ["libsvm"]
@@ -45,7 +58,7 @@ def _libsvm(problem: SVMProblem) -> Solution:
                coef0=k.coef0, tol=1e-6, cache_size=500)
     labels = problem.classes_[(problem.y > 0).astype(int)]
     t0 = time.perf_counter()
-    sk.fit(problem.X, labels)
+    sk.fit(libsvm_input(problem.X), labels)
     elapsed = time.perf_counter() - t0
     sol = Solution.from_sklearn(sk, problem)
     sol.timings["total"] = elapsed
@@ -77,8 +90,8 @@ def verify(dataset, *, C=1.0, kernel="rbf", gamma="scale", methods=None, plot=No
         True when every certificate passed.
     """
     problem = SVMProblem(dataset.X, dataset.y, C=C, kernel=kernel, gamma=gamma)
-    methods = list(methods or default_methods(kernel))
-    if not set(methods) & {"cvxpy-dual", "cvxpy-primal"}:
+    methods = list(methods or default_methods(kernel, problem.n_samples))
+    if not set(methods) & {"cvxpy-dual", "cvxpy-primal", "smo"}:
         methods.insert(0, "cvxpy-dual")  # the reference the iterative methods are held to
     table = dict(METHODS)
     if problem.C > 1 and not problem.hard_margin:
