@@ -20,7 +20,7 @@ import numpy as np
 
 from .kernels import Kernel
 
-__all__ = ["DualQP", "PrimalERM"]
+__all__ = ["DualQP", "PrimalERM", "violating_pair_gap", "box_categories"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -204,3 +204,21 @@ def violating_pair_gap(y, alpha, grad, upper, tau=0.0, zero_scale=None) -> float
     if not i_up.any() or not i_low.any():
         return 0.0
     return float(max(0.0, g[i_up].max() - g[i_low].min()))
+
+
+def box_categories(v, upper, tau):
+    """Masks (at_zero, free, at_upper) of variables in boxes [0, uᵢ], threshold tau.
+
+    vᵢ counts as 0 when vᵢ ≤ τuᵢ and as uᵢ when vᵢ ≥ (1 − τ)uᵢ (answers of
+    interior-point solvers meet their bounds only approximately).  Variables with
+    uᵢ = 0 are fixed and in none of the three.
+
+    Returns
+    -------
+    at_zero, free, at_upper : ndarray of bool, shape (m,)
+    """
+    fixed = upper == 0
+    zero = (v <= tau * upper) & ~fixed
+    at_u = (v >= (1 - tau) * upper) & ~zero & ~fixed
+    return zero, ~zero & ~at_u & ~fixed, at_u
+

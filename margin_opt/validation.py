@@ -21,6 +21,7 @@ __all__ = [
     "check_precomputed_kernel",
     "check_positive",
     "libsvm_input",
+    "libsvm_rows",
 ]
 
 
@@ -221,3 +222,14 @@ def libsvm_input(X):
     X = sp.csr_matrix(X)
     return sp.csr_matrix((X.data, X.indices.astype(np.int32), X.indptr.astype(np.int32)),
                          shape=X.shape)
+
+
+def libsvm_rows(sample_weight):
+    """Row of the data of each training instance LIBSVM saw, ndarray of int.
+
+    LIBSVM drops instances whose weight is 0 before training, so scikit-learn's
+    ``support_`` indexes the remaining rows; ``libsvm_rows(sw)[support_]`` maps
+    them back to rows of X.
+    """
+    return np.flatnonzero(np.asarray(sample_weight) > 0)
+

@@ -24,6 +24,16 @@ _STYLE = {"inside the tube (a = â = 0)": dict(color="0.6", marker=".", s=12),
           "outside (a or â = C)": dict(color="C1", marker="x", s=30)}
 
 
+def _finish(ax, xlabel, ylabel, file):
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.legend(fontsize=8)
+    if file:
+        ax.figure.tight_layout()
+        ax.figure.savefig(file, dpi=120)
+    return ax
+
+
 def plot_tube_1d(problem, solution, *, grid=None, ax=None, file=None):
     """A one-dimensional fit f(x) with the tube f ± ε, its edges and support vectors.
 
@@ -66,13 +76,7 @@ def plot_tube_1d(problem, solution, *, grid=None, ax=None, file=None):
     ax.plot(g, f - eps, "C0--", lw=0.8)
     for label, mask in _marks(problem, solution).items():
         ax.scatter(x[mask], problem.y[mask], label=f"{label}: {mask.sum()}", **_STYLE[label])
-    ax.set_xlabel("x")
-    ax.set_ylabel("y")
-    ax.legend(fontsize=8)
-    if file:
-        ax.figure.tight_layout()
-        ax.figure.savefig(file, dpi=120)
-    return ax
+    return _finish(ax, "x", "y", file)
 
 
 def plot_tube_residuals(problem, solution, *, ax=None, file=None):
@@ -89,10 +93,4 @@ def plot_tube_residuals(problem, solution, *, ax=None, file=None):
     for label, mask in _marks(problem, solution).items():
         ax.scatter(solution.decision[mask], r[mask], label=f"{label}: {mask.sum()}",
                    **_STYLE[label])
-    ax.set_xlabel("f(x)")
-    ax.set_ylabel("residual y − f(x)")
-    ax.legend(fontsize=8)
-    if file:
-        ax.figure.tight_layout()
-        ax.figure.savefig(file, dpi=120)
-    return ax
+    return _finish(ax, "f(x)", "residual y − f(x)", file)

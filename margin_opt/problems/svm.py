@@ -38,14 +38,13 @@ from ..validation import (
     check_data,
     check_positive,
     check_sample_weight,
+    libsvm_rows,
 )
 from . import svm_kkt
 from .cvxpy_solve import solve_cvxpy
 from .kernel_data import KernelData
 
 __all__ = ["SVMProblem"]
-
-CVXPY_METHODS = ("cvxpy-dual", "cvxpy-primal")
 
 
 class SVMProblem:
@@ -553,7 +552,7 @@ class SVMProblem:
         coef = estimator.dual_coef_
         coef = np.asarray(coef.toarray() if hasattr(coef, "toarray") else coef)[0]
         alpha = np.zeros(self.n_samples)
-        alpha[_libsvm_rows(self._instance_weight)[estimator.support_]] = np.abs(coef)
+        alpha[libsvm_rows(self._instance_weight)[estimator.support_]] = np.abs(coef)
         n_iter = getattr(estimator, "n_iter_", [None])
         return self.solution_from_dual(alpha, float(estimator.intercept_[0]), method="external",
                                        solver="LIBSVM (sklearn.svm.SVC)",
@@ -604,13 +603,3 @@ class SVMProblem:
         C = "inf (hard margin)" if self.hard_margin else f"{self.C:g}"
         return (f"SVMProblem(n_samples={self.n_samples}, C={C}, kernel={self.kernel.describe()}, "
                 f"fit_intercept={self.fit_intercept})")
-
-
-def _libsvm_rows(sample_weight):
-    """Row of the data of each training instance LIBSVM saw.
-
-    LIBSVM drops instances whose weight is 0 before training, so scikit-learn's
-    ``support_`` indexes the remaining rows; this maps them back.
-    """
-    return np.flatnonzero(sample_weight > 0)
-

@@ -23,7 +23,7 @@ import numpy as np
 from scipy.optimize import lsq_linear
 
 from ..certificate import Certificate, Check, TableRow
-from ..standard_forms import violating_pair_gap
+from ..standard_forms import box_categories, violating_pair_gap
 
 __all__ = ["certify", "intercept_from_free", "alpha_from_primal", "support_indices",
            "slack_cost", "SV_THRESHOLD"]
@@ -69,10 +69,7 @@ def _categories(problem, alpha, tau):
     if problem.hard_margin:
         zero = alpha <= tau * _alpha_scale(problem, alpha)
         return zero, ~zero, np.zeros_like(zero)
-    fixed = problem.C_i == 0
-    zero = (alpha <= tau * problem.C_i) & ~fixed
-    at_c = (alpha >= (1 - tau) * problem.C_i) & ~zero & ~fixed
-    return zero, ~zero & ~at_c & ~fixed, at_c
+    return box_categories(alpha, problem.C_i, tau)
 
 
 def intercept_from_free(problem, alpha, f0, tau=1e-6) -> float:

@@ -32,11 +32,16 @@ import numpy as np
 from ..solution import Solution
 from ..solvers import get_backend
 from ..standard_forms import DualQP, PrimalERM
-from ..validation import check_C, check_data, check_positive, check_sample_weight
+from ..validation import (
+    check_C,
+    check_data,
+    check_positive,
+    check_sample_weight,
+    libsvm_rows,
+)
 from . import svr_kkt
 from .cvxpy_solve import solve_cvxpy
 from .kernel_data import KernelData
-from .svm import _libsvm_rows
 
 __all__ = ["SVRProblem"]
 
@@ -320,7 +325,7 @@ class SVRProblem:
         coef = estimator.dual_coef_
         coef = np.asarray(coef.toarray() if hasattr(coef, "toarray") else coef)[0]
         beta = np.zeros(self.n_samples)
-        beta[_libsvm_rows(self.sample_weight)[estimator.support_]] = coef
+        beta[libsvm_rows(self.sample_weight)[estimator.support_]] = coef
         n_iter = getattr(estimator, "n_iter_", None)
         return self.solution_from_dual(np.maximum(beta, 0), np.maximum(-beta, 0),
                                        float(estimator.intercept_[0]), method="external",

@@ -24,21 +24,13 @@ import numpy as np
 from scipy.optimize import lsq_linear
 
 from ..certificate import Certificate, Check, TableRow
-from ..standard_forms import violating_pair_gap
+from ..standard_forms import box_categories, violating_pair_gap
 
 __all__ = ["certify", "intercept_from_free", "multipliers_from_primal", "support_indices"]
 
 
 def _scale(problem) -> float:
     return max(1.0, float(problem.C_i.max()))
-
-
-def _categories(problem, v, tau):
-    """Masks (zero, free, at_C); points with Cᵢ = 0 are fixed and in none of them."""
-    fixed = problem.C_i == 0
-    zero = (v <= tau * problem.C_i) & ~fixed
-    at_c = (v >= (1 - tau) * problem.C_i) & ~zero & ~fixed
-    return zero, ~zero & ~at_c & ~fixed, at_c
 
 
 def support_indices(problem, a, a_star, r) -> np.ndarray:
@@ -67,8 +59,8 @@ def intercept_from_free(problem, a, a_star, f0, tau=1e-6) -> float:
     b : float
     """
     eps, base = problem.epsilon, problem.y - f0
-    za, fa, ca = _categories(problem, a, tau)
-    zs, fs, cs = _categories(problem, a_star, tau)
+    za, fa, ca = box_categories(a, problem.C_i, tau)
+    zs, fs, cs = box_categories(a_star, problem.C_i, tau)
     vals = np.r_[base[fa] - eps, base[fs] + eps]
     if vals.size:
         return float(vals.mean())
@@ -171,8 +163,8 @@ def certify(problem, solution, tol) -> Certificate:
               "|P − D| / max(1, |P|)"),
         Check("mvp_gap", mvp, tol, "LIBSVM's m(α) − M(α) on the 2n-variable form"),
     ]
-    za, fa, ca = _categories(problem, a, tau)
-    zs, fs, cst = _categories(problem, a_star, tau)
+    za, fa, ca = box_categories(a, problem.C_i, tau)
+    zs, fs, cst = box_categories(a_star, problem.C_i, tau)
     inside = za & zs
     rows = [
         TableRow("inside (a = â = 0)", "|r| ≤ ε", int(inside.sum()),
