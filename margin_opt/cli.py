@@ -12,6 +12,8 @@ import json
 import sys
 from importlib import import_module
 
+from .methods import method_names
+
 __all__ = ["main"]
 
 DEFAULT_DATA = {"svc": "breast_cancer", "svr": "diabetes", "adaboost": "breast_cancer"}
@@ -44,16 +46,17 @@ def _parser():
     v.add_argument("--epsilon", type=float, default=0.1, help="SVR tube half-width")
     v.add_argument("--n-estimators", type=int, default=50, help="AdaBoost rounds")
     v.add_argument("--methods", default=None,
-                   help="comma-separated: cvxpy-dual,cvxpy-primal,cvxpy-hinge,smo,libsvm,"
-                        "subgradient,pegasos")
+                   help="comma-separated registry names; svc: " + ",".join(method_names("svc"))
+                   + "; svr: " + ",".join(method_names("svr")))
     v.add_argument("--plot", default=None, help="write a plot to this PNG file")
     v.add_argument("--json", action="store_true", help="print the report as JSON")
 
     f = sub.add_parser("fit", help="fit one estimator and print its summary and certificate")
     f.add_argument("data", nargs="?", help="as for verify")
     f.add_argument("--model", choices=sorted(REPORTS), default="svc")
-    f.add_argument("--solver", default=None, help="svc/svr: smo (default), cvxpy-dual, "
-                   "cvxpy-primal, subgradient, pegasos")
+    f.add_argument("--solver", default=None,
+                   help="svc: " + ", ".join(method_names("svc", estimator=True)) + "; svr: "
+                   + ", ".join(method_names("svr", estimator=True)) + " (default smo)")
     f.add_argument("--C", type=float, default=1.0)
     f.add_argument("--kernel", default="rbf")
     f.add_argument("--gamma", type=_gamma, default="scale")

@@ -1,4 +1,13 @@
-"""The :class:`Solution` every method returns, whichever side it solved."""
+"""The :class:`Solution` every method returns: an envelope around typed variables.
+
+The envelope (status, method, backend, iterations, timings, history, objectives,
+the raw solver output) is the same for every model; the variables are typed per
+model family (:class:`SVCVariables`, :class:`SVRVariables`, and, for k outputs,
+:class:`MulticlassVariables`).  Every kernel model's decision functions are
+``f_k(x) = Σⱼ dual_coef[k, j] K(x, xⱼ) + intercept[k]``, so ``dual_coef`` and
+``intercept`` are fields of the envelope with shapes that hold for any number of
+functions.
+"""
 
 from __future__ import annotations
 
@@ -6,92 +15,216 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-__all__ = ["Solution", "STATUSES"]
+__all__ = ["Solution", "SVCVariables", "SVRVariables", "MulticlassVariables", "STATUSES"]
 
-#: cvxpy's status vocabulary, used by every backend.
+#: cvxpy's status vocabulary, used by every backend (``max_iter``/``stopped`` for
+#: iterative solvers that ended without their convergence test).
 STATUSES = ("optimal", "optimal_inaccurate", "max_iter", "stopped", "infeasible", "unbounded")
 
 
-@dataclass(eq=False)
-class Solution:
-    """A primal–dual answer to a margin problem, from any solver.
+@dataclass(eq=False, kw_only=True)
+class _KernelVariables:
+    """What every kernel model's primal point may carry beside its multipliers.
 
-    Whichever side a method solves, the other is recovered by the problem, so
-    every field is filled.  Build one with ``problem.solve(...)``, from raw arrays
-    with ``problem.solution_from_dual(alpha, b)``, or from a fitted scikit-learn
-    estimator with :meth:`from_sklearn`.
+    Attributes
+    ----------
+    w : ndarray of shape (n_features,) or None
+        Primal weights where they are explicit (linear kernel or a feature map).
+    w_factor : ndarray of shape (r,) or None
+        A kernel primal answer's weights in the coordinates of the kernel factor
+        K = LLᵀ (the cvxpy primal, or a representer answer), else None.
+    beta : ndarray of shape (n_samples,) or None
+        Representer coefficients f = Kβ + b when the solver returned those itself
+        (kernelized Pegasos); the multipliers were then filled for the certificate.
+    """
+
+    w: np.ndarray | None = None
+    w_factor: np.ndarray | None = None
+    beta: np.ndarray | None = None
+
+
+@dataclass(eq=False, kw_only=True)
+class SVCVariables(_KernelVariables):
+    """Variables of the binary C-SVC (and hard margin).
 
     Attributes
     ----------
     alpha : ndarray of shape (n_samples,)
-        Dual variables αᵢ (for the SVR: the multipliers aᵢ of the upper tube edge).
-    b : float
-        Intercept (0.0 without intercept).
-    w : ndarray of shape (n_features,) or None
-        Primal weights where the kernel is linear (or an explicit feature map is
-        used); None otherwise.
+        Dual variables αᵢ ∈ [0, Cᵢ].
     xi : ndarray of shape (n_samples,)
-        Slacks ξᵢ (for the SVR: of the upper edge).
-    decision : ndarray of shape (n_samples,)
-        f(xᵢ) on the training points.
-    primal_objective : float
-        ½‖w‖² + Σ Cᵢξᵢ (kernelized: ½αᵀQα + Σ Cᵢξᵢ).
-    dual_objective : float
-        1ᵀα − ½αᵀQα, the maximized form (LIBSVM prints its negative as "obj").
-    status : str
-        One of :data:`STATUSES` (cvxpy's vocabulary plus ``max_iter``/``stopped``
-        for iterative solvers).
-    method : str
-        ``"cvxpy-dual"``, ``"cvxpy-primal"``, ``"smo"``, ``"external"``, ...
-    solver : str or None
-        The underlying solver (e.g. ``"CLARABEL"``, ``"LIBSVM (sklearn.svm.SVC)"``).
-    n_iter : int or None
-        Iterations the solver reported.
-    timings : dict of str to float
-        Seconds spent, e.g. ``{"compile": ..., "solve": ..., "total": ...}``.
-    support_ : ndarray of int
-        Indices with αᵢ > 0 (above a relative threshold of 1e-7·max(C) for
-        interior-point answers whose zeros are only approximately zero).
-    history : dict of str to ndarray
-        Per-iteration traces of iterative methods (e.g. ``"objective"``).
-    message : str
-        The solver's last word.
-    extra : dict
-        Model-specific quantities (e.g. ``alpha_star`` and ``dual_coef`` of the SVR,
-        ``beta`` of a kernel primal).
+        Slacks ξᵢ = max(0, 1 − yᵢfᵢ) (zeros are not enforced for the hard margin:
+        a positive ξᵢ there is a primal infeasibility the certificate reports).
     """
 
     alpha: np.ndarray
-    b: float
-    w: np.ndarray | None
     xi: np.ndarray
+
+    @property
+    def standard_alpha(self) -> np.ndarray:
+        """α of the standard dual QP, shape (n_samples,)."""
+        return self.alpha
+
+    @property
+    def standard_xi(self) -> np.ndarray:
+        """Primal slack of each standard-form variable, shape (n_samples,)."""
+        return self.xi
+
+
+@dataclass(eq=False, kw_only=True)
+class SVRVariables(_KernelVariables):
+    """Variables of the ε-SVR.
+
+    Attributes
+    ----------
+    alpha, alpha_star : ndarray of shape (n_samples,)
+        Multipliers a of the upper tube edge and â of the lower one, in [0, Cᵢ].
+    xi, xi_star : ndarray of shape (n_samples,)
+        Slacks above and below the tube.
+    """
+
+    alpha: np.ndarray
+    alpha_star: np.ndarray
+    xi: np.ndarray
+    xi_star: np.ndarray
+
+    @property
+    def standard_alpha(self) -> np.ndarray:
+        """α = [a; â] of LIBSVM's 2n-variable form, shape (2 n_samples,)."""
+        return np.r_[self.alpha, self.alpha_star]
+
+    @property
+    def standard_xi(self) -> np.ndarray:
+        """[ξ; ξ*], shape (2 n_samples,)."""
+        return np.r_[self.xi, self.xi_star]
+
+
+@dataclass(eq=False, kw_only=True)
+class MulticlassVariables(_KernelVariables):
+    """Variables of a joint multiclass problem with k decision functions.
+
+    Attributes
+    ----------
+    alpha : ndarray of shape (n_samples, n_classes)
+        Dual variables.
+    xi : ndarray of shape (n_samples,)
+        Slacks.
+    """
+
+    alpha: np.ndarray
+    xi: np.ndarray
+
+
+@dataclass(eq=False, kw_only=True)
+class Solution:
+    """A primal–dual answer to a margin problem, from any solver.
+
+    Whichever side a method solves, the other is recovered by the problem, so every
+    field is filled.  Build one with ``problem.solve(...)``, from raw arrays with
+    ``problem.solution_from_dual(...)``, or from a fitted scikit-learn estimator with
+    :meth:`from_sklearn`.
+
+    Attributes
+    ----------
+    variables : SVCVariables, SVRVariables or MulticlassVariables
+        The model's primal and dual variables.
+    dual_coef : ndarray of shape (n_functions, n_samples)
+        Coefficients of K(x, xⱼ) in each decision function: yⱼαⱼ for the SVC,
+        aⱼ − âⱼ for the SVR, β for a representer answer.
+    intercept : ndarray of shape (n_functions,)
+        b of each decision function (0 without intercept).
+    decision : ndarray of shape (n_samples,) or (n_samples, n_functions)
+        f(xᵢ) on the training points (from the primal variables).
+    primal_objective : float
+        The primal objective at the primal point (½‖w‖² + Σ Cᵢξᵢ for the SVC).
+    dual_objective : float
+        The dual objective at the dual point, in its maximized form
+        −(½αᵀQα + pᵀα) of the standard dual (1ᵀα − ½αᵀQα for the SVC;
+        LIBSVM prints the negative as "obj").
+    support_ : ndarray of int
+        Indices of the support vectors: the points whose coefficient is nonzero,
+        read robustly for interior-point answers (a multiplier counts when it
+        exceeds 1e-12·max C and its constraint is more active than slack; see
+        :meth:`margin_opt.problems.base.KernelProblem.support_indices`).
+    status : str
+        One of :data:`STATUSES`.
+    method : str
+        The registry name (``"cvxpy-dual"``, ``"smo"``, ...) or ``"external"``.
+    backend : str or None
+        The underlying solver (``"CLARABEL"``, ``"smo"``, ``"LIBSVM (sklearn.svm.SVC)"``).
+    n_iter : int or None
+        Iterations the solver reported.
+    timings : dict of str to float
+        Seconds: ``build`` (the formulation or standard form), ``compile``/``solve``/
+        ``unpack`` (cvxpy) or the backend's own ``setup``/``solve``, and ``total``.
+    history : dict of str to ndarray
+        Per-iteration traces of iterative methods (``"objective"`` in the C scale,
+        ``"step"``: the iteration each entry belongs to).
+    message : str
+        The solver's last word.
+    formulation : str or None
+        The formulation solved: ``"slack"``, ``"hinge"``, ``"loss"`` (cvxpy primal),
+        the dual's quadratic form (``"dual: quad_form"``...), or the standard form.
+    raw : object
+        The solver's own output (the backend's OptimizeResult, or the cvxpy Problem).
+    """
+
+    variables: object
+    dual_coef: np.ndarray
+    intercept: np.ndarray
     decision: np.ndarray
     primal_objective: float
     dual_objective: float
+    support_: np.ndarray = field(default_factory=lambda: np.empty(0, dtype=int))
     status: str = "optimal"
     method: str = "external"
-    solver: str | None = None
+    backend: str | None = None
     n_iter: int | None = None
     timings: dict = field(default_factory=dict)
-    support_: np.ndarray = field(default_factory=lambda: np.empty(0, dtype=int))
     history: dict = field(default_factory=dict)
     message: str = ""
-    extra: dict = field(default_factory=dict)
+    formulation: str | None = None
+    raw: object = None
+
+    # ---------------------------------------------------------------- the variables
+    def _var(self, name):
+        try:
+            return getattr(self.variables, name)
+        except AttributeError:
+            raise AttributeError(f"a {type(self.variables).__name__} solution has no "
+                                 f"{name!r}") from None
+
+    @property
+    def alpha(self) -> np.ndarray:
+        """The dual variables α (for the SVR: the multipliers a of the upper edge)."""
+        return self._var("alpha")
+
+    @property
+    def alpha_star(self) -> np.ndarray:
+        """â of the SVR (AttributeError for other models)."""
+        return self._var("alpha_star")
+
+    @property
+    def xi(self) -> np.ndarray:
+        """Slacks ξ (for the SVR: above the tube)."""
+        return self._var("xi")
+
+    @property
+    def w(self):
+        """Explicit primal weights, or None (non-linear kernel)."""
+        return self._var("w")
+
+    @property
+    def b(self) -> float:
+        """The intercept of a single decision function."""
+        if np.size(self.intercept) != 1:
+            raise AttributeError(f"this solution has {np.size(self.intercept)} intercepts; "
+                                 "read Solution.intercept.")
+        return float(np.ravel(self.intercept)[0])
 
     @property
     def duality_gap(self) -> float:
         """Primal minus dual objective (≥ 0 up to solver accuracy)."""
         return float(self.primal_objective - self.dual_objective)
-
-    @property
-    def alpha_star(self):
-        """â of the SVR (None for classifiers)."""
-        return self.extra.get("alpha_star")
-
-    @property
-    def dual_coef(self):
-        """Coefficients of K(x, xᵢ) in f: yᵢαᵢ for the SVC, aᵢ − âᵢ for the SVR."""
-        return self.extra.get("dual_coef")
 
     @classmethod
     def from_sklearn(cls, estimator, problem) -> Solution:
@@ -107,7 +240,7 @@ class Solution:
         Returns
         -------
         solution : Solution
-            With ``method="external"`` and ``solver="LIBSVM (sklearn.svm.SVC)"``.
+            With ``method="external"`` and ``backend="LIBSVM (sklearn.svm.SVC)"``.
 
         Raises
         ------
@@ -118,15 +251,18 @@ class Solution:
 
     def summary(self) -> dict:
         """Scalars of the solution as a JSON-ready dict."""
-        return {
+        out = {
             "method": self.method,
-            "solver": self.solver,
+            "backend": self.backend,
             "status": self.status,
             "primal_objective": float(self.primal_objective),
             "dual_objective": float(self.dual_objective),
             "duality_gap": self.duality_gap,
-            "b": float(self.b),
+            "intercept": [float(v) for v in np.ravel(self.intercept)],
             "n_support": int(self.support_.size),
             "n_iter": None if self.n_iter is None else int(self.n_iter),
             "timings": {k: float(v) for k, v in self.timings.items()},
         }
+        if np.size(self.intercept) == 1:
+            out["b"] = self.b
+        return out

@@ -14,13 +14,14 @@ sub-gradient solver for SVM", Math. Programming 127, 2011 (the λ-regularized pr
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
 from .kernels import Kernel
+from .losses import Hinge, Loss
 
-__all__ = ["DualQP", "PrimalERM", "violating_pair_gap", "box_categories"]
+__all__ = ["DualQP", "PrimalERM"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -73,6 +74,11 @@ class DualQP:
         return self.y.shape[0]
 
     @property
+    def n_data(self) -> int:
+        """Number of data rows (of X, or of the Gram matrix)."""
+        return (self.gram if self.gram is not None else self.X).shape[0]
+
+    @property
     def data_index(self) -> np.ndarray:
         """Data row of each variable, ndarray of shape (m,)."""
         return np.arange(self.n_variables) if self.index is None else self.index
@@ -108,8 +114,9 @@ class PrimalERM:
 
     ``J(w, b) = λ/2 ‖w‖² [+ λ/2 b² if regularize_intercept] + (1/n) Σᵢ sᵢ ℓ(yᵢ, wᵀxᵢ + b)``
 
-    with the hinge loss ``ℓ = max(0, 1 − y f)`` (classification) or the
-    ε-insensitive loss ``ℓ = max(0, |y − f| − ε)`` (regression).  The C form
+    with a margin loss ℓ (:mod:`margin_opt.losses`): the hinge ``max(0, 1 − y f)``
+    (classification), the perceptron criterion ``max(0, −y f)`` (λ = 0) or the
+    ε-insensitive loss ``max(0, |y − f| − ε)`` (regression).  The C form
     ``½‖w‖² + C Σ sᵢ ℓᵢ`` is the same problem with ``λ = 1/(C n)``; its objective
     is ``C n J``.
 
@@ -120,16 +127,22 @@ class PrimalERM:
     y : ndarray of shape (n_samples,)
         ±1 labels (hinge) or real targets (ε-insensitive).
     lam : float
-        Regularization strength λ > 0.
+        Regularization strength λ ≥ 0 (0: no regularizer, e.g. the perceptron).
     sample_weight : ndarray of shape (n_samples,)
         Per-sample loss weights sᵢ ≥ 0 (C·sᵢ is the C-form box bound).
     fit_intercept : bool, default=True
         Whether there is an intercept b.
     regularize_intercept : bool, default=False
         Whether λ/2 b² is added (the lecture notes regularize all but the bias).
-    loss : {"hinge", "epsilon_insensitive"}, default="hinge"
-    epsilon : float, default=0.0
-        Tube half-width for the ε-insensitive loss.
+    loss : Loss, default=Hinge()
+        :class:`~margin_opt.losses.Hinge` or :class:`~margin_opt.losses.EpsilonInsensitive`.
+
+    Raises
+    ------
+    TypeError
+        If ``loss`` is not a :class:`~margin_opt.losses.Loss`.
+    ValueError
+        If λ is negative or not finite.
     """
 
     X: object
@@ -138,8 +151,16 @@ class PrimalERM:
     sample_weight: np.ndarray
     fit_intercept: bool = True
     regularize_intercept: bool = False
-    loss: str = "hinge"
-    epsilon: float = 0.0
+    loss: Loss = field(default_factory=Hinge)
+
+    def __post_init__(self):
+        if not isinstance(self.loss, Loss):
+            raise TypeError(f"loss must be a margin_opt.losses.Loss (Hinge(), "
+                            f"EpsilonInsensitive(epsilon)), got {self.loss!r}.")
+        lam = self.lam
+        if isinstance(lam, bool) or not isinstance(lam, (int, float, np.number)) \
+                or not np.isfinite(lam) or lam < 0:
+            raise ValueError(f"lam (λ = 1/(C n)) must be a finite number ≥ 0, got {lam!r}.")
 
     @property
     def n_samples(self) -> int:
@@ -148,77 +169,9 @@ class PrimalERM:
 
     def losses(self, w, b=0.0) -> np.ndarray:
         """Per-sample losses ℓᵢ (unweighted), ndarray of shape (n_samples,)."""
-        f = np.asarray(self.X @ w).ravel() + b
-        if self.loss == "hinge":
-            return np.maximum(0.0, 1.0 - self.y * f)
-        return np.maximum(0.0, np.abs(self.y - f) - self.epsilon)
+        return self.loss.value(self.y, np.asarray(self.X @ w).ravel() + b)
 
     def objective(self, w, b=0.0) -> float:
         """J(w, b) in the average-loss scale."""
         reg = float(w @ w) + (b * b if self.regularize_intercept else 0.0)
         return 0.5 * self.lam * reg + float(self.sample_weight @ self.losses(w, b)) / self.n_samples
-
-
-def violating_pair_gap(y, alpha, grad, upper, tau=0.0, zero_scale=None) -> float:
-    """LIBSVM's optimality measure m(α) − M(α) of the standard dual.
-
-    ``m(α) = max_{t ∈ I_up} −yₜ∇ₜ`` and ``M(α) = min_{t ∈ I_low} −yₜ∇ₜ`` with
-    ``I_up = {αₜ < uₜ, yₜ = 1} ∪ {αₜ > 0, yₜ = −1}`` and
-    ``I_low = {αₜ < uₜ, yₜ = −1} ∪ {αₜ > 0, yₜ = 1}``; α is optimal iff the gap is
-    ≤ 0 (LIBSVM stops when it is ≤ tol).
-
-    Parameters
-    ----------
-    y : ndarray of shape (m,)
-        Signs ±1.
-    alpha : ndarray of shape (m,)
-    grad : ndarray of shape (m,)
-        ∇ = Qα + p.
-    upper : ndarray of shape (m,)
-        Upper bounds (``inf`` allowed; 0 fixes the variable, e.g. a zero sample weight).
-    tau : float, default=0.0
-        Relative threshold: αₜ counts as at its upper bound when αₜ ≥ (1 − τ)uₜ and
-        at zero when αₜ ≤ τ·uₜ (τ·zero_scale where uₜ is infinite), for answers of
-        interior-point solvers whose bounds are met only approximately.
-    zero_scale : float, optional
-        Scale for the zero threshold of unbounded variables (default 1).
-
-    Returns
-    -------
-    gap : float
-        max(0, m(α) − M(α)); 0 when one of the sets is empty.
-
-    References
-    ----------
-    R.-E. Fan, P.-H. Chen and C.-J. Lin, JMLR 6, 2005, eq. (9).
-    """
-    finite = np.isfinite(upper)
-    ref = np.where(finite, upper, 1.0 if zero_scale is None else zero_scale)
-    below_u = ~finite | (alpha < (1 - tau) * np.where(finite, upper, 0.0))
-    above_0 = alpha > tau * ref
-    g = -y * grad
-    pos = y > 0
-    movable = upper > 0  # a variable with uᵢ = 0 is fixed at 0 and in neither set
-    i_up = ((below_u & pos) | (above_0 & ~pos)) & movable
-    i_low = ((below_u & ~pos) | (above_0 & pos)) & movable
-    if not i_up.any() or not i_low.any():
-        return 0.0
-    return float(max(0.0, g[i_up].max() - g[i_low].min()))
-
-
-def box_categories(v, upper, tau):
-    """Masks (at_zero, free, at_upper) of variables in boxes [0, uᵢ], threshold tau.
-
-    vᵢ counts as 0 when vᵢ ≤ τuᵢ and as uᵢ when vᵢ ≥ (1 − τ)uᵢ (answers of
-    interior-point solvers meet their bounds only approximately).  Variables with
-    uᵢ = 0 are fixed and in none of the three.
-
-    Returns
-    -------
-    at_zero, free, at_upper : ndarray of bool, shape (m,)
-    """
-    fixed = upper == 0
-    zero = (v <= tau * upper) & ~fixed
-    at_u = (v >= (1 - tau) * upper) & ~zero & ~fixed
-    return zero, ~zero & ~at_u & ~fixed, at_u
-

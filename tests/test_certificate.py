@@ -1,5 +1,6 @@
 """The certificate passes on optimal answers and FAILS on wrong ones."""
 
+import dataclasses
 import json
 
 import numpy as np
@@ -20,10 +21,11 @@ def solved(breast_cancer):
 
 
 def _copy(sol, **changes):
-    fields = {k: getattr(sol, k) for k in ("alpha", "b", "w", "xi", "decision",
-                                            "primal_objective", "dual_objective")}
-    fields.update(changes)
-    return Solution(**fields, extra=dict(sol.extra), method="corrupted")
+    """The solution with some variables replaced (b: the intercept), method 'corrupted'."""
+    b = changes.pop("b", None)
+    variables = dataclasses.replace(sol.variables, **changes)
+    intercept = sol.intercept if b is None else np.array([b])
+    return dataclasses.replace(sol, variables=variables, intercept=intercept, method="corrupted")
 
 
 @pytest.mark.parametrize("kernel", ["linear", "rbf"])

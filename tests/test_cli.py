@@ -25,9 +25,12 @@ def test_verify_json_heart_scale(capsys, heart_scale):
 
 
 def test_verify_exit_code_on_failure(capsys, monkeypatch):
-    from margin_opt.reports import svm as report
+    import dataclasses
 
-    monkeypatch.setitem(report.METHODS, "cvxpy-dual", ({"method": "cvxpy-dual"}, 1e-30))
+    from margin_opt import methods
+
+    strict = dataclasses.replace(methods.METHODS["cvxpy-dual"], accuracy=1e-30)
+    monkeypatch.setitem(methods.METHODS, "cvxpy-dual", strict)
     assert cli.main(["verify", "iris-binary", "--methods", "cvxpy-dual"]) == 1
     assert "FAIL" in capsys.readouterr().out
 
@@ -52,12 +55,12 @@ def test_fit(capsys, model, extra):
 
 
 def test_default_methods_scale_with_n():
-    from margin_opt.reports.svm import default_methods
+    from margin_opt.reports.methods import default_methods
 
-    assert default_methods("rbf", 500)[0] == "cvxpy-dual"
-    large = default_methods("rbf", 20000)
+    assert default_methods("svc", "rbf", 500)[0] == "cvxpy-dual"
+    large = default_methods("svc", "rbf", 20000)
     assert "cvxpy-dual" not in large and large[-2:] == ["smo", "libsvm"]
-    assert "cvxpy-dual" in default_methods("linear", 20000)
+    assert "cvxpy-dual" in default_methods("svc", "linear", 20000)
 
 
 def test_verify_sparse_libsvm_row(capsys, a9a):

@@ -16,7 +16,7 @@ from sklearn.svm import SVC, SVR
 
 from margin_opt.exceptions import ConvergenceWarning
 from margin_opt.kernels import make_kernel
-from margin_opt.solvers import get_backend
+from margin_opt.methods import get_method
 from margin_opt.solvers._smo_kernels import vexp
 from margin_opt.solvers.smo import solve_smo
 from margin_opt.standard_forms import DualQP
@@ -70,8 +70,8 @@ def assert_kkt(qp, res, tol):
 
 
 def test_registry_maps_smo():
-    fn, form = get_backend("smo")
-    assert fn is solve_smo and form == "dual"
+    spec = get_method("smo")
+    assert spec.load() is solve_smo and spec.standard_form == "DualQP"
 
 
 def test_vexp_matches_numpy_exp():

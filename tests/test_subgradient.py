@@ -15,7 +15,8 @@ from sklearn.preprocessing import StandardScaler
 from sklearn.svm import SVC
 
 from margin_opt.datasets import load_dataset, shared_data_dir
-from margin_opt.solvers import get_backend
+from margin_opt.losses import EpsilonInsensitive, Hinge
+from margin_opt.methods import get_method
 from margin_opt.solvers.subgradient import optimum_radius, pegasos, subgradient_descent
 from margin_opt.standard_forms import PrimalERM
 
@@ -27,10 +28,10 @@ def cvxpy_J(erm):
     w = cp.Variable(d)
     b = cp.Variable() if erm.fit_intercept else 0.0
     f = X @ w + b
-    if erm.loss == "hinge":
-        loss = cp.pos(1 - cp.multiply(erm.y, f))
+    if isinstance(erm.loss, Hinge):
+        loss = cp.pos(erm.loss.threshold - cp.multiply(erm.y, f))
     else:
-        loss = cp.pos(cp.abs(erm.y - f) - erm.epsilon)
+        loss = cp.pos(cp.abs(erm.y - f) - erm.loss.epsilon)
     reg = cp.sum_squares(w)
     if erm.fit_intercept and erm.regularize_intercept:
         reg = reg + cp.square(b)
@@ -119,7 +120,7 @@ def test_epsilon_insensitive_loss():
     rng = np.random.default_rng(2)
     X = rng.normal(size=(150, 4))
     y = X @ np.array([1.0, -2.0, 0.5, 0.0]) + 0.3 + rng.normal(scale=0.3, size=150)
-    erm = PrimalERM(X, y, 1.0 / 150, np.ones(150), loss="epsilon_insensitive", epsilon=0.2)
+    erm = PrimalERM(X, y, 1.0 / 150, np.ones(150), loss=EpsilonInsensitive(0.2))
     J_star, w_star, _ = cvxpy_J(erm)
     assert np.linalg.norm(w_star) <= optimum_radius(erm)
     r = subgradient_descent(erm, schedule="polyak", f_star=J_star, tol=0.0, max_iter=3000)
@@ -257,8 +258,9 @@ def test_pegasos_bad_input(erm, kw, match):
 
 
 def test_registry_resolves_both():
-    assert get_backend("subgradient") == (subgradient_descent, "primal")
-    assert get_backend("pegasos") == (pegasos, "primal")
+    for name, fn in (("subgradient", subgradient_descent), ("pegasos", pegasos)):
+        spec = get_method(name)
+        assert spec.load() is fn and spec.standard_form == "PrimalERM"
 
 
 def test_pegasos_sparse_real_data_a9a():

@@ -19,6 +19,7 @@ from ..problems.boosting import (
     MaxMarginLP,
     StageLineSearch,
     TotallyCorrectiveProblem,
+    certify_stagewise,
     closed_form_alpha,
 )
 from ..validation import check_binary_labels, check_data, check_sample_weight
@@ -52,7 +53,9 @@ class AdaBoost(ClassifierMixin, BaseEstimator):
     verify : bool, default=False
         Also solve each stage's line search with cvxpy
         (:class:`~margin_opt.problems.boosting.StageLineSearch`) and store the
-        answers in ``verified_weights_``.  Costs one small conic solve per round.
+        answers in ``verified_weights_``; at the end also solve the max-min-margin LP
+        over the chosen learners.  Both enter ``certificate_``.  Costs one small
+        conic solve per round and one LP.
     totally_corrective : bool, default=False
         After each round, refit all weights at once by minimizing the exponential
         loss of the whole model over ``α ≥ 0`` with ``Σ α ≤ Σ_s α_s`` (the ℓ1 norm
@@ -95,6 +98,14 @@ class AdaBoost(ClassifierMixin, BaseEstimator):
         ``exp(−2 Σ_{s ≤ t} γ_s²)`` with ``γ_s = ½ − ε_s``.
     n_iter_ : int
         Rounds performed.
+    stage_gradients_ : ndarray of shape (n_iter_,)
+        The derivative of each stage's objective Σᵢ wᵢ exp(−α mᵢ) at αₜ, divided by
+        Zₜ: 0 up to rounding when the line search is solved.
+    certificate_ : Certificate
+        The stagewise fit's certificate
+        (:func:`~margin_opt.problems.boosting.certify_stagewise`): stage stationarity,
+        α in closed form, training error ≤ ∏ Z ≤ exp(−2Σγ²); with ``verify`` also
+        the cvxpy line searches and the max-min-margin LP on the training data.
     stop_reason_ : str
         ``"n_estimators"``, ``"perfect"`` (εₜ = 0) or ``"chance"`` (εₜ ≥ ½ − 1e-10,
         the learner discarded).
@@ -198,7 +209,7 @@ class AdaBoost(ClassifierMixin, BaseEstimator):
         log_w0[sw > 0] = np.log(sw[sw > 0])
         F = np.zeros_like(sw)
         H_cols, learners, stage_alpha, verified, errors = [], [], [], [], []
-        log_Z, train_err, alpha_model = [], [], np.empty(0)
+        log_Z, train_err, alpha_model, stage_grad = [], [], np.empty(0), []
         self.stop_reason_ = "n_estimators"
         for t in range(self.n_estimators):
             log_w = log_w0 - y_pm * F
@@ -227,6 +238,8 @@ class AdaBoost(ClassifierMixin, BaseEstimator):
             H_cols.append(h)
             errors.append(eps)
             stage_alpha.append(alpha)
+            e = w * np.exp(-alpha * m)
+            stage_grad.append(float(-(e @ m) / e.sum()))   # d/dα of the stage objective / Z
             if self.verify:
                 verified.append(StageLineSearch(w, m).solve() if eps > 0 else np.nan)
             if self.totally_corrective:
@@ -254,6 +267,17 @@ class AdaBoost(ClassifierMixin, BaseEstimator):
         self.error_bounds_ = np.exp(np.cumsum(log_Z))
         self.exp_bounds_ = np.exp(-2.0 * np.cumsum((0.5 - self.estimator_errors_) ** 2))
         self.n_iter_ = len(learners)
+        self.stage_gradients_ = np.asarray(stage_grad)
+        lp = None
+        if self.verify:
+            margins = y_pm * F / float(np.sum(self.estimator_weights_))
+            lp = (MaxMarginLP(y_pm[:, None] * np.column_stack(H_cols)).solve().margin,
+                  float(margins.min()))
+        self.certificate_ = certify_stagewise(
+            self.estimator_errors_, self.stage_weights_, self.normalizers_, self.train_errors_,
+            self.error_bounds_, self.exp_bounds_, stage_gradients=self.stage_gradients_,
+            verified_weights=self.verified_weights_, lp_margin=None if lp is None else lp[0],
+            min_margin=None if lp is None else lp[1])
         return self
 
     def _check_X(self, X):

@@ -9,12 +9,11 @@ from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context
 from sklearn.utils._param_validation import Interval, Options, StrOptions
 
 from ..kernels import KERNELS
+from ..methods import method_names
 from ..problems.svm import SVMProblem
-from .base import kernel_decision, solver_options, store_fit
+from .base import fit_problem, kernel_decision
 
 __all__ = ["SVC"]
-
-SOLVERS = ("cvxpy-dual", "cvxpy-primal", "smo", "subgradient", "pegasos")
 
 
 class SVC(ClassifierMixin, BaseEstimator):
@@ -74,7 +73,7 @@ class SVC(ClassifierMixin, BaseEstimator):
         "coef0": [Interval(numbers.Real, None, None, closed="neither")],
         "fit_intercept": ["boolean"],
         "class_weight": [dict, StrOptions({"balanced"}), None],
-        "solver": [StrOptions(set(SOLVERS))],
+        "solver": [StrOptions(set(method_names("svc", estimator=True)))],
         "tol": [Interval(numbers.Real, 0, None, closed="neither")],
         "solver_options": [dict, None],
         "certify": ["boolean"],
@@ -122,9 +121,8 @@ class SVC(ClassifierMixin, BaseEstimator):
                              degree=self.degree, coef0=self.coef0,
                              fit_intercept=self.fit_intercept, sample_weight=sample_weight,
                              class_weight=self.class_weight)
-        sol = problem.solve(self.solver, **solver_options(self, problem))
         self.classes_ = problem.classes_
-        store_fit(self, problem, sol, problem.y * sol.alpha, self.tol, self.certify)
+        fit_problem(self, problem)
         return self
 
     def decision_function(self, X):

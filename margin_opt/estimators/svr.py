@@ -8,8 +8,9 @@ from sklearn.base import BaseEstimator, RegressorMixin, _fit_context
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from ..kernels import KERNELS
+from ..methods import method_names
 from ..problems.svr import SVRProblem
-from .base import kernel_decision, solver_options, store_fit
+from .base import fit_problem, kernel_decision
 
 __all__ = ["SVR"]
 
@@ -62,7 +63,7 @@ class SVR(RegressorMixin, BaseEstimator):
                                                           closed="neither")],
         "degree": [Interval(numbers.Integral, 1, None, closed="left")],
         "coef0": [Interval(numbers.Real, None, None, closed="neither")],
-        "solver": [StrOptions({"cvxpy-dual", "cvxpy-primal", "smo", "subgradient"})],
+        "solver": [StrOptions(set(method_names("svr", estimator=True)))],
         "tol": [Interval(numbers.Real, 0, None, closed="neither")],
         "solver_options": [dict, None],
         "certify": ["boolean"],
@@ -103,8 +104,7 @@ class SVR(RegressorMixin, BaseEstimator):
         problem = SVRProblem(X, y, C=self.C, epsilon=self.epsilon, kernel=self.kernel,
                              gamma=self.gamma, degree=self.degree, coef0=self.coef0,
                              sample_weight=sample_weight)
-        sol = problem.solve(self.solver, **solver_options(self, problem))
-        store_fit(self, problem, sol, sol.dual_coef, self.tol, self.certify)
+        fit_problem(self, problem)
         return self
 
     def predict(self, X):

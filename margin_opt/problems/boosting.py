@@ -34,7 +34,9 @@ from dataclasses import dataclass
 import cvxpy as cp
 import numpy as np
 
+from ..certificate import Certificate, Check
 from ..exceptions import SolverError
+from .cvxpy_runner import run_cvxpy
 
 __all__ = [
     "EPS_MIN",
@@ -45,6 +47,9 @@ __all__ = [
     "TotallyCorrectiveProblem",
     "MaxMarginLP",
     "MarginLPResult",
+    "certify_stagewise",
+    "ALPHA_TOL",
+    "LP_TOL",
 ]
 
 #: Smallest weighted error used in the closed form.  A weak learner with
@@ -117,14 +122,11 @@ def _aggregate(sample_weight, M):
 
 
 def _solve(problem, solver):
+    """Solve through the shared cvxpy runner (timings, statuses, our errors)."""
     try:
-        problem.solve(solver=solver, **_OPTIONS.get(solver, {}))
-    except cp.error.SolverError as exc:
-        raise SolverError(f"cvxpy could not solve the boosting problem ({exc}); try "
-                          "solver='SCS' or 'CLARABEL'.") from None
-    if problem.status not in ("optimal", "optimal_inaccurate"):
-        raise SolverError(f"the boosting problem ended with status {problem.status!r}.")
-    return problem.status
+        return run_cvxpy(problem, solver=solver, tight=False, **_OPTIONS.get(solver, {})).status
+    except SolverError as exc:
+        raise SolverError(f"the boosting problem was not solved: {exc}") from None
 
 
 class StageLineSearch:
@@ -327,3 +329,77 @@ class MaxMarginLP:
         d = d_rows[self._inv] / counts[self._inv]
         d = d / d.sum() if d.sum() > 0 else d
         return MarginLPResult(float(rho.value), a, d, status)
+
+
+#: |α closed form − α cvxpy line search| tolerance, and the LP margin slack.
+ALPHA_TOL = 1e-6
+LP_TOL = 1e-7
+
+
+def certify_stagewise(errors, stage_weights, normalizers, train_errors, error_bounds,
+                      exp_bounds, *, stage_gradients=None, verified_weights=None,
+                      lp_margin=None, min_margin=None, tol=1e-9) -> Certificate:
+    """The certificate of a stagewise exponential-loss fit (AdaBoost), round by round.
+
+    Checks, over the rounds t with 0 < εₜ:
+
+    - ``stage_stationarity``: each line search is solved — the derivative of the stage
+      objective ``Σᵢ wᵢ exp(−α mᵢ)`` at αₜ, relative to Zₜ, is 0 (|·| ≤ ``tol``);
+    - ``alpha_closed_form``: αₜ = ½ log((1 − εₜ)/εₜ) (exactly, for ±1 learners);
+    - ``error_le_bound``: training error ≤ ∏ Z (Freund and Schapire's bound);
+    - ``bound_le_exp_bound``: ∏ Z ≤ exp(−2 Σ γ²) (to rounding, 1e-12);
+    - with ``verified_weights``: ``alpha_cvxpy`` |α − α cvxpy| ≤ :data:`ALPHA_TOL`;
+    - with ``lp_margin``: ``lp_margin_ge_min_margin``, the max-min-margin LP's optimum
+      is at least AdaBoost's smallest normalized margin (slack :data:`LP_TOL`).
+
+    Parameters
+    ----------
+    errors, stage_weights, normalizers, train_errors, error_bounds, exp_bounds :
+        ndarray of shape (n_rounds,)
+        The per-round records of the fit (see :class:`margin_opt.AdaBoost`).
+    stage_gradients : ndarray of shape (n_rounds,), optional
+        d/dα of the normalized stage objective at αₜ, divided by Zₜ.
+    verified_weights : ndarray of shape (n_rounds,), optional
+        The cvxpy line searches' α (NaN for a perfect learner).
+    lp_margin, min_margin : float, optional
+    tol : float, default=1e-9
+
+    Returns
+    -------
+    certificate : Certificate
+
+    References
+    ----------
+    Y. Freund and R. E. Schapire, JCSS 55(1), 1997 (training error ≤ ∏ Zₜ ≤
+    exp(−2Σγₜ²)); J. Friedman, T. Hastie and R. Tibshirani, Ann. Statist. 28(2), 2000.
+    """
+    eps = np.asarray(errors, dtype=float)
+    alpha = np.asarray(stage_weights, dtype=float)
+    pos = (eps > 0) & (eps >= EPS_MIN)
+    closed = closed_form_alpha(eps[pos]) if pos.any() else np.empty(0)
+    checks = []
+    if stage_gradients is not None:
+        g = np.asarray(stage_gradients, dtype=float)[pos]
+        checks.append(Check("stage_stationarity", float(np.max(np.abs(g), initial=0.0)), tol,
+                            "max |d/dα Σ wᵢexp(−α mᵢ)| / Z at each αₜ (the line search solved)"))
+    checks += [
+        Check("alpha_closed_form", float(np.max(np.abs(alpha[pos] - closed), initial=0.0)),
+              0.0, "max |αₜ − ½log((1−εₜ)/εₜ)| over rounds with εₜ > 0"),
+        Check("error_le_bound", float(np.max(np.asarray(train_errors) - error_bounds,
+                                             initial=0.0).clip(0)), 0.0,
+              "max(training error − ∏Z, 0) over rounds"),
+        Check("bound_le_exp_bound", float(np.max(np.asarray(error_bounds) / exp_bounds - 1,
+                                                 initial=0.0).clip(0)), 1e-12,
+              "max(∏Z / exp(−2Σγ²) − 1, 0) over rounds"),
+    ]
+    if verified_weights is not None:
+        diff = np.abs(np.asarray(verified_weights, dtype=float) - alpha)
+        checks.append(Check("alpha_cvxpy", float(np.nanmax(diff, initial=0.0)), ALPHA_TOL,
+                            "max |α closed form − α cvxpy line search|"))
+    if lp_margin is not None:
+        checks.append(Check("lp_margin_ge_min_margin", max(min_margin - lp_margin, 0.0), LP_TOL,
+                            "max(AdaBoost min normalized margin − LP margin, 0)"))
+    quantities = {"n_rounds": int(eps.size), "final_train_error": float(train_errors[-1])
+                  if len(train_errors) else float("nan"),
+                  "final_bound": float(error_bounds[-1]) if len(error_bounds) else float("nan")}
+    return Certificate(checks, quantities=quantities, title="AdaBoost certificate")

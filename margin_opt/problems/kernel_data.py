@@ -16,9 +16,10 @@ from ..exceptions import SolverError
 from ..kernels import Kernel, make_kernel
 from ..validation import check_precomputed_kernel
 
-__all__ = ["KernelData", "kernel_factor", "DUAL_FORMS"]
+__all__ = ["KernelData", "kernel_factor", "QUAD_FORMS"]
 
-DUAL_FORMS = ("auto", "features", "quad_form", "factor")
+#: How the dual's quadratic term βᵀKβ can be written (:meth:`KernelData.quadratic`).
+QUAD_FORMS = ("auto", "features", "quad_form", "factor")
 
 
 class KernelData:
@@ -114,20 +115,20 @@ class KernelData:
             return np.zeros(self.n_samples)
         return self.kernel.rows(self.X, nz).T @ beta[nz]
 
-    def resolve_form(self, form: str) -> str:
-        """The dual quadratic form actually used for ``form`` (see :meth:`quadratic`)."""
-        if form not in DUAL_FORMS:
-            raise ValueError(f"dual form must be one of {DUAL_FORMS}, got {form!r}.")
+    def resolve_quad_form(self, form: str) -> str:
+        """The quadratic form actually used for ``form`` (see :meth:`quadratic`)."""
+        if form not in QUAD_FORMS:
+            raise ValueError(f"quad_form must be one of {QUAD_FORMS}, got {form!r}.")
         if form == "auto":
             if self.explicit_w:
                 return "features"
             return "factor" if self.features().shape[1] <= self.n_samples // 4 else "quad_form"
         if form == "features" and not self.explicit_w:
-            raise ValueError("form='features' needs the linear kernel or a feature_map; "
+            raise ValueError("quad_form='features' needs the linear kernel or a feature_map; "
                              "use 'quad_form' or 'factor'.")
         return form
 
-    def quadratic(self, beta: cp.Expression, form: str = "auto") -> cp.Expression:
+    def quadratic(self, beta: cp.Expression, quad_form: str = "auto") -> cp.Expression:
         """βᵀKβ as a cvxpy expression, in the fastest exact form.
 
         ``features``: ‖Φᵀβ‖²; ``quad_form``: ``quad_form(β, psd_wrap(K))``;
@@ -135,19 +136,18 @@ class KernelData:
         ``features`` where w is explicit, ``factor`` when K has numerical rank ≤ n/4,
         else ``quad_form`` (measured fastest in ``benchmarks/bench_cvxpy_dual.py``).
         """
-        form = self.resolve_form(form)
-        if form == "quad_form":
+        if self.resolve_quad_form(quad_form) == "quad_form":
             return cp.quad_form(beta, cp.psd_wrap(self.gram()))
         return cp.sum_squares(self.features().T @ beta)
 
-    def primal_point(self, solution, beta, f0):
+    def primal_point(self, variables, beta, f0):
         """The primal side of an answer, for a certificate.
 
         Parameters
         ----------
-        solution : Solution
-            With ``w`` (explicit features), or ``extra["w_factor"]`` (w in the
-            coordinates of the kernel factor), or neither (a dual answer).
+        variables : SVCVariables or SVRVariables
+            With ``w`` (explicit features), or ``w_factor`` (w in the coordinates of
+            the kernel factor), or neither (a dual answer).
         beta : ndarray of shape (n_samples,)
             The dual coefficients of f (yᵢαᵢ for the SVC, aᵢ − âᵢ for the SVR).
         f0 : ndarray of shape (n_samples,)
@@ -163,9 +163,9 @@ class KernelData:
             Normalized residual of w = Σβᵢφ(xᵢ).
         description : str
         """
-        w_factor = solution.extra.get("w_factor")
-        if solution.w is not None:
-            w = np.asarray(solution.w, dtype=float)
+        w_factor = variables.w_factor
+        if variables.w is not None:
+            w = np.asarray(variables.w, dtype=float)
             w_dual = self.weights(beta)
             return (np.asarray(self.features() @ w).ravel(), 0.5 * float(w @ w),
                     float(np.abs(w - w_dual).max(initial=0.0)) / max(1.0, np.abs(w).max()),

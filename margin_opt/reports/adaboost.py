@@ -3,8 +3,8 @@
 For each round: εₜ, αₜ in closed form, αₜ from the cvxpy line search and their
 difference, Zₜ, the training error and its bounds ∏ Zₜ ≤ exp(−2 Σ γₜ²); then the
 final normalized margins against the optimum of the max-min-margin LP over the
-chosen weak learners.  The checks are collected in a
-:class:`~margin_opt.certificate.Certificate`.
+chosen weak learners.  The checks are the fitted model's ``certificate_``
+(:func:`margin_opt.problems.boosting.certify_stagewise`).
 """
 
 from __future__ import annotations
@@ -12,37 +12,11 @@ from __future__ import annotations
 import numpy as np
 from sklearn.model_selection import train_test_split
 
-from ..certificate import Certificate, Check
 from ..estimators.adaboost import AdaBoost
 
 __all__ = ["verify", "DEFAULT_DATASET"]
 
 DEFAULT_DATASET = "breast_cancer"
-#: |α closed form − α cvxpy| tolerance, and the LP margin slack.
-ALPHA_TOL = 1e-6
-LP_TOL = 1e-7
-
-
-def _certificate(model, lp_margin, min_margin) -> Certificate:
-    eps = model.estimator_errors_
-    closed = 0.5 * np.log((1 - eps[eps > 0]) / eps[eps > 0])
-    diff = np.abs(model.verified_weights_ - model.stage_weights_)
-    checks = [
-        Check("alpha_closed_form", float(np.max(np.abs(model.stage_weights_[eps > 0] - closed),
-                                                initial=0.0)), 0.0,
-              "max |α − ½log((1−ε)/ε)| over rounds with ε > 0"),
-        Check("alpha_cvxpy", float(np.nanmax(diff, initial=0.0)), ALPHA_TOL,
-              "max |α closed form − α cvxpy line search|"),
-        Check("error_le_bound", float(np.max(model.train_errors_ - model.error_bounds_,
-                                             initial=0.0).clip(0)), 0.0,
-              "max(training error − ∏Z, 0) over rounds"),
-        Check("bound_le_exp_bound", float(np.max(model.error_bounds_ / model.exp_bounds_ - 1,
-                                                 initial=0.0).clip(0)), 1e-12,
-              "max(∏Z / exp(−2Σγ²) − 1, 0) over rounds"),
-        Check("lp_margin_ge_min_margin", max(min_margin - lp_margin, 0.0), LP_TOL,
-              "max(AdaBoost min normalized margin − LP margin, 0)"),
-    ]
-    return Certificate(checks, title="AdaBoost verification")
 
 
 def verify(dataset, *, n_estimators=50, test_size=0.3, random_state=0, plot=None):
@@ -83,7 +57,7 @@ def verify(dataset, *, n_estimators=50, test_size=0.3, random_state=0, plot=None
     test_err = np.array([np.mean(y_te_pm * F <= 0) for F in model.staged_decision_function(X_te)])
     margins = model.margins(X_tr, y_tr)
     lp = model.max_margin_lp(X_tr, y_tr)
-    cert = _certificate(model, lp.margin, float(margins.min()))
+    cert = model.certificate_
 
     eps = model.estimator_errors_
     rows = [{"round": t + 1, "error": float(eps[t]), "alpha": float(model.stage_weights_[t]),

@@ -7,24 +7,59 @@ import warnings
 
 import numpy as np
 
-from ..solvers import BACKENDS
+from ..methods import available, get_method, method_names, stopping_options
 
-__all__ = ["run_methods", "format_table"]
+__all__ = ["run_methods", "format_table", "method_options", "default_methods",
+           "CVXPY_KERNEL_MAX_N"]
 
-PRIMAL_SIDE = {"cvxpy-primal", "cvxpy-hinge", "cvxpy-loss", "subgradient", "pegasos"}
+#: Above this many samples a non-linear kernel's cvxpy forms (a dense n × n quadratic
+#: form) are left out of the default methods: minutes to hours, and gigabytes.
+CVXPY_KERNEL_MAX_N = 3000
 
 
-def run_methods(problem, methods, table, external=None):
+def default_methods(model, kernel, n_samples=0) -> list:
+    """The exact methods of ``model`` available here, the peer last.
+
+    Every registry method that is not iterative; for a non-linear kernel with more
+    than :data:`CVXPY_KERNEL_MAX_N` samples the cvxpy forms are left out (ask for
+    them with ``methods=``) and SMO at tol 1e-6 is the reference.
+    """
+    out = []
+    for name in method_names(model):
+        spec = get_method(name)
+        if spec.iterative or not available(name):
+            continue
+        if spec.route == "cvxpy" and kernel != "linear" and n_samples > CVXPY_KERNEL_MAX_N:
+            continue
+        out.append(name)
+    return out
+
+
+
+def method_options(problem, name) -> dict:
+    """The options ``margin-opt verify`` runs method ``name`` with on ``problem``.
+
+    The registry's ``verify_options``, with a backend's stopping tolerance set by the
+    registry's policy so that its answer certifies at the verify tolerance.
+    """
+    spec = get_method(name, problem.model)
+    options = dict(spec.verify_options)
+    if spec.stopping == "gap_over_C" and "tol" in options:
+        options.update(stopping_options(name, options["tol"], float(problem.C_i.max())))
+    return options
+
+
+def run_methods(problem, methods, external=None):
     """Solve ``problem`` with each method and certify the answer.
 
     Parameters
     ----------
     problem : SVMProblem or SVRProblem
     methods : list of str
-    table : dict
-        method -> (solve keywords, certificate tolerance); keywords None means
-        ``external(problem)`` produces the Solution (a peer library).
+        Registry names (:mod:`margin_opt.methods`); each is held to its documented
+        accuracy (``Method.accuracy_for``).
     external : callable, optional
+        ``external(problem) -> Solution`` for the peer method (LIBSVM).
 
     Returns
     -------
@@ -34,23 +69,28 @@ def run_methods(problem, methods, table, external=None):
     reference : str or None
         The method whose dual optimum the ``agreement`` column is measured against
         (cvxpy-dual when it passed, else the first passing method).
+
+    Raises
+    ------
+    ValueError
+        A name that is not a method of this model.
     """
-    unknown = [m for m in methods if m not in table]
-    if unknown:
-        raise ValueError(f"unknown method(s) {unknown}; choose from {list(table)}.")
+    specs = [get_method(m, problem.model) for m in methods]
     rows, solutions = [], {}
-    for name in methods:
-        options, tol = table[name]
+    for spec in specs:
+        name, tol = spec.name, spec.accuracy_for(problem.model)
+        options = method_options(problem, name)
         row = {"method": name}
         try:
             with warnings.catch_warnings(record=True) as caught:
                 warnings.simplefilter("always")
-                if options is not None and options.get("method") in BACKENDS:
+                if spec.route == "backend" and available(name):
                     # numba loads its compiled code on the first call (~0.5 s):
                     # a first, untimed run keeps that out of the time column
-                    problem.solve(**options)
+                    problem.solve(name, **options)
                     caught.clear()
-                sol = external(problem) if options is None else problem.solve(**options)
+                sol = external(problem) if spec.route == "peer" else \
+                    problem.solve(name, **options)
             cert = problem.certify(sol, tol=tol)
         except Exception as exc:  # a failing method is a row, not a crash
             row.update(status="error", error=f"{type(exc).__name__}: {exc}", ok=False)
@@ -58,15 +98,13 @@ def run_methods(problem, methods, table, external=None):
             continue
         solutions[name] = sol
         q = cert.quantities
-        n_sv = int(sol.support_.size)
         row.update(
-            solver=sol.solver, status=sol.status, primal=sol.primal_objective,
+            solver=sol.backend, status=sol.status, primal=sol.primal_objective,
             dual=sol.dual_objective, gap=cert.duality_gap, kkt=cert.kkt_violation,
-            n_sv=n_sv, n_free=q.get("n_free"), n_at_C=q.get("n_at_C"),
+            n_sv=int(sol.support_.size), n_free=q.get("n_free"), n_at_C=q.get("n_at_C"),
             time=sol.timings.get("total", float("nan")), compile=sol.timings.get("compile"),
             solve=sol.timings.get("solve"), n_iter=sol.n_iter, tol=tol, ok=cert.ok,
-            warnings=sorted({str(w.message) for w in caught}),
-            side="primal" if name in PRIMAL_SIDE else "dual")
+            warnings=sorted({str(w.message) for w in caught}), side=spec.side)
         if not cert.ok:
             row["failed"] = cert.failed()
         rows.append(row)
@@ -124,9 +162,8 @@ def plot_histories(solutions, reference, problem, path):
         if "objective" not in s.history:
             continue
         J = np.asarray(s.history["objective"]) / scale
-        steps = s.extra.get("result", {}).get("n_steps")
-        if k == "pegasos" and steps:  # one entry per epoch: put it at its step count
-            runs[k] = (np.arange(J.size) * steps / max(1, J.size - 1), J)
+        if "step" in s.history:  # one entry per epoch: put it at its step count
+            runs[k] = (np.asarray(s.history["step"], dtype=float), J)
         else:
             runs[k] = J
     if not runs or reference is None:

@@ -4,25 +4,12 @@ from __future__ import annotations
 
 import time
 
+from ..methods import get_method
 from ..problems.svr import SVRProblem
-from ..solvers import available_backends
 from ..validation import libsvm_input
-from .methods import format_table, run_methods
-from .svm import CVXPY_KERNEL_MAX_N
+from .methods import default_methods, format_table, run_methods
 
-__all__ = ["verify", "METHODS"]
-
-#: method -> (solve keywords or None for LIBSVM, certificate tolerance); see
-#: :data:`margin_opt.reports.svm.METHODS` for why some are held to looser tolerances.
-METHODS = {
-    "cvxpy-dual": ({"method": "cvxpy-dual"}, 1e-6),
-    "cvxpy-primal": ({"method": "cvxpy-primal", "form": "slack"}, 1e-6),
-    "cvxpy-loss": ({"method": "cvxpy-primal", "form": "loss"}, 1e-4),
-    "smo": ({"method": "smo", "tol": 1e-6}, 1e-5),
-    "libsvm": (None, 1e-4),
-    "subgradient": ({"method": "subgradient", "schedule": "1/sqrt(t)", "tol": 0.0,
-                     "max_iter": 5000}, 1e-2),
-}
+__all__ = ["verify"]
 
 
 def _libsvm(problem: SVRProblem):
@@ -51,7 +38,7 @@ def verify(dataset, *, C=1.0, epsilon=0.1, kernel="rbf", gamma="scale", methods=
     kernel : str, default="rbf"
     gamma : {"scale", "auto"} or float, default="scale"
     methods : list of str, optional
-        Names from :data:`METHODS` (default: the exact ones available).
+        Registry names (:mod:`margin_opt.methods`; default: the exact ones available).
     plot : str, optional
         PNG file: the fit with its tube for one-dimensional data, else the residuals
         against f(x) with the band ±ε, points by tube category.
@@ -64,22 +51,15 @@ def verify(dataset, *, C=1.0, epsilon=0.1, kernel="rbf", gamma="scale", methods=
     """
     problem = SVRProblem(dataset.X, dataset.y, C=C, epsilon=epsilon, kernel=kernel,
                          gamma=gamma)
-    default = ["cvxpy-dual", "cvxpy-primal", "cvxpy-loss"]
-    if kernel != "linear" and problem.n_samples > CVXPY_KERNEL_MAX_N:
-        default = []  # a dense 2n-variable cvxpy dual would take too long
-    default += ["smo"] if "smo" in available_backends() else []
-    table = dict(METHODS)
-    if problem.C > 1:  # see margin_opt.reports.svm.verify
-        table["smo"] = ({**METHODS["smo"][0], "tol": 1e-6 / problem.C}, METHODS["smo"][1])
-    rows, solutions, ref = run_methods(problem, list(methods or default + ["libsvm"]), table,
-                                       external=_libsvm)
+    methods = list(methods or default_methods("svr", kernel, problem.n_samples))
+    rows, solutions, ref = run_methods(problem, methods, external=_libsvm)
     n, d = problem.n_samples, problem.X.shape[1]
     report = {"data": {"name": dataset.name, "n_samples": n, "n_features": d},
               "problem": {"model": "svr", "C": problem.C, "epsilon": problem.epsilon,
                           "kernel": problem.kernel.describe()},
               "reference": ref, "rows": rows, "ok": all(r["ok"] for r in rows)}
     if ref is not None:
-        cert = problem.certify(solutions[ref], tol=METHODS[ref][1])
+        cert = problem.certify(solutions[ref], tol=get_method(ref).accuracy_for("svr"))
         report["tube_table"] = cert.to_dict()["table"]
     if plot and ref is not None:
         from ..plots.svr import plot_tube_1d, plot_tube_residuals

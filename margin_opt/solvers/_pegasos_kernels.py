@@ -14,8 +14,9 @@ between w and b that otherwise stalls the intercept.
 Scalars that change (the intercept, its average) travel in ``state``:
 ``state = [b, b_avg, sq_norm]`` where ``sq_norm`` is the kernel methods' ‖w‖².
 
-Losses: ``loss_kind = 0`` hinge ``max(0, 1 − y f)``, ``1`` ε-insensitive
-``max(0, |y − f| − ε)``.  At a kink the zero subgradient is taken.
+Losses: the numba code and parameter of a :class:`~margin_opt.losses.Loss`
+(``loss_code``, ``loss_param``: the hinge ``max(0, θ − y f)`` or the ε-insensitive
+``max(0, |y − f| − ε)``).  At a kink the zero subgradient is taken.
 """
 
 from __future__ import annotations
@@ -23,20 +24,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-
-@njit(cache=True)
-def _dloss(y, f, loss_kind, eps):
-    """A subgradient of the loss with respect to f (0 at the kink)."""
-    if loss_kind == 0:
-        if y * f < 1.0:
-            return -y
-        return 0.0
-    r = y - f
-    if r > eps:
-        return -1.0
-    if r < -eps:
-        return 1.0
-    return 0.0
+from ..losses import loss_derivative, loss_value
 
 
 @njit(cache=True)
@@ -88,7 +76,7 @@ def _project_average(w, w_avg, state, b, t, radius, reg_b, averaging, gamma, sq)
 
 @njit(cache=True)
 def pegasos_epoch_dense(X, y, sw, idx, w, w_avg, state, t, lam, batch_size, radius,
-                        fit_intercept, reg_b, averaging, gamma, loss_kind, eps, coef):
+                        fit_intercept, reg_b, averaging, gamma, loss_code, loss_param, coef):
     """One epoch over dense rows ``X`` (ndarray of shape (n, d)); returns the new ``t``."""
     n_draws = idx.shape[0]
     d = w.shape[0]
@@ -101,7 +89,7 @@ def pegasos_epoch_dense(X, y, sw, idx, w, w_avg, state, t, lam, batch_size, radi
             f = b
             for m in range(d):
                 f += X[i, m] * w[m]
-            coef[j] = sw[i] * _dloss(y[i], f, loss_kind, eps) / k
+            coef[j] = sw[i] * loss_derivative(loss_code, loss_param, y[i], f) / k
         t += 1
         eta = 1.0 / (lam * t)
         b = _shrink(w, b, t, reg_b)
@@ -120,7 +108,7 @@ def pegasos_epoch_dense(X, y, sw, idx, w, w_avg, state, t, lam, batch_size, radi
 
 @njit(cache=True)
 def pegasos_epoch_csr(indptr, indices, data, mu, y, sw, idx, w, w_avg, state, t, lam, batch_size,
-                      radius, fit_intercept, reg_b, averaging, gamma, loss_kind, eps, coef):
+                      radius, fit_intercept, reg_b, averaging, gamma, loss_code, loss_param, coef):
     """One epoch over CSR rows (``indptr``, ``indices``, ``data``); returns the new ``t``.
 
     ``mu`` (ndarray of shape (d,), or of shape (0,) for none) centers the rows
@@ -142,7 +130,7 @@ def pegasos_epoch_csr(indptr, indices, data, mu, y, sw, idx, w, w_avg, state, t,
             f = b - wmu
             for p in range(indptr[i], indptr[i + 1]):
                 f += data[p] * w[indices[p]]
-            coef[j] = sw[i] * _dloss(y[i], f, loss_kind, eps) / k
+            coef[j] = sw[i] * loss_derivative(loss_code, loss_param, y[i], f) / k
         t += 1
         eta = 1.0 / (lam * t)
         b = _shrink(w, b, t, reg_b)
@@ -166,7 +154,7 @@ def pegasos_epoch_csr(indptr, indices, data, mu, y, sw, idx, w, w_avg, state, t,
 
 @njit(cache=True)
 def pegasos_epoch_gram(K, y, sw, idx, beta, beta_avg, state, t, lam, batch_size, radius,
-                       fit_intercept, reg_b, averaging, gamma, loss_kind, eps, coef):
+                       fit_intercept, reg_b, averaging, gamma, loss_code, loss_param, coef):
     """One epoch of kernelized Pegasos on a Gram matrix ``K`` (ndarray of shape (n, n)).
 
     The iterate is ``w = Σⱼ βⱼ φ(xⱼ)``, so ``f(xᵢ) = (Kβ)ᵢ + b``; ``state[2]`` carries
@@ -185,7 +173,7 @@ def pegasos_epoch_gram(K, y, sw, idx, beta, beta_avg, state, t, lam, batch_size,
             for m in range(n):
                 f += K[i, m] * beta[m]
             fk[j] = f
-            coef[j] = sw[i] * _dloss(y[i], f + b, loss_kind, eps) / k
+            coef[j] = sw[i] * loss_derivative(loss_code, loss_param, y[i], f + b) / k
         t += 1
         eta = 1.0 / (lam * t)
         shrink = 1.0 - 1.0 / t
@@ -221,14 +209,7 @@ def pegasos_epoch_gram(K, y, sw, idx, beta, beta_avg, state, t, lam, batch_size,
 
 
 @njit(cache=True)
-def _loss(y, f, loss_kind, eps):
-    if loss_kind == 0:
-        return max(0.0, 1.0 - y * f)
-    return max(0.0, abs(y - f) - eps)
-
-
-@njit(cache=True)
-def weighted_loss_dense(X, mu, y, sw, w, b, loss_kind, eps):
+def weighted_loss_dense(X, mu, y, sw, w, b, loss_code, loss_param):
     """Σᵢ sᵢ ℓ(yᵢ, wᵀ(xᵢ − μ) + b) over dense rows (``mu`` of shape (0,): no centering).
 
     Single-threaded on purpose: evaluating J once per epoch must not contend for
@@ -244,12 +225,12 @@ def weighted_loss_dense(X, mu, y, sw, w, b, loss_kind, eps):
         f = off
         for m in range(d):
             f += X[i, m] * w[m]
-        total += sw[i] * _loss(y[i], f, loss_kind, eps)
+        total += sw[i] * loss_value(loss_code, loss_param, y[i], f)
     return total
 
 
 @njit(cache=True)
-def weighted_loss_csr(indptr, indices, data, mu, y, sw, w, b, loss_kind, eps):
+def weighted_loss_csr(indptr, indices, data, mu, y, sw, w, b, loss_code, loss_param):
     """Σᵢ sᵢ ℓ(yᵢ, wᵀ(xᵢ − μ) + b) over CSR rows (``mu`` of shape (0,): no centering)."""
     n = y.shape[0]
     d = w.shape[0]
@@ -262,5 +243,5 @@ def weighted_loss_csr(indptr, indices, data, mu, y, sw, w, b, loss_kind, eps):
         f = off
         for p in range(indptr[i], indptr[i + 1]):
             f += data[p] * w[indices[p]]
-        total += sw[i] * _loss(y[i], f, loss_kind, eps)
+        total += sw[i] * loss_value(loss_code, loss_param, y[i], f)
     return total

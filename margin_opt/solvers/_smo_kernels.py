@@ -10,15 +10,13 @@ stays readable.  Three groups:
 * the SMO iteration (LIBSVM's ``Solver::Solve``): WSS 1 / WSS 2, the analytic
   two-variable update clipped to the box, shrinking, gradient reconstruction.
 
-Tuples passed around
---------------------
-``kd`` (kernel data): ``(kind, gamma, coef0, degree, sparse, X, XT, sq, data,
-indices, indptr, xbuf, kbuf, tmp, cdata, cindices, cindptr)`` (the last three: the
-CSC copy of sparse X, used for whole rows: K[r, :] = Σ_f x_rf X[:, f]).  For
-sparse X, XT is the dense (d, n) transpose when it fits a quarter of the cache
-budget (then whole rows are dense axpys), else a (1, 1) placeholder.
-``cc`` (row cache): ``(cache, slot_of_row, row_of_slot, slot_epoch, slot_tick)``.
-``st`` (int64 state): see the ``S_*`` constants.
+Structures passed around
+------------------------
+:class:`KernelArrays` ``kd``: how kernel rows are computed (the kernel's kind and
+parameters, the data dense or CSR with its CSC copy, scratch buffers);
+:class:`RowCache` ``cc``: the LRU slots of kernel rows;
+``st`` (int64 state): see the ``S_*`` constants.  Both are named tuples, which
+numba compiles to plain tuples (attribute access costs nothing).
 
 References
 ----------
@@ -32,9 +30,27 @@ TIST 2(3), 2011, §4.1 (stopping rule, shrinking, gradient reconstruction).
 from __future__ import annotations
 
 import math
+from collections import namedtuple
 
 import numpy as np
 from numba import njit
+
+#: How kernel rows are computed.  ``kind`` (K_*), ``gamma``, ``coef0``, ``degree``;
+#: ``sparse``; dense ``X`` (n, d) and its transpose ``XT`` (d, n) — for sparse X,
+#: ``XT`` is the dense transpose when it fits a quarter of the cache budget, else a
+#: (1, 1) placeholder; ``sq`` the squared row norms; the CSR arrays ``data``,
+#: ``indices``, ``indptr`` and the CSC copy ``cdata``, ``cindices``, ``cindptr`` (used
+#: for whole rows: K[r, :] = Σ_f x_rf X[:, f]); scratch ``xbuf`` (d), ``kbuf`` (n,
+#: int64), ``tmp`` (n).
+KernelArrays = namedtuple("KernelArrays", [
+    "kind", "gamma", "coef0", "degree", "sparse", "X", "XT", "sq", "data", "indices",
+    "indptr", "xbuf", "kbuf", "tmp", "cdata", "cindices", "cindptr"])
+
+#: The row cache: ``cache`` (n_slots, n_data) float64 rows, ``slot_of_row`` (n_data,),
+#: ``row_of_slot`` (n_slots,), ``slot_epoch`` (FULL, or the shrinking epoch whose
+#: active columns a row is valid for) and ``slot_tick`` (last use, for LRU).
+RowCache = namedtuple("RowCache", ["cache", "slot_of_row", "row_of_slot", "slot_epoch",
+                                   "slot_tick"])
 
 # kernel kinds
 K_LINEAR, K_POLY, K_RBF, K_SIGMOID, K_PRECOMPUTED = 0, 1, 2, 3, 4
@@ -80,8 +96,8 @@ def vexp(a, n, kbuf):
 @njit(cache=True, fastmath=_FM)
 def _transform(r, buf, cols, n, kd):
     """Turn dot products buf[:n] (columns cols[:n], data rows) into kernel values."""
-    kind, gamma, coef0, degree = kd[0], kd[1], kd[2], kd[3]
-    sq, kbuf = kd[7], kd[12]
+    kind, gamma, coef0, degree = kd.kind, kd.gamma, kd.coef0, kd.degree
+    sq, kbuf = kd.sq, kd.kbuf
     if kind == K_RBF:
         sr = sq[r]
         for k in range(n):
@@ -107,8 +123,8 @@ def kernel_row(r, out, cols, ncols, kd):
     ``ncols < 0``: every column, written to ``out[c]``; else only the columns
     ``cols[:ncols]`` (data rows), written to ``out[cols[k]]``.
     """
-    sparse, X, XT = kd[4], kd[5], kd[6]
-    data, indices, indptr, xbuf, tmp = kd[8], kd[9], kd[10], kd[11], kd[13]
+    sparse, X, XT = kd.sparse, kd.X, kd.XT
+    data, indices, indptr, xbuf, tmp = kd.data, kd.indices, kd.indptr, kd.xbuf, kd.tmp
     n_all = out.shape[0]
     full = ncols < 0
     n = n_all if full else ncols
@@ -123,7 +139,7 @@ def kernel_row(r, out, cols, ncols, kd):
             for k in range(n):
                 buf[k] += v * XT[f, k]       # (2-D indexing vectorizes; a row view did not)
     elif sparse and full:
-        cdata, cindices, cindptr = kd[14], kd[15], kd[16]
+        cdata, cindices, cindptr = kd.cdata, kd.cindices, kd.cindptr
         for k in range(n):
             buf[k] = 0.0
         for q in range(indptr[r], indptr[r + 1]):
@@ -172,7 +188,8 @@ def get_row(v, need_full, index, st, kd, cc, all_cols):
     The variables are kept permuted so that the active ones are the first
     ``st[S_ACTIVE]``: their data rows are ``index[:active_size]``.
     """
-    cache, slot_of_row, row_of_slot, slot_epoch, slot_tick = cc
+    cache, slot_of_row, row_of_slot, slot_epoch, slot_tick = (
+        cc.cache, cc.slot_of_row, cc.row_of_slot, cc.slot_epoch, cc.slot_tick)
     r = index[v]
     st[S_TICK] += 1
     s = slot_of_row[r]
@@ -218,7 +235,7 @@ def get_row(v, need_full, index, st, kd, cc, all_cols):
 def init_gradient(alpha, G, G_bar, y, p, C, index, st, kd, cc, all_cols):
     """G = Qα + p and G_bar = Σ_{α_i = C_i} C_i Q_i over all variables."""
     m = alpha.shape[0]
-    cache = cc[0]
+    cache = cc.cache
     for t in range(m):
         G[t] = p[t]
         G_bar[t] = 0.0
@@ -242,7 +259,7 @@ def reconstruct_gradient(alpha, G, G_bar, y, p, C, index, st, kd, cc, all_cols):
     na = st[S_ACTIVE]
     if na == m:
         return
-    cache = cc[0]
+    cache = cc.cache
     for j in range(na, m):
         G[j] = G_bar[j] + p[j]
     nr_free = 0
@@ -394,7 +411,7 @@ def select_pair(alpha, G, y, C, QD, index, st, kd, cc, all_cols, tol, wss2,
         return gap
     i = imax
     s = get_row(i, False, index, st, kd, cc, all_cols)
-    row = cc[0][s]
+    row = cc.cache[s]
     ri = index[i]
     qi = QD[i]
     best = np.inf
@@ -491,7 +508,7 @@ def _update_gbar(v, old, alpha, G_bar, y, C, index, st, kd, cc, all_cols):
     if was_upper == is_upper:
         return
     s = get_row(v, True, index, st, kd, cc, all_cols)
-    row = cc[0][s]
+    row = cc.cache[s]
     c = C[v] * y[v] if is_upper else -C[v] * y[v]
     for t in range(alpha.shape[0]):
         G_bar[t] += c * y[t] * row[index[t]]
@@ -524,7 +541,7 @@ def smo_run(alpha, G, G_bar, y, p, C, QD, index, perm, st, kd, cc, all_cols,
     and the run stops with ``R_UNBOUNDED``.
     """
     m = alpha.shape[0]
-    cache = cc[0]
+    cache = cc.cache
     pair = np.empty(2, dtype=np.int64)
     firstf = np.empty(2)
     firsti = np.empty(2, dtype=np.int64)
@@ -615,7 +632,7 @@ def coordinate_run(alpha, G, y, C, QD, index, st, kd, cc, all_cols, tol, max_ite
     exactly along it and clips to [0, C_i]; stops when the violation is ≤ tol.
     """
     m = alpha.shape[0]
-    cache = cc[0]
+    cache = cc.cache
     while True:
         if st[S_ITER] >= max_iter:
             return R_MAX_ITER

@@ -144,14 +144,12 @@ def _start_point(alpha0, y, C, delta, equality):
     return _project(a, y, C, delta)
 
 
-def _kernel_data(qp, n_slots_budget, dense_budget=0):
-    """Build the ``kd`` tuple and, where a full matrix is at hand, that matrix."""
+def _kernel_arrays(qp, n_slots_budget, dense_budget=0):
+    """The :class:`~._smo_kernels.KernelArrays` of ``qp`` and, where a full matrix is at
+    hand (precomputed, given, or a callable kernel), that matrix and its diagonal."""
     X = qp.X
     kernel = qp.kernel
     name = kernel.name
-    empty2 = np.zeros((1, 1))
-    ei = np.zeros(1, dtype=np.int64)
-    ef = np.zeros(1)
     gram = None
     if qp.gram is not None:
         gram = np.ascontiguousarray(qp.gram, dtype=np.float64)
@@ -170,34 +168,47 @@ def _kernel_data(qp, n_slots_budget, dense_budget=0):
         n = gram.shape[0]
         if gram.shape != (n, n):
             raise ValueError(f"the kernel matrix must be square, got shape {gram.shape}.")
-        kd = (_k.K_PRECOMPUTED, 0.0, 0.0, 1, False, empty2, empty2, ef, ef, ei, ei, ef,
-              np.zeros(n, dtype=np.int64), np.zeros(n), ef, ei, ei)
-        return kd, gram, np.diag(gram).copy()
+        return _arrays(_k.K_PRECOMPUTED, n=n), gram, np.diag(gram).copy()
     kind = _KINDS[name]
-    gamma = float(kernel.gamma) if kernel.gamma is not None else 1.0
-    n = X.shape[0]
+    params = dict(gamma=float(kernel.gamma) if kernel.gamma is not None else 1.0,
+                  coef0=float(kernel.coef0), degree=int(kernel.degree))
+    n, d = X.shape
     if sp.issparse(X):
         Xc = sp.csr_matrix(X, dtype=np.float64)
-        data = np.ascontiguousarray(Xc.data, dtype=np.float64)
-        indices = np.ascontiguousarray(Xc.indices, dtype=np.int64)
-        indptr = np.ascontiguousarray(Xc.indptr, dtype=np.int64)
-        sq = np.asarray(Xc.multiply(Xc).sum(axis=1), dtype=np.float64).ravel()
         Xcsc = Xc.tocsc()
-        XT = empty2
-        if n * X.shape[1] * 8 <= dense_budget:
-            XT = np.ascontiguousarray(Xcsc.T.toarray())
-        kd = (kind, gamma, float(kernel.coef0), int(kernel.degree), True, empty2, XT, sq,
-              data, indices, indptr, np.zeros(X.shape[1]), np.zeros(n, dtype=np.int64),
-              np.zeros(n), np.ascontiguousarray(Xcsc.data, dtype=np.float64),
-              np.ascontiguousarray(Xcsc.indices, dtype=np.int64),
-              np.ascontiguousarray(Xcsc.indptr, dtype=np.int64))
+        dense_T = n * d * 8 <= dense_budget
+        kd = _arrays(kind, n=n, d=d, sparse=True, **params,
+                     XT=np.ascontiguousarray(Xcsc.T.toarray()) if dense_T else None,
+                     sq=np.asarray(Xc.multiply(Xc).sum(axis=1), dtype=np.float64).ravel(),
+                     csr=(Xc.data, Xc.indices, Xc.indptr),
+                     csc=(Xcsc.data, Xcsc.indices, Xcsc.indptr))
     else:
         Xd = np.ascontiguousarray(X, dtype=np.float64)
-        XT = np.ascontiguousarray(Xd.T)
-        sq = np.einsum("ij,ij->i", Xd, Xd)
-        kd = (kind, gamma, float(kernel.coef0), int(kernel.degree), False, Xd, XT, sq, ef, ei,
-              ei, ef, np.zeros(n, dtype=np.int64), np.zeros(n), ef, ei, ei)
+        kd = _arrays(kind, n=n, d=d, **params, X=Xd, XT=np.ascontiguousarray(Xd.T),
+                     sq=np.einsum("ij,ij->i", Xd, Xd))
     return kd, None, np.asarray(kernel.diag(X), dtype=np.float64)
+
+
+def _arrays(kind, *, n, d=1, gamma=0.0, coef0=0.0, degree=1, sparse=False, X=None, XT=None,
+            sq=None, csr=None, csc=None):
+    """A KernelArrays with placeholders for what this kind of data does not use."""
+    e2 = np.zeros((1, 1))
+    ef, ei = np.zeros(1), np.zeros(1, dtype=np.int64)
+
+    def f64(a):
+        return np.ascontiguousarray(a, dtype=np.float64)
+
+    def i64(a):
+        return np.ascontiguousarray(a, dtype=np.int64)
+
+    data, indices, indptr = (f64(csr[0]), i64(csr[1]), i64(csr[2])) if csr else (ef, ei, ei)
+    cdata, cind, cptr = (f64(csc[0]), i64(csc[1]), i64(csc[2])) if csc else (ef, ei, ei)
+    return _k.KernelArrays(
+        kind=kind, gamma=gamma, coef0=coef0, degree=degree, sparse=sparse,
+        X=e2 if X is None else X, XT=e2 if XT is None else XT, sq=ef if sq is None else sq,
+        data=data, indices=indices, indptr=indptr, xbuf=np.zeros(d if sparse else 1),
+        kbuf=np.zeros(n, dtype=np.int64), tmp=np.zeros(n), cdata=cdata, cindices=cind,
+        cindptr=cptr)
 
 
 def _unpermute(values, perm):
@@ -208,15 +219,15 @@ def _unpermute(values, perm):
 
 
 def _make_cache(gram, n_data, cache_size):
-    """The ``cc`` tuple: a full matrix (all rows valid) or empty LRU slots."""
+    """The :class:`~._smo_kernels.RowCache`: a full matrix (all rows valid) or LRU slots."""
     if gram is not None:
         ar = np.arange(n_data, dtype=np.int64)
-        return (gram, ar.copy(), ar.copy(), np.full(n_data, _k.FULL, dtype=np.int64),
-                np.zeros(n_data, dtype=np.int64)), n_data
+        return _k.RowCache(gram, ar.copy(), ar.copy(), np.full(n_data, _k.FULL, dtype=np.int64),
+                           np.zeros(n_data, dtype=np.int64)), n_data
     n_slots = int(max(2, min(n_data, cache_size * _MB // (8 * n_data))))
-    cache = np.empty((n_slots, n_data))
-    return (cache, np.full(n_data, -1, dtype=np.int64), np.full(n_slots, -1, dtype=np.int64),
-            np.zeros(n_slots, dtype=np.int64), np.zeros(n_slots, dtype=np.int64)), n_slots
+    return _k.RowCache(np.empty((n_slots, n_data)), np.full(n_data, -1, dtype=np.int64),
+                       np.full(n_slots, -1, dtype=np.int64), np.zeros(n_slots, dtype=np.int64),
+                       np.zeros(n_slots, dtype=np.int64)), n_slots
 
 
 def solve_smo(qp, *, tol=1e-3, cache_size=200, shrinking=True, wss="second-order",
@@ -292,86 +303,109 @@ def solve_smo(qp, *, tol=1e-3, cache_size=200, shrinking=True, wss="second-order
     y, p, C, index = _check_qp(qp)
     m = y.shape[0]
     max_iter = _check_options(tol, cache_size, wss, max_iter, callback_every, m)
-    n_data = qp.X.shape[0] if qp.gram is None else qp.gram.shape[0]
+    n_data = qp.n_data
     if index.min() < 0 or index.max() >= n_data:
         raise ValueError(f"qp.index must hold data rows in [0, {n_data}).")
-    budget_rows = int(cache_size * _MB // (8 * n_data))
-    kd, gram, diag = _kernel_data(qp, budget_rows, dense_budget=cache_size * _MB / 4)
-    cache_mb = cache_size - kd[6].nbytes / _MB if kd[4] else cache_size   # dense copy of X
-    equality = bool(qp.equality)
-    alpha = _start_point(alpha0, y, C, float(qp.delta), equality)
-    QD = np.ascontiguousarray(diag[index])
-    cc, n_slots = _make_cache(gram, n_data, cache_mb)
-    G = np.empty(m)
-    G_bar = np.zeros(m)
-    perm = np.arange(m, dtype=np.int64)        # shrinking permutes the variables in place
-    index = index.copy()
-    all_cols = np.arange(n_data, dtype=np.int64)
-    st = np.zeros(_k.N_STATE, dtype=np.int64)
-    st[_k.S_COUNTER] = min(m, 1000) + 1
-    st[_k.S_ACTIVE] = m
-    fout = np.zeros(1)
-    y, p, C = y.copy(), p.copy(), C.copy()     # permuted below: never the caller's arrays
-    args = (index, st, kd, cc, all_cols)
-    _k.init_gradient(alpha, G, G_bar, y, p, C, *args)
-    shrinking = bool(shrinking) and equality
-    # the margin bound below holds for the C-SVC form (p = −1, yᵀα = 0)
-    hard = (equality and qp.delta == 0 and bool(np.all(np.isinf(C)))
-            and bool(np.all(p == -1.0)))
-    min_margin2 = _MIN_MARGIN ** 2 * float(QD.max()) if hard else 0.0
+    run = _SMORun(qp, y, p, C, index, cache_size, alpha0, shrinking, n_data)
     t1 = time.perf_counter()
-
-    chunk = int(callback_every) if callback is not None else max_iter
-    stopped = False
-    while True:
-        stop_at = int(st[_k.S_ITER]) + chunk
-        if equality:
-            code = _k.smo_run(alpha, G, G_bar, y, p, C, QD, index, perm, st, kd, cc, all_cols,
-                              float(tol), wss == "second-order", shrinking, max_iter, stop_at,
-                              _ALPHA_CAP, min_margin2, fout)
-        else:
-            code = _k.coordinate_run(alpha, G, y, C, QD, index, st, kd, cc, all_cols,
-                                     float(tol), max_iter, stop_at, fout)
-        if code != _k.R_CHUNK:
-            break
-        inter = OptimizeResult(x=_unpermute(alpha, perm), fun=float(0.5 * alpha @ (G + p)),
-                               gap=float(fout[0]), nit=int(st[_k.S_ITER]))
-        try:
-            callback(inter)
-        except StopIteration:
-            stopped = True
-            break
-    _k.unshrink(alpha, G, G_bar, y, p, C, *args)
+    code, stopped = run.iterate(float(tol), wss == "second-order", max_iter, callback,
+                                callback_every)
     t2 = time.perf_counter()
+    out = run.result(code, stopped, tol, max_iter)
+    out.timings = {"setup": t1 - t0, "solve": t2 - t1, "total": time.perf_counter() - t0}
+    return out
 
-    nit = int(st[_k.S_ITER])
-    gap = float(fout[0])
-    if stopped:
-        status, msg = "stopped", f"stopped by the callback after {nit} iterations."
-    elif code == _k.R_OPTIMAL:
-        status, msg = "optimal", f"m(α) − M(α) = {gap:.3g} ≤ tol = {tol:g} after {nit} iterations."
-    elif code == _k.R_UNBOUNDED:
-        status = "unbounded"
-        msg = ("the dual is unbounded: with upper = ∞ (hard margin) the classes are not "
-               "separable in the feature space (no separating hyperplane has a margin above "
-               f"{_MIN_MARGIN:g} × the data radius, or some αᵢ exceeded {_ALPHA_CAP:g}); "
-               "use a finite C.")
-    else:
-        status = "max_iter"
-        msg = (f"SMO reached max_iter={max_iter} with m(α) − M(α) = {gap:.3g} > tol = {tol:g}. "
-               "Raise max_iter, loosen tol, scale the features (e.g. StandardScaler) or "
-               "use a smaller C.")
-        warnings.warn(msg, ConvergenceWarning, stacklevel=2)
-    b = float(_k.calculate_b(alpha, G, y, C)) if equality else 0.0
-    fun = float(0.5 * alpha @ (G + p))
-    alpha, G = _unpermute(alpha, perm), _unpermute(G, perm)
-    cache = {"n_slots": int(n_slots), "full_matrix": gram is not None or n_slots >= n_data,
-             "cache_mb": float(cc[0].nbytes / _MB), "rows_full": int(st[_k.S_ROWS_FULL]),
-             "rows_partial": int(st[_k.S_ROWS_PARTIAL]), "hits": int(st[_k.S_HITS]),
-             "misses": int(st[_k.S_MISSES]),
-             "mean_active": float(st[_k.S_ACTIVE_SUM] / max(nit, 1))}
-    t3 = time.perf_counter()
-    return OptimizeResult(
-        x=alpha, b=b, grad=G, fun=fun, nit=nit, status=status, success=status == "optimal",
-        message=msg, gap=gap, cache=cache,
-        timings={"setup": t1 - t0, "solve": t2 - t1, "total": t3 - t0})
+
+class _SMORun:
+    """The arrays of one SMO run and its three phases: set up, iterate, read out.
+
+    The per-variable arrays (α, ∇, Ḡ, y, p, C, QD, index) are permuted in place by
+    shrinking; ``perm[k]`` is the original variable at position k.
+    """
+
+    def __init__(self, qp, y, p, C, index, cache_size, alpha0, shrinking, n_data):
+        budget_rows = int(cache_size * _MB // (8 * n_data))
+        self.kd, self.gram, diag = _kernel_arrays(qp, budget_rows,
+                                                  dense_budget=cache_size * _MB / 4)
+        cache_mb = cache_size - (self.kd.XT.nbytes / _MB if self.kd.sparse else 0.0)
+        self.equality = bool(qp.equality)
+        self.alpha = _start_point(alpha0, y, C, float(qp.delta), self.equality)
+        self.QD = np.ascontiguousarray(diag[index])
+        self.cc, self.n_slots = _make_cache(self.gram, n_data, cache_mb)
+        m = y.shape[0]
+        self.G, self.G_bar = np.empty(m), np.zeros(m)
+        self.perm = np.arange(m, dtype=np.int64)
+        self.index = index.copy()
+        self.all_cols = np.arange(n_data, dtype=np.int64)
+        self.st = np.zeros(_k.N_STATE, dtype=np.int64)
+        self.st[_k.S_COUNTER] = min(m, 1000) + 1
+        self.st[_k.S_ACTIVE] = m
+        self.fout = np.zeros(1)
+        self.y, self.p, self.C = y.copy(), p.copy(), C.copy()   # never the caller's arrays
+        _k.init_gradient(self.alpha, self.G, self.G_bar, self.y, self.p, self.C, *self._args())
+        self.shrinking = bool(shrinking) and self.equality
+        # the margin bound of the hard margin holds for the C-SVC form (p = −1, yᵀα = 0)
+        hard = (self.equality and qp.delta == 0 and bool(np.all(np.isinf(C)))
+                and bool(np.all(p == -1.0)))
+        self.min_margin2 = _MIN_MARGIN ** 2 * float(self.QD.max()) if hard else 0.0
+
+    def _args(self):
+        return self.index, self.st, self.kd, self.cc, self.all_cols
+
+    def iterate(self, tol, wss2, max_iter, callback, callback_every):
+        """Run the compiled loop, in chunks between callbacks; (code, stopped)."""
+        chunk = int(callback_every) if callback is not None else max_iter
+        a, G, y, p, C, st = self.alpha, self.G, self.y, self.p, self.C, self.st
+        while True:
+            stop_at = int(st[_k.S_ITER]) + chunk
+            if self.equality:
+                code = _k.smo_run(a, G, self.G_bar, y, p, C, self.QD, self.index, self.perm, st,
+                                  self.kd, self.cc, self.all_cols, tol, wss2, self.shrinking,
+                                  max_iter, stop_at, _ALPHA_CAP, self.min_margin2, self.fout)
+            else:
+                code = _k.coordinate_run(a, G, y, C, self.QD, self.index, st, self.kd, self.cc,
+                                         self.all_cols, tol, max_iter, stop_at, self.fout)
+            if code != _k.R_CHUNK:
+                break
+            inter = OptimizeResult(x=_unpermute(a, self.perm), fun=float(0.5 * a @ (G + p)),
+                                   gap=float(self.fout[0]), nit=int(st[_k.S_ITER]))
+            try:
+                callback(inter)
+            except StopIteration:
+                _k.unshrink(a, G, self.G_bar, y, p, C, *self._args())
+                return code, True
+        _k.unshrink(a, G, self.G_bar, y, p, C, *self._args())
+        return code, False
+
+    def result(self, code, stopped, tol, max_iter):
+        """The OptimizeResult of :func:`solve_smo` (timings added by the caller)."""
+        st, a, G, y = self.st, self.alpha, self.G, self.y
+        nit, gap = int(st[_k.S_ITER]), float(self.fout[0])
+        if stopped:
+            status, msg = "stopped", f"stopped by the callback after {nit} iterations."
+        elif code == _k.R_OPTIMAL:
+            status = "optimal"
+            msg = f"m(α) − M(α) = {gap:.3g} ≤ tol = {tol:g} after {nit} iterations."
+        elif code == _k.R_UNBOUNDED:
+            status = "unbounded"
+            msg = ("the dual is unbounded: with upper = ∞ (hard margin) the classes are not "
+                   "separable in the feature space (no separating hyperplane has a margin above "
+                   f"{_MIN_MARGIN:g} × the data radius, or some αᵢ exceeded {_ALPHA_CAP:g}); "
+                   "use a finite C.")
+        else:
+            status = "max_iter"
+            msg = (f"SMO reached max_iter={max_iter} with m(α) − M(α) = {gap:.3g} > tol = "
+                   f"{tol:g}. Raise max_iter, loosen tol, scale the features (e.g. "
+                   "StandardScaler) or use a smaller C.")
+            warnings.warn(msg, ConvergenceWarning, stacklevel=3)
+        b = float(_k.calculate_b(a, G, y, self.C)) if self.equality else 0.0
+        fun = float(0.5 * a @ (G + self.p))
+        cache = {"n_slots": int(self.n_slots),
+                 "full_matrix": self.gram is not None or self.n_slots >= self.all_cols.size,
+                 "cache_mb": float(self.cc.cache.nbytes / _MB),
+                 "rows_full": int(st[_k.S_ROWS_FULL]), "rows_partial": int(st[_k.S_ROWS_PARTIAL]),
+                 "hits": int(st[_k.S_HITS]), "misses": int(st[_k.S_MISSES]),
+                 "mean_active": float(st[_k.S_ACTIVE_SUM] / max(nit, 1))}
+        return OptimizeResult(
+            x=_unpermute(a, self.perm), b=b, grad=_unpermute(G, self.perm), fun=fun, nit=nit,
+            status=status, success=status == "optimal", message=msg, gap=gap, cache=cache)

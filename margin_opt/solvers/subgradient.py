@@ -46,7 +46,6 @@ SCHEDULES = ("constant", "1/sqrt(t)", "1/t", "polyak")
 #: (Shamir & Zhang 2013); it forgets Pegasos' wild first steps (η₁ = 1/λ) quickly.
 AVERAGING_GAMMA = 3.0
 
-_LOSSES = {"hinge": 0, "epsilon_insensitive": 1}
 _NO_MU = np.zeros(0)
 
 
@@ -57,10 +56,6 @@ def _check_erm(erm):
     if not isinstance(erm, PrimalERM):
         raise TypeError(f"expected a PrimalERM standard form, got {type(erm).__name__}; build "
                         "one with problem.to_primal_erm().")
-    if erm.loss not in _LOSSES:
-        raise ValueError(f"unknown loss {erm.loss!r}; PrimalERM.loss must be one of "
-                         f"{sorted(_LOSSES)}.")
-    check_positive(erm.lam, "lam (λ = 1/(C n))")
     n = erm.n_samples
     if erm.X.shape[0] != n or erm.sample_weight.shape != (n,):
         raise ValueError(f"X has {erm.X.shape[0]} rows, y {n} entries and sample_weight "
@@ -72,30 +67,20 @@ def _check_erm(erm):
     return X, np.asarray(erm.y, dtype=np.float64), np.asarray(erm.sample_weight, dtype=np.float64)
 
 
-def _dloss(erm, y, f):
-    """A subgradient dℓ/df per sample, ndarray of shape (n_samples,) (0 at the kink)."""
-    if erm.loss == "hinge":
-        return np.where(y * f < 1.0, -y, 0.0)
-    r = y - f
-    return np.where(r > erm.epsilon, -1.0, 0.0) + np.where(r < -erm.epsilon, 1.0, 0.0)
-
-
 def _objective_from_f(erm, y, sw, sq_norm, b, f):
     """J given ‖w‖² and the decision values f (avoids a second product with X)."""
-    if erm.loss == "hinge":
-        loss = np.maximum(0.0, 1.0 - y * f)
-    else:
-        loss = np.maximum(0.0, np.abs(y - f) - erm.epsilon)
     reg = sq_norm + (b * b if erm.regularize_intercept else 0.0)
-    return 0.5 * erm.lam * reg + float(sw @ loss) / y.shape[0]
+    return 0.5 * erm.lam * reg + float(sw @ erm.loss.value(y, f)) / y.shape[0]
 
 
 def optimum_radius(erm) -> float:
     """A radius of a ball around 0 that holds the minimizer of J.
 
-    Hinge loss: ``sqrt(mean(s)/λ)`` (``1/√λ`` for unit weights, Pegasos' Theorem 1
-    argument: by strong duality λ‖w*‖² ≤ Σαᵢ ≤ mean(s)).  ε-insensitive loss:
-    ``sqrt(2 J(0, 0)/λ)`` (from λ/2‖w*‖² ≤ J* ≤ J(0, 0)).
+    The loss's own bound (:meth:`margin_opt.losses.Loss.optimum_radius`): for the
+    hinge ``sqrt(θ mean(s)/λ)`` (``1/√λ`` for unit weights, Pegasos' Theorem 1
+    argument: by strong duality λ‖w*‖² ≤ θ·mean(α) ≤ θ·mean(s)); for the
+    ε-insensitive loss ``sqrt(2 J(0, 0)/λ)`` (from λ/2‖w*‖² ≤ J* ≤ J(0, 0)); ``inf``
+    for λ = 0.
 
     Parameters
     ----------
@@ -106,11 +91,7 @@ def optimum_radius(erm) -> float:
     radius : float
         In the units of w (and of (w, b) when the intercept is regularized).
     """
-    sw = np.asarray(erm.sample_weight, dtype=float)
-    if erm.loss == "hinge":
-        return float(np.sqrt(sw.mean() / erm.lam))
-    j0 = float(sw @ np.maximum(0.0, np.abs(erm.y) - erm.epsilon)) / erm.n_samples
-    return float(np.sqrt(2.0 * j0 / erm.lam))
+    return erm.loss.optimum_radius(erm.y, erm.sample_weight, erm.lam)
 
 
 def default_step_size(erm) -> float:
@@ -187,6 +168,10 @@ def _step_rule(erm, schedule, step_size, f_star):
                              "step_size=0.01).")
         eta = check_positive(step_size, "step_size")
         return lambda t, J, g2: eta
+    if lam == 0 and schedule == "1/t" or lam == 0 and schedule == "1/sqrt(t)" \
+            and step_size is None:
+        raise ValueError(f"schedule={schedule!r} needs λ > 0 for its default step; with "
+                         "λ = 0 pass schedule='constant' (or '1/sqrt(t)') with a step_size.")
     if schedule == "1/t":
         c = 1.0 if step_size is None else check_positive(step_size, "step_size")
         return lambda t, J, g2: c / (lam * t)
@@ -281,7 +266,7 @@ def subgradient_descent(erm, *, schedule="1/t", step_size=None, w0=None, b0=None
     w_best, b_best, J_best, best_iter = w.copy(), b, J, 0
     status = "max_iter"
     for t in range(1, max_iter + 1):
-        gf = swn * _dloss(erm, y, f)
+        gf = swn * erm.loss.derivative(y, f)
         gw = lam * w + np.asarray(X.T @ gf).ravel()
         gb = (float(gf.sum()) + (lam * b if reg_b else 0.0)) if fit_b else 0.0
         eta = step(t, J, float(gw @ gw) + gb * gb)
@@ -333,7 +318,7 @@ def _check_gram(K, n):
     return K
 
 
-def pegasos(erm, *, batch_size=1, max_iter=10, max_time=None, projection=True, averaging=True,
+def pegasos(erm, *, batch_size=1, max_iter=None, max_time=None, projection=True, averaging=True,
             random_state=None, kernel_gram=None, callback=None):
     """Minimize J(w, b) of a primal ERM by Pegasos (stochastic subgradient, step 1/(λt)).
 
@@ -353,8 +338,9 @@ def pegasos(erm, *, batch_size=1, max_iter=10, max_time=None, projection=True, a
         rows, when ``kernel_gram`` is given).
     batch_size : int, default=1
         Samples per step (k in the paper).
-    max_iter : int, default=10
-        Number of epochs; an epoch is ``ceil(n / batch_size)`` steps.
+    max_iter : int, optional
+        Number of epochs; an epoch is ``ceil(n / batch_size)`` steps.  Default: 10,
+        or unlimited when ``max_time`` is given (the time is then the budget).
     max_time : float, optional
         Wall-clock budget in seconds (checked every ~65 000 draws); status
         ``"stopped"`` when it ends the run.
@@ -384,13 +370,14 @@ def pegasos(erm, *, batch_size=1, max_iter=10, max_time=None, projection=True, a
         ``status`` (``"max_iter"``: the epoch budget was spent, without a warning since
         Pegasos has no convergence test; ``"stopped"``: max_time or the callback);
         ``message``; ``history``: ``"J"`` ndarray of shape (nit + 1,), J after each
-        epoch (entry 0 at the start w = 0, b = 0), ``"time"`` seconds since the start.
+        epoch (entry 0 at the start w = 0, b = 0), ``"time"`` seconds since the start,
+        ``"step"`` the step count t at each entry.
 
     Raises
     ------
     ValueError
-        batch_size or max_iter < 1, max_time ≤ 0, a Gram matrix of the wrong shape
-        or with NaN/inf.
+        λ = 0, batch_size or max_iter < 1, max_time ≤ 0, a Gram matrix of the wrong
+        shape or with NaN/inf.
     TypeError
         If ``erm`` is not a PrimalERM.
 
@@ -402,91 +389,40 @@ def pegasos(erm, *, batch_size=1, max_iter=10, max_time=None, projection=True, a
     """
     t_start = time.perf_counter()
     X, y, sw = _check_erm(erm)
+    if erm.lam <= 0:
+        raise ValueError("Pegasos needs λ > 0 (its step is 1/(λt)); for λ = 0 use "
+                         "subgradient_descent with a constant or 1/sqrt(t) step.")
     batch_size = _check_int(batch_size, "batch_size")
-    max_iter = _check_int(max_iter, "max_iter")
     if max_time is not None:
         max_time = check_positive(max_time, "max_time (seconds)")
+    if max_iter is None:
+        max_iter = 10 if max_time is None else np.iinfo(np.int64).max
+    max_iter = _check_int(max_iter, "max_iter")
     rng = check_random_state(random_state)
+    it = _PegasosIterate(erm, X, y, sw, kernel_gram, batch_size, projection, averaging)
     n = erm.n_samples
-    kernelized = kernel_gram is not None
-    K = _check_gram(kernel_gram, n) if kernelized else None
-    d = n if kernelized else X.shape[1]
-    radius = optimum_radius(erm) if projection else 0.0
-    reg_b = erm.fit_intercept and erm.regularize_intercept
-    loss_kind, eps = _LOSSES[erm.loss], float(erm.epsilon)
-
-    # An unregularized intercept makes shifting the features exact: f = wᵀ(x − μ) + b̃ with
-    # b = b̃ − wᵀμ.  Centering decouples w and b (Pegasos §6 notes the bias breaks the
-    # analysis; on uncentered data it stalls).
-    center = erm.fit_intercept and not erm.regularize_intercept
-    mu, Kc, Xc = np.zeros(0), K, X
-    if center and kernelized:
-        row = K.mean(axis=0)
-        Kc = K - row[:, None] - row[None, :] + row.mean()
-    elif center:
-        mu = np.asarray(X.mean(axis=0)).ravel()
-        Xc = X if sp.issparse(X) else X - mu
-
-    v = np.zeros(d)  # w, or β when kernelized (in the centered parametrization)
-    v_avg = np.zeros(d)
-    state = np.zeros(3)  # b̃, b̃ averaged, ‖w‖² (kernelized)
-    coef = np.empty(batch_size)
     steps_per_epoch = -(-n // batch_size)
     chunk = steps_per_epoch if max_time is None else max(1, 65536 // batch_size)
-    args = (erm.lam, batch_size, radius, erm.fit_intercept, reg_b, bool(averaging),
-            AVERAGING_GAMMA, loss_kind, eps, coef)
 
-    def run_steps(idx, t):
-        if kernelized:
-            return _pk.pegasos_epoch_gram(Kc, y, sw, idx, v, v_avg, state, t, *args)
-        if sp.issparse(X):
-            return _pk.pegasos_epoch_csr(X.indptr, X.indices, X.data, mu, y, sw, idx, v, v_avg,
-                                         state, t, *args)
-        return _pk.pegasos_epoch_dense(Xc, y, sw, idx, v, v_avg, state, t, *args)
-
-    def uncenter(u, b):
-        """(w or β, b) of the original parametrization, and K β when kernelized."""
-        u = u.copy()
-        if kernelized:
-            if center:
-                u -= u.sum() / n
-            Ku = K @ u
-            return u, (float(b) - Ku.mean() if center else float(b)), Ku
-        return u, (float(b) - float(u @ mu) if center else float(b)), None
-
-    def current():
-        return uncenter(v_avg, state[1]) if averaging else uncenter(v, state[0])
-
-    def objective(u, b, Ku):
-        if kernelized:
-            return _objective_from_f(erm, y, sw, float(u @ Ku), b, Ku + b)
-        if sp.issparse(X):
-            total = _pk.weighted_loss_csr(X.indptr, X.indices, X.data, _NO_MU, y, sw, u, b,
-                                          loss_kind, eps)
-        else:
-            total = _pk.weighted_loss_dense(X, _NO_MU, y, sw, u, b, loss_kind, eps)
-        reg = float(u @ u) + (b * b if reg_b else 0.0)
-        return 0.5 * erm.lam * reg + total / n
-
-    J0 = objective(*uncenter(v, 0.0))
-    hist_J, hist_time = [J0], [time.perf_counter() - t_start]
-    u_best, b_best, J_best = v.copy(), 0.0, J0
+    J0 = it.objective(*it.uncenter(it.v, 0.0))
+    hist_J, hist_time, hist_step = [J0], [time.perf_counter() - t_start], [0]
+    u_best, b_best, J_best = it.v.copy(), 0.0, J0
     t, status, epoch = 0, "max_iter", 0
     while epoch < max_iter and status == "max_iter":
         epoch += 1
         done = 0
         while done < steps_per_epoch:
             m = min(chunk, steps_per_epoch - done)
-            idx = rng.randint(0, n, size=m * batch_size).astype(np.int64)
-            t = run_steps(idx, t)
+            t = it.run(rng.randint(0, n, size=m * batch_size).astype(np.int64), t)
             done += m
             if max_time is not None and time.perf_counter() - t_start >= max_time:
                 status = "stopped"
                 break
-        u, b, Ku = current()
-        J = objective(u, b, Ku)
+        u, b, Ku = it.current()
+        J = it.objective(u, b, Ku)
         hist_J.append(J)
         hist_time.append(time.perf_counter() - t_start)
+        hist_step.append(t)
         if J < J_best:
             u_best, b_best, J_best = u, b, J
         if callback is not None and callback(epoch, u, b, J) and status == "max_iter":
@@ -498,13 +434,86 @@ def pegasos(erm, *, batch_size=1, max_iter=10, max_time=None, projection=True, a
         message = f"max_time={max_time:g} s reached after {t} steps ({epoch} epochs)."
     else:
         message = f"stopped by the callback after epoch {epoch}."
-    last = uncenter(v, state[0])
+    last = it.uncenter(it.v, it.state[0])
     out = OptimizeResult(
         b=b_best, b_best=b_best, b_last=last[1], fun=J_best, nit=epoch, n_steps=t,
         status=status, success=False, message=message,
-        history={"J": np.asarray(hist_J), "time": np.asarray(hist_time)})
-    if kernelized:
+        history={"J": np.asarray(hist_J), "time": np.asarray(hist_time),
+                 "step": np.asarray(hist_step)})
+    if it.kernelized:
         out.update(w=None, w_best=None, w_last=None, beta=u_best, beta_last=last[0])
     else:
         out.update(w=u_best, w_best=u_best, w_last=last[0], beta=None)
     return out
+
+
+class _PegasosIterate:
+    """The iterate of :func:`pegasos` in its centered parametrization, and its J.
+
+    An unregularized intercept makes shifting the features exact: f = wᵀ(x − μ) + b̃
+    with b = b̃ − wᵀμ.  Centering decouples w and b (Pegasos §6 notes the bias breaks
+    the analysis; on uncentered data it stalls).  ``v`` is w, or β when kernelized;
+    ``state = [b̃, b̃ averaged, ‖w‖² (kernelized)]``.
+    """
+
+    def __init__(self, erm, X, y, sw, kernel_gram, batch_size, projection, averaging):
+        n = erm.n_samples
+        self.erm, self.X, self.y, self.sw, self.n = erm, X, y, sw, n
+        self.kernelized = kernel_gram is not None
+        self.K = _check_gram(kernel_gram, n) if self.kernelized else None
+        self.averaging = bool(averaging)
+        self.reg_b = erm.fit_intercept and erm.regularize_intercept
+        self.center = erm.fit_intercept and not erm.regularize_intercept
+        self.mu, self.Kc, self.Xc = np.zeros(0), self.K, X
+        if self.center and self.kernelized:
+            row = self.K.mean(axis=0)
+            self.Kc = self.K - row[:, None] - row[None, :] + row.mean()
+        elif self.center:
+            self.mu = np.asarray(X.mean(axis=0)).ravel()
+            self.Xc = X if sp.issparse(X) else X - self.mu
+        d = n if self.kernelized else X.shape[1]
+        self.v, self.v_avg, self.state = np.zeros(d), np.zeros(d), np.zeros(3)
+        radius = optimum_radius(erm) if projection else 0.0
+        self.loss = (erm.loss.code, erm.loss.param)
+        self.args = (erm.lam, batch_size, radius, erm.fit_intercept, self.reg_b,
+                     self.averaging, AVERAGING_GAMMA, *self.loss, np.empty(batch_size))
+
+    def run(self, idx, t):
+        """Steps over the sample indices ``idx``; returns the new step counter."""
+        v, va, st, y, sw = self.v, self.v_avg, self.state, self.y, self.sw
+        if self.kernelized:
+            return _pk.pegasos_epoch_gram(self.Kc, y, sw, idx, v, va, st, t, *self.args)
+        if sp.issparse(self.X):
+            X = self.X
+            return _pk.pegasos_epoch_csr(X.indptr, X.indices, X.data, self.mu, y, sw, idx, v,
+                                         va, st, t, *self.args)
+        return _pk.pegasos_epoch_dense(self.Xc, y, sw, idx, v, va, st, t, *self.args)
+
+    def uncenter(self, u, b):
+        """(w or β, b) of the original parametrization, and Kβ when kernelized."""
+        u = u.copy()
+        if self.kernelized:
+            if self.center:
+                u -= u.sum() / self.n
+            Ku = self.K @ u
+            return u, (float(b) - Ku.mean() if self.center else float(b)), Ku
+        return u, (float(b) - float(u @ self.mu) if self.center else float(b)), None
+
+    def current(self):
+        """The returned iterate: the average, or the last one without averaging."""
+        if self.averaging:
+            return self.uncenter(self.v_avg, self.state[1])
+        return self.uncenter(self.v, self.state[0])
+
+    def objective(self, u, b, Ku):
+        """J at (u, b) (compiled, single-threaded loss loops)."""
+        erm, X, y, sw = self.erm, self.X, self.y, self.sw
+        if self.kernelized:
+            return _objective_from_f(erm, y, sw, float(u @ Ku), b, Ku + b)
+        if sp.issparse(X):
+            total = _pk.weighted_loss_csr(X.indptr, X.indices, X.data, _NO_MU, y, sw, u, b,
+                                          *self.loss)
+        else:
+            total = _pk.weighted_loss_dense(X, _NO_MU, y, sw, u, b, *self.loss)
+        reg = float(u @ u) + (b * b if self.reg_b else 0.0)
+        return 0.5 * erm.lam * reg + total / self.n

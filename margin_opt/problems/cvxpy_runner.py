@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import time
 import warnings
+from dataclasses import dataclass
 
 import cvxpy as cp
 from cvxpy.reductions.solvers.solver_inverse_data import SolverInverseData
 
 from ..exceptions import InaccurateSolutionWarning, InfeasibleError, SolverError, UnboundedError
 
-__all__ = ["solve_cvxpy", "DEFAULT_SOLVER"]
+__all__ = ["run_cvxpy", "CvxpyRun", "DEFAULT_SOLVER", "CLARABEL_TIGHT"]
 
 DEFAULT_SOLVER = "CLARABEL"
 
@@ -29,9 +30,29 @@ _INFEASIBLE = (cp.INFEASIBLE, cp.INFEASIBLE_INACCURATE)
 _UNBOUNDED = (cp.UNBOUNDED, cp.UNBOUNDED_INACCURATE)
 
 
-def solve_cvxpy(problem: cp.Problem, *, solver=None, verbose=False, on_infeasible=None,
-                on_unbounded=None, **options):
-    """Compile, solve and unpack ``problem``; return ``(status, timings, n_iter, solver)``.
+@dataclass(frozen=True)
+class CvxpyRun:
+    """What one cvxpy solve reported.
+
+    Attributes
+    ----------
+    status : str
+        ``"optimal"`` or ``"optimal_inaccurate"``.
+    timings : dict
+        ``{"compile": s, "solve": s, "unpack": s}`` in seconds.
+    n_iter : int or None
+    solver : str
+    """
+
+    status: str
+    timings: dict
+    n_iter: int | None
+    solver: str
+
+
+def run_cvxpy(problem: cp.Problem, *, solver=None, verbose=False, on_infeasible=None,
+              on_unbounded=None, tight=True, **options) -> CvxpyRun:
+    """Compile, solve and unpack ``problem``; the one place cvxpy is called.
 
     Parameters
     ----------
@@ -42,25 +63,24 @@ def solve_cvxpy(problem: cp.Problem, *, solver=None, verbose=False, on_infeasibl
     verbose : bool, default=False
     on_infeasible, on_unbounded : callable, optional
         Called with the status to build the exception raised for an infeasible
-        or unbounded problem (e.g. ``NotSeparableError`` for a hard margin).
+        or unbounded problem (e.g. ``NotSeparableError`` for a hard margin); return
+        None to use the generic error.
+    tight : bool, default=True
+        Use :data:`CLARABEL_TIGHT` under the options for Clarabel.
     **options
-        Passed to the solver; for Clarabel they override :data:`CLARABEL_TIGHT`.
+        Passed to the solver; they override the tight defaults.
 
     Returns
     -------
-    status : str
-        ``"optimal"`` or ``"optimal_inaccurate"`` (the latter warns).
-    timings : dict
-        ``{"compile": s, "solve": s, "unpack": s}`` in seconds.
-    n_iter : int or None
-    solver : str
+    run : CvxpyRun
+        An ``optimal_inaccurate`` status warns (InaccurateSolutionWarning).
 
     Raises
     ------
     InfeasibleError, UnboundedError, SolverError
     """
     solver = (solver or DEFAULT_SOLVER).upper()
-    if solver == "CLARABEL":
+    if solver == "CLARABEL" and tight:
         options = {**CLARABEL_TIGHT, **options}
     if solver not in cp.installed_solvers():
         raise SolverError(f"solver {solver!r} is not installed; installed: "
@@ -88,10 +108,10 @@ def solve_cvxpy(problem: cp.Problem, *, solver=None, verbose=False, on_infeasibl
     n_iter = getattr(problem.solver_stats, "num_iters", None)
     timings = {"compile": t1 - t0, "solve": t2 - t1, "unpack": t3 - t2}
     if status in _INFEASIBLE:
-        raise (on_infeasible(status) if on_infeasible else
+        raise ((on_infeasible and on_infeasible(status)) or
                InfeasibleError(f"{solver} reports the problem {status}."))
     if status in _UNBOUNDED:
-        raise (on_unbounded(status) if on_unbounded else
+        raise ((on_unbounded and on_unbounded(status)) or
                UnboundedError(f"{solver} reports the problem {status}."))
     if status not in (cp.OPTIMAL, cp.OPTIMAL_INACCURATE):
         raise SolverError(f"{solver} stopped with status {status!r}; try another solver "
@@ -100,4 +120,4 @@ def solve_cvxpy(problem: cp.Problem, *, solver=None, verbose=False, on_infeasibl
         warnings.warn(f"{solver} returned an inaccurate solution (status optimal_inaccurate): "
                       "check it with problem.certify(solution), or try another solver.",
                       InaccurateSolutionWarning, stacklevel=3)
-    return status, timings, n_iter, solver
+    return CvxpyRun(status, timings, n_iter, solver)

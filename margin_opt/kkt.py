@@ -1,0 +1,368 @@
+"""The KKT toolkit of the standard dual QP, shared by every model that is an instance of it.
+
+C-SVC, the hard margin and ε-SVR are all the LIBSVM form
+(:class:`~margin_opt.standard_forms.DualQP`)
+
+    min_α ½αᵀQα + pᵀα   s.t.  yᵀα = Δ,  0 ≤ αₜ ≤ uₜ,   Qₜₛ = yₜyₛK(x_{index[t]}, x_{index[s]}),
+
+whose primal has one constraint per variable t, written with the decision values f:
+
+    sₜ + ξₜ ≥ 0,  ξₜ ≥ 0,   sₜ = yₜ f(x_{index[t]}) + pₜ
+
+(C-SVC: sᵢ = yᵢfᵢ − 1, the margin constraint; ε-SVR: ε − rᵢ for aᵢ and ε + rᵢ for âᵢ,
+the two tube constraints, r = y − f).  The optimality conditions are then the same
+for every model:
+
+- primal feasibility  sₜ + ξₜ ≥ 0, ξₜ ≥ 0;
+- dual feasibility    0 ≤ αₜ ≤ uₜ, yᵀα = Δ (with intercept);
+- stationarity        w = Σₜ yₜαₜ φ(x_{index[t]});
+- complementarity     αₜ(sₜ + ξₜ) = 0, (uₜ − αₜ)ξₜ = 0;
+
+so αₜ = 0 ⇒ sₜ ≥ 0, 0 < αₜ < uₜ ⇒ sₜ = 0, αₜ = uₜ ⇒ sₜ ≤ 0 (the lecture notes'
+support-vector table, and the tube table of the SVR).  This module measures them
+(:func:`dual_qp_checks`), recovers the intercept (:func:`intercept_from_gradient`)
+and multipliers from a primal point that keep the dual feasible
+(:func:`multipliers_from_primal`); each model keeps only its table.
+
+References
+----------
+R.-E. Fan, P.-H. Chen and C.-J. Lin, "Working set selection using second order
+information for training SVM", JMLR 6, 2005 (m(α) − M(α), eq. (7)–(9)).
+C.-C. Chang and C.-J. Lin, LIBSVM, ACM TIST 2(3), 2011, §4.1.3 (the intercept).
+S. Boyd and L. Vandenberghe, *Convex Optimization*, CUP 2004, §5.5.3 (KKT).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.optimize import lsq_linear
+
+from .certificate import Check
+
+__all__ = ["box_categories", "violating_pair_gap", "projected_gradient",
+           "intercept_from_gradient", "restore_equality", "coefficients",
+           "multipliers_from_primal", "dual_qp_checks", "DualQPChecks", "BANDS"]
+
+#: Half-widths of the margin band tried by :func:`multipliers_from_primal`.
+BANDS = (1e-6, 1e-4, 1e-3, 1e-2, 3e-2, 1e-1)
+
+
+def box_categories(v, upper, tau, zero_scale=1.0):
+    """Masks (at_zero, free, at_upper) of variables in boxes [0, uₜ], threshold tau.
+
+    vₜ counts as 0 when vₜ ≤ τuₜ (τ·zero_scale where uₜ is infinite) and as uₜ when
+    vₜ ≥ (1 − τ)uₜ (answers of interior-point solvers meet their bounds only
+    approximately).  Variables with uₜ = 0 are fixed and in none of the three.
+
+    Parameters
+    ----------
+    v, upper : ndarray of shape (m,)
+        Values and upper bounds (``inf`` allowed).
+    tau : float
+        Relative threshold.
+    zero_scale : float, default=1.0
+        Scale of the zero threshold of unbounded variables.
+
+    Returns
+    -------
+    at_zero, free, at_upper : ndarray of bool, shape (m,)
+    """
+    finite = np.isfinite(upper)
+    ref = np.where(finite, upper, zero_scale)
+    fixed = upper == 0
+    zero = (v <= tau * ref) & ~fixed
+    at_u = finite & (v >= (1 - tau) * np.where(finite, upper, 0.0)) & ~zero & ~fixed
+    return zero, ~zero & ~at_u & ~fixed, at_u
+
+
+def violating_pair_gap(y, alpha, grad, upper, tau=0.0, zero_scale=None) -> float:
+    """LIBSVM's optimality measure m(α) − M(α) of the standard dual.
+
+    ``m(α) = max_{t ∈ I_up} −yₜ∇ₜ`` and ``M(α) = min_{t ∈ I_low} −yₜ∇ₜ`` with
+    ``I_up = {αₜ < uₜ, yₜ = 1} ∪ {αₜ > 0, yₜ = −1}`` and
+    ``I_low = {αₜ < uₜ, yₜ = −1} ∪ {αₜ > 0, yₜ = 1}``; α is optimal iff the gap is
+    ≤ 0 (LIBSVM stops when it is ≤ tol).
+
+    Parameters
+    ----------
+    y : ndarray of shape (m,)
+        Signs ±1.
+    alpha : ndarray of shape (m,)
+    grad : ndarray of shape (m,)
+        ∇ = Qα + p.
+    upper : ndarray of shape (m,)
+        Upper bounds (``inf`` allowed; 0 fixes the variable, e.g. a zero sample weight).
+    tau : float, default=0.0
+        Relative threshold of :func:`box_categories` for answers of interior-point
+        solvers, whose bounds are met only approximately.
+    zero_scale : float, optional
+        Scale for the zero threshold of unbounded variables (default 1).
+
+    Returns
+    -------
+    gap : float
+        max(0, m(α) − M(α)); 0 when one of the sets is empty.
+
+    References
+    ----------
+    R.-E. Fan, P.-H. Chen and C.-J. Lin, JMLR 6, 2005, eq. (9).
+    """
+    zero, _, at_u = box_categories(alpha, upper, tau, 1.0 if zero_scale is None else zero_scale)
+    movable = upper > 0
+    below_u, above_0 = ~at_u & movable, ~zero & movable
+    g = -y * grad
+    pos = y > 0
+    i_up = (below_u & pos) | (above_0 & ~pos)
+    i_low = (below_u & ~pos) | (above_0 & pos)
+    if not i_up.any() or not i_low.any():
+        return 0.0
+    return float(max(0.0, g[i_up].max() - g[i_low].min()))
+
+
+def projected_gradient(alpha, grad, upper, tau=0.0, zero_scale=1.0) -> float:
+    """Largest violation of the single-variable conditions (the form without yᵀα = Δ).
+
+    ∇ₜ ≥ 0 at αₜ = 0, ∇ₜ = 0 when free, ∇ₜ ≤ 0 at αₜ = uₜ.
+
+    Returns
+    -------
+    violation : float
+    """
+    zero, free, at_u = box_categories(alpha, upper, tau, zero_scale)
+    viol = np.where(zero, np.maximum(0, -grad), np.where(at_u, np.maximum(0, grad),
+                                                         np.abs(grad)))
+    viol[~(zero | free | at_u)] = 0.0  # uₜ = 0: fixed
+    return float(viol.max(initial=0.0))
+
+
+def intercept_from_gradient(y, alpha, grad, upper, tau=1e-6, zero_scale=1.0) -> float:
+    """The intercept b = −ρ of LIBSVM's rule, from the gradient ∇ = Qα + p without b.
+
+    The mean of −yₜ∇ₜ over the free variables; when there are none, the midpoint of
+    the interval of b that the variables at their bounds allow.
+
+    Parameters
+    ----------
+    y, alpha, grad, upper : ndarray of shape (m,)
+    tau : float, default=1e-6
+        Threshold of :func:`box_categories`.
+    zero_scale : float, default=1.0
+
+    Returns
+    -------
+    b : float
+
+    References
+    ----------
+    C.-C. Chang and C.-J. Lin, LIBSVM, ACM TIST 2(3), 2011, §4.1.3.
+    """
+    zero, free, at_u = box_categories(alpha, upper, tau, zero_scale)
+    g = -y * grad
+    if free.any():
+        return float(g[free].mean())
+    pos = y > 0
+    lower = g[(pos & zero) | (~pos & at_u)]
+    upper_b = g[(pos & at_u) | (~pos & zero)]
+    lo = lower.max() if lower.size else (upper_b.min() if upper_b.size else 0.0)
+    hi = upper_b.min() if upper_b.size else lo
+    return float(0.5 * (lo + hi))
+
+
+def restore_equality(alpha, y, upper, delta=0.0, prefer=()) -> np.ndarray:
+    """Move α inside its box until yᵀα = Δ exactly, ``prefer`` first (in place, returned).
+
+    A dual objective is a lower bound on the optimum (weak duality) only at a
+    feasible α, so a remaining imbalance is removed greedily: mass is taken from the
+    side in excess, or added to the side in deficit, within the bounds.
+    """
+    prefer = np.asarray(prefer, dtype=int)
+    order = np.r_[prefer, np.setdiff1d(np.arange(y.size), prefer)]
+    excess = float(y @ alpha) - delta
+    for i in order:
+        if abs(excess) <= 1e-14 * max(1.0, float(np.abs(alpha).max(initial=0.0))):
+            break
+        d = -excess * y[i]  # changing αᵢ by d changes yᵀα by yᵢd
+        d = max(d, -alpha[i]) if d < 0 else min(d, upper[i] - alpha[i])
+        alpha[i] += d
+        excess += y[i] * d
+    return alpha
+
+
+def coefficients(qp, alpha) -> np.ndarray:
+    """β with f = Σⱼ βⱼK(·, xⱼ) + b: βⱼ = Σ_{t: index[t] = j} yₜαₜ, ndarray of shape (n_data,)."""
+    return np.bincount(qp.data_index, weights=qp.y * alpha, minlength=qp.n_data)
+
+
+def _columns(Phi, rows):
+    M = Phi[rows].T
+    return np.asarray(M.toarray() if hasattr(M, "toarray") else M)
+
+
+def _multipliers_in_band(qp, Phi, w, decision, band):
+    y, up, idx = qp.y, qp.upper, qp.data_index
+    s = y * decision[idx] + qp.p
+    finite = np.isfinite(up)
+    alpha = np.zeros(y.size)
+    inside = (s < -band) & finite
+    alpha[inside] = up[inside]
+    on = np.flatnonzero((np.abs(s) <= band) | ((s < -band) & ~finite))
+    if on.size:
+        A = _columns(Phi, idx[on]) * y[on]
+        rhs = w - np.asarray(Phi.T @ coefficients(qp, alpha)).ravel()
+        if qp.equality:
+            A = np.vstack([A, y[on][None, :]])
+            rhs = np.r_[rhs, qp.delta - y @ alpha]
+        res = lsq_linear(A, rhs, bounds=(0.0, up[on]),
+                         method="bvls" if on.size <= 2000 else "trf")
+        alpha[on] = np.clip(res.x, 0.0, up[on])
+    if qp.equality:
+        restore_equality(alpha, y, up, qp.delta, prefer=on)
+    return alpha
+
+
+def multipliers_from_primal(qp, Phi, w, decision, *, dual_objective=None, primal_objective=None,
+                            band=None) -> np.ndarray:
+    """Fill α from a primal point by the subgradient optimality condition.
+
+    αₜ = uₜ where sₜ < −band, 0 where sₜ > band (sₜ = yₜf(x_{index[t]}) + pₜ); on the
+    band, the values in [0, uₜ] minimizing ‖Σₜ yₜαₜφₜ − w‖² + (yᵀα − Δ)² (scipy's
+    bounded least squares), i.e. those that best satisfy stationarity and the
+    equality; then yᵀα = Δ is restored exactly within the box, so the dual objective
+    at α is a true lower bound on the optimum.
+
+    Parameters
+    ----------
+    qp : DualQP
+        The model's standard form (its y, p, upper, index, equality, Δ are used).
+    Phi : {ndarray, sparse matrix} of shape (n_data, r)
+        Features the primal is linear in.
+    w : ndarray of shape (r,)
+    decision : ndarray of shape (n_data,)
+        f(xⱼ) at the primal point.
+    dual_objective : callable, optional
+        α ↦ dual objective; with ``primal_objective`` it selects the band.
+    primal_objective : float, optional
+    band : float, optional
+        Half-width of the margin band.  By default each of :data:`BANDS` is tried
+        and the α with the smallest duality gap kept: an exact optimum has its free
+        multipliers within 1e-6 of the margin, an iterate of a subgradient method
+        only within its own accuracy.
+
+    Returns
+    -------
+    alpha : ndarray of shape (m,)
+    """
+    w = np.asarray(w, dtype=float)
+    if band is not None or dual_objective is None:
+        return _multipliers_in_band(qp, Phi, w, decision, BANDS[0] if band is None else band)
+    best, best_score = None, np.inf
+    for bd in BANDS:
+        alpha = _multipliers_in_band(qp, Phi, w, decision, bd)
+        score = abs(primal_objective - dual_objective(alpha)) / max(1.0, abs(primal_objective))
+        if score < best_score:
+            best, best_score = alpha, score
+        if score < 1e-9:
+            break
+    return best
+
+
+@dataclass(frozen=True)
+class DualQPChecks:
+    """What :func:`dual_qp_checks` measured: the checks and the per-variable reading.
+
+    Attributes
+    ----------
+    checks : list of Check
+    s : ndarray of shape (m,)
+        sₜ = yₜ f_primal(x_{index[t]}) + pₜ, read against the categories.
+    zero, free, at_upper : ndarray of bool, shape (m,)
+        Categories of the multipliers (threshold √tol).
+    primal_objective, dual_objective : float
+        ½‖w‖² + Σ uₜξₜ (finite uₜ) and −(½αᵀQα + pᵀα).
+    """
+
+    checks: list
+    s: np.ndarray
+    zero: np.ndarray
+    free: np.ndarray
+    at_upper: np.ndarray
+    primal_objective: float
+    dual_objective: float
+
+    def contradicting(self, mask, tol):
+        """Indices in ``mask`` whose sₜ contradicts their category (|margin error| > tol)."""
+        s = self.s
+        bad = (self.zero & (s < -tol)) | (self.free & (np.abs(s) > tol)) | \
+            (self.at_upper & (s > tol))
+        return np.flatnonzero(mask & bad)
+
+
+def dual_qp_checks(qp, alpha, xi, f0_dual, f_primal, reg, stationarity, stat_desc, tol,
+                   alpha_scale) -> DualQPChecks:
+    """The KKT checks of an answer to the standard dual QP and its primal.
+
+    Every residual is dimensionless or in the units of f: margins sₜ as they are;
+    α-residuals divided by ``alpha_scale`` (max(1, max finite uₜ), or max(1, max α)
+    without bounds); the duality gap by max(1, |P|).  Multipliers count as 0 when
+    ≤ √tol·uₜ and as uₜ when ≥ (1 − √tol)uₜ: an interior-point answer has αₜsₜ ≈ μ
+    rather than exact zeros, so a multiplier of order √tol on a point off the margin
+    is round-off of the barrier; misplaced mass larger than that shows in the
+    complementarity and gap checks.
+
+    Parameters
+    ----------
+    qp : DualQP
+    alpha, xi : ndarray of shape (m,)
+        Multipliers and primal slacks per variable.
+    f0_dual : ndarray of shape (n_data,)
+        Σⱼ βⱼK(·, xⱼ) from α (the dual side, without b).
+    f_primal : ndarray of shape (n_data,)
+        f from the primal variables, with b.
+    reg : float
+        ½‖w‖² of the primal point.
+    stationarity : float
+        Normalized residual of w = Σβⱼφ(xⱼ); ``stat_desc`` says how it was measured.
+    tol : float
+    alpha_scale : float
+
+    Returns
+    -------
+    result : DualQPChecks
+        Checks ``primal_residual``, ``dual_residual``, ``complementary_slackness``,
+        ``duality_gap`` and ``mvp_gap`` (``projected_gradient`` without equality).
+    """
+    y, p, up, idx = qp.y, qp.p, qp.upper, qp.data_index
+    finite = np.isfinite(up)
+    tau = np.sqrt(tol)
+    s = y * f_primal[idx] + p
+    grad = y * f0_dual[idx] + p
+    primal_res = max(float(np.maximum(0.0, -s - xi).max(initial=0.0)),
+                     float(np.maximum(0.0, -xi).max(initial=0.0)))
+    box = max(float(np.maximum(0.0, -alpha).max(initial=0.0)),
+              float(np.maximum(0.0, alpha[finite] - up[finite]).max(initial=0.0)))
+    eq = abs(float(y @ alpha) - qp.delta) if qp.equality else 0.0
+    comp = max(float(np.abs(alpha * (s + xi)).max(initial=0.0)),
+               float(np.abs((up[finite] - alpha[finite]) * xi[finite]).max(initial=0.0)))
+    quad = float(coefficients(qp, alpha) @ f0_dual)
+    primal_obj = reg + float(up[finite] @ xi[finite])
+    dual_obj = -(0.5 * quad + float(p @ alpha))
+    gap_rel = abs(primal_obj - dual_obj) / max(1.0, abs(primal_obj))
+    checks = [
+        Check("primal_residual", primal_res, tol, "max(−s − ξ)₊, max(−ξ)₊ (units of f)"),
+        Check("dual_residual", max(box / alpha_scale, eq / alpha_scale, stationarity), tol,
+              "box and yᵀα = Δ (÷ max(1, C)), stationarity: " + stat_desc),
+        Check("complementary_slackness", comp / alpha_scale, tol,
+              "max|αₜ(sₜ + ξₜ)|, max|(uₜ − αₜ)ξₜ|, ÷ max(1, C)"),
+        Check("duality_gap", gap_rel, tol, "|P − D| / max(1, |P|)"),
+    ]
+    if qp.equality:
+        checks.append(Check("mvp_gap", violating_pair_gap(y, alpha, grad, up, tau, alpha_scale),
+                            tol, "LIBSVM's m(α) − M(α) (its stopping rule)"))
+    else:
+        checks.append(Check("projected_gradient",
+                            projected_gradient(alpha, grad, up, tau, alpha_scale), tol,
+                            "largest violated ∇ₜ sign condition (no intercept)"))
+    zero, free, at_u = box_categories(alpha, up, tau, alpha_scale)
+    return DualQPChecks(checks, s, zero, free, at_u, primal_obj, dual_obj)

@@ -1,0 +1,205 @@
+"""The method registry: every way margin_opt can solve (or check) a kernel problem.
+
+One table from which everything else is derived: what ``problem.solve(method)``
+dispatches to, the ``solver`` choices of the estimators (their parameter
+constraints), the ``--methods`` of the command line and its help, the rows of
+``margin-opt verify`` and the accuracy each is held to, and the stopping-tolerance
+policy that makes a backend's answer certify at a requested tolerance.
+
+A method has a **route**: ``cvxpy`` (the reference formulations, solved by a conic
+solver), ``backend`` (a compiled solver that takes a standard form, never a model:
+:class:`~margin_opt.standard_forms.DualQP` or
+:class:`~margin_opt.standard_forms.PrimalERM`), or ``peer`` (another library whose
+answer is certified, e.g. LIBSVM through scikit-learn).  A *variant* runs another
+method with fixed options (``cvxpy-hinge`` is ``cvxpy-primal`` with
+``formulation="hinge"``).  Backends are imported on first use, so the command line
+starts fast and numba compiles only what is run.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from importlib import import_module
+
+import numpy as np
+
+__all__ = ["Method", "METHODS", "get_method", "method_names", "stopping_options",
+           "available"]
+
+
+@dataclass(frozen=True)
+class Method:
+    """One entry of the registry.
+
+    Attributes
+    ----------
+    name : str
+        The registry name (``problem.solve(name)``, ``SVC(solver=name)``).
+    route : {"cvxpy", "backend", "peer"}
+    side : {"dual", "primal"}
+        The variables the method computes; the other side is recovered.
+    models : tuple of str
+        The problem kinds it poses (``"svc"``, ``"svr"``).
+    summary : str
+        One line for the command line's help and the docs.
+    standard_form : {"DualQP", "PrimalERM"} or None
+        What a backend takes.
+    backend : str or None
+        ``"module:function"`` of a backend.
+    accuracy : float or dict
+        The relative accuracy the method is documented to reach at its verify
+        settings, i.e. the tolerance its certificate is held to in
+        ``margin-opt verify`` (a dict per model where they differ).
+    iterative : bool
+        A first-order method: it approaches the optimum at its own rate and claims
+        no optimality; verify reports its gap and does not fail the run on it.
+    stopping : {"gap_over_C", "param_change"} or None
+        The stopping-tolerance rule (:func:`stopping_options`).
+    solve_as : str or None
+        For a variant: the method it runs, with ``options``.
+    options : dict
+        Fixed options of a variant.
+    verify_options : dict
+        The options ``margin-opt verify`` runs it with.
+    estimator : bool
+        Selectable as an estimator's ``solver``.
+    accepts_gram : bool
+        A primal backend that takes ``kernel_gram`` (kernelized) when w is not explicit.
+    """
+
+    name: str
+    route: str
+    side: str
+    models: tuple
+    summary: str
+    standard_form: str | None = None
+    backend: str | None = None
+    accuracy: object = 1e-6
+    iterative: bool = False
+    stopping: str | None = None
+    solve_as: str | None = None
+    options: dict = field(default_factory=dict)
+    verify_options: dict = field(default_factory=dict)
+    estimator: bool = True
+    accepts_gram: bool = False
+
+    def accuracy_for(self, model: str) -> float:
+        """The certificate tolerance of this method on ``model`` in verify."""
+        return float(self.accuracy[model] if isinstance(self.accuracy, dict) else self.accuracy)
+
+    def load(self):
+        """The backend function (imported on first use).
+
+        Raises
+        ------
+        ValueError
+            If the method has no backend or its module cannot be imported.
+        """
+        if self.backend is None:
+            raise ValueError(f"method {self.name!r} is not a backend.")
+        module, func = self.backend.split(":")
+        try:
+            return getattr(import_module(module), func)
+        except (ImportError, AttributeError) as exc:
+            raise ValueError(f"backend {self.name!r} is not available ({exc}).") from None
+
+
+METHODS = {m.name: m for m in (
+    Method("cvxpy-dual", "cvxpy", "dual", ("svc", "svr"),
+           "the dual QP in cvxpy (Clarabel, tolerances 1e-11): the reference"),
+    Method("cvxpy-primal", "cvxpy", "primal", ("svc", "svr"),
+           "the primal in cvxpy, slack form (formulation='slack'|'hinge'|'loss')"),
+    Method("cvxpy-hinge", "cvxpy", "primal", ("svc",),
+           "the unconstrained hinge form in cvxpy (α recovered by least squares)",
+           accuracy=1e-5, solve_as="cvxpy-primal", options={"formulation": "hinge"},
+           estimator=False),
+    Method("cvxpy-loss", "cvxpy", "primal", ("svr",),
+           "the ε-insensitive loss form in cvxpy (multipliers recovered by least squares)",
+           accuracy=1e-4, solve_as="cvxpy-primal", options={"formulation": "loss"},
+           estimator=False),
+    Method("smo", "backend", "dual", ("svc", "svr"),
+           "SMO with LIBSVM's second-order working sets (numba): the fast default",
+           standard_form="DualQP", backend="margin_opt.solvers.smo:solve_smo",
+           accuracy=1e-5, stopping="gap_over_C", verify_options={"tol": 1e-6}),
+    Method("subgradient", "backend", "primal", ("svc", "svr"),
+           "batch subgradient descent on λ/2‖w‖² + mean loss (linear kernel)",
+           standard_form="PrimalERM", backend="margin_opt.solvers.subgradient:subgradient_descent",
+           accuracy=1e-2, iterative=True, stopping="param_change",
+           verify_options={"schedule": "1/sqrt(t)", "tol": 0.0, "max_iter": 5000}),
+    Method("pegasos", "backend", "primal", ("svc",),
+           "Pegasos, stochastic subgradient with step 1/(λt) (kernelized when needed)",
+           standard_form="PrimalERM", backend="margin_opt.solvers.subgradient:pegasos",
+           accuracy=1e-2, iterative=True, accepts_gram=True,
+           verify_options={"batch_size": 10, "max_iter": 200, "random_state": 0}),
+    Method("libsvm", "peer", "dual", ("svc", "svr"),
+           "LIBSVM through scikit-learn (float32 kernel cache), certified like ours",
+           accuracy={"svc": 1e-5, "svr": 1e-4}, estimator=False,
+           verify_options={"tol": 1e-6}),
+)}
+
+
+def get_method(name: str, model: str | None = None) -> Method:
+    """The registry entry ``name`` (checked to pose ``model`` when given).
+
+    Raises
+    ------
+    ValueError
+        Unknown name, or a method that does not apply to the model; the message
+        lists the valid names.
+    """
+    m = METHODS.get(name)
+    if m is None or (model is not None and model not in m.models):
+        valid = method_names(model)
+        what = f" for the {model} problem" if model else ""
+        raise ValueError(f"unknown method {name!r}{what}; choose one of {valid}.")
+    return m
+
+
+def method_names(model: str | None = None, *, route=None, estimator=None) -> list:
+    """Registry names, filtered by model, route and estimator selectability."""
+    return [m.name for m in METHODS.values()
+            if (model is None or model in m.models) and (route is None or m.route == route)
+            and (estimator is None or m.estimator == estimator)]
+
+
+def available(name: str) -> bool:
+    """True when the method can run here (its backend imports)."""
+    m = METHODS[name]
+    if m.route != "backend":
+        return True
+    try:
+        m.load()
+    except ValueError:
+        return False
+    return True
+
+
+def stopping_options(name: str, tol: float, max_box: float) -> dict:
+    """The backend options that make an answer certify at ``tol``.
+
+    - ``gap_over_C`` (SMO): at m(α) − M(α) ≤ τ the duality gap of an answer is at
+      most τ·(Σα + ΣCᵢ), so SMO is stopped at ``tol / max(1, C)`` with C the largest
+      finite box bound (capped at 1e6; for the hard margin the gap is at most
+      2·τ·P already, so τ = tol).
+    - ``param_change`` (subgradient): stop at a parameter change ≤ tol.
+
+    Parameters
+    ----------
+    name : str
+        Registry name.
+    tol : float
+        The certificate tolerance wanted.
+    max_box : float
+        The largest box bound Cᵢ (``inf`` for the hard margin).
+
+    Returns
+    -------
+    options : dict
+    """
+    rule = METHODS[name].stopping
+    if rule == "gap_over_C":
+        c = float(max_box) if np.isfinite(max_box) else 1.0
+        return {"tol": tol / max(1.0, min(c, 1e6))}
+    if rule == "param_change":
+        return {"tol": tol}
+    return {}

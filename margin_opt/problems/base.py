@@ -1,0 +1,532 @@
+"""The problem protocol and the base every kernel problem (C-SVC, ε-SVR) shares.
+
+A kernel problem is an instance of the LIBSVM standard dual QP
+(:class:`~margin_opt.standard_forms.DualQP`: labels yₜ, linear term pₜ, bounds uₜ,
+data row index[t] of each variable t) with a primal whose constraints are
+sₜ + ξₜ ≥ 0, sₜ = yₜf(x_{index[t]}) + pₜ (see :mod:`margin_opt.kkt`).  Everything
+that follows from that alone is written here once: the standard forms, the
+recovery of the other side of an answer, the intercept, the support vectors, the
+KKT checks and the duality gap, the reading of a LIBSVM answer.  A concrete problem
+adds only what is its own:
+
+- its data and hyperparameters (``__init__``) and its standard-form layout
+  (:meth:`KernelProblem._layout`: y, p, u, index) and primal loss (``_loss``);
+- its cvxpy formulations (``primal``, ``dual``) and how to read their answers back
+  (``_read_cvxpy_dual``, ``_read_cvxpy_primal``);
+- its typed variables (``_variables``) and its certificate's table and quantities
+  (``_certificate_parts``);
+- its infeasibility error (``infeasible_error``), if it can be infeasible.
+
+Solving goes through :func:`margin_opt.problems.solve_path.solve`, the one solve
+path of every problem.
+"""
+
+from __future__ import annotations
+
+import cvxpy as cp
+import numpy as np
+
+from .. import kkt
+from ..certificate import Certificate
+from ..solution import Solution
+from ..standard_forms import DualQP, PrimalERM
+from ..validation import check_positive, libsvm_rows
+from .solve_path import solve as _solve
+
+__all__ = ["KernelProblem", "SV_THRESHOLD"]
+
+#: Relative floor under which a multiplier never counts as a support vector.
+SV_THRESHOLD = 1e-12
+
+
+class KernelProblem:
+    """Base of the kernel problems; see the module docstring for what a subclass adds.
+
+    Subclasses set, in ``__init__``: ``data`` (a
+    :class:`~margin_opt.problems.kernel_data.KernelData`), ``kernel``, ``X``, ``y``,
+    ``C``, ``C_i``, ``sample_weight`` (the weights LIBSVM would see as instance
+    weights in ``_instance_weight``) and ``fit_intercept``.
+    """
+
+    #: registry key of the model (:mod:`margin_opt.methods`)
+    model = ""
+    #: names of the model's dual vectors, which make up the standard form's α in order
+    dual_names = ("alpha",)
+    #: the cvxpy primal formulations; the first is the default
+    formulations = ("slack",)
+    #: the typed variables of the model's Solution
+    variables_type = None
+    hard_margin = False
+
+    # ------------------------------------------------------------------ data views
+    @property
+    def n_samples(self) -> int:
+        """Number of training samples."""
+        return self.X.shape[0]
+
+    @property
+    def explicit_w(self) -> bool:
+        """True when w lives in an explicit feature space (linear kernel or feature map)."""
+        return self.data.explicit_w
+
+    def gram(self) -> np.ndarray:
+        """The kernel matrix K of shape (n_samples, n_samples), computed once."""
+        return self.data.gram()
+
+    def features(self):
+        """The matrix Φ the primal is linear in (see :meth:`KernelData.features`)."""
+        return self.data.features()
+
+    @property
+    def erm_scale(self) -> float:
+        """C·n: the C-form objective is ``erm_scale`` times the average-loss J."""
+        return self.C * self.n_samples
+
+    # ------------------------------------------------------------------ standard forms
+    def _layout(self) -> dict:  # pragma: no cover - abstract
+        """``dict(y=, p=, upper=, index=, delta=, equality=)`` of the standard dual."""
+        raise NotImplementedError
+
+    def _loss(self):  # pragma: no cover - abstract
+        """The :class:`~margin_opt.losses.Loss` of the primal ERM form."""
+        raise NotImplementedError
+
+    @property
+    def _qp(self) -> DualQP:
+        """The standard form's layout (no kernel matrix attached), built once."""
+        if "_qp_cache" not in self.__dict__:
+            X, kernel = self.data.standard_form_data()
+            self._qp_cache = DualQP(X=X, kernel=kernel, **self._layout())
+        return self._qp_cache
+
+    def to_standard_form(self) -> DualQP:
+        """The LIBSVM standard dual ``min ½αᵀQα + pᵀα, yᵀα = Δ, 0 ≤ α ≤ u``.
+
+        Returns
+        -------
+        qp : DualQP
+            New arrays (a backend may keep them); the kernel matrix is attached when
+            it has been computed already.  With a feature map the data is φ(X) with
+            the linear kernel.
+        """
+        X, kernel = self.data.standard_form_data()
+        lay = {k: (v.copy() if isinstance(v, np.ndarray) else v)
+               for k, v in self._layout().items()}
+        return DualQP(X=X, kernel=kernel, gram=self.data.gram_if_computed, **lay)
+
+    def to_primal_erm(self) -> PrimalERM:
+        """The average-loss form ``λ/2‖w‖² + (1/n) Σ sᵢ ℓ(yᵢ, fᵢ)``, ``λ = 1/(C n)``.
+
+        Returns
+        -------
+        erm : PrimalERM
+            X is the feature matrix where w is explicit, else the data (a kernelized
+            backend then takes the Gram matrix).  Per-sample weights sᵢ = Cᵢ/C;
+            intercept not regularized.
+
+        Raises
+        ------
+        ValueError
+            For the hard margin (λ = 0 has no average-loss form).
+        """
+        if self.hard_margin:
+            raise ValueError("the hard margin (C = inf) has no λ form; use a finite C or a "
+                             "dual method (cvxpy-dual, smo).")
+        return PrimalERM(X=self.features() if self.explicit_w else self.X, y=self.y,
+                         lam=1.0 / self.erm_scale, sample_weight=self.sample_weight.copy(),
+                         fit_intercept=self.fit_intercept, loss=self._loss())
+
+    # ------------------------------------------------------------------ solving
+    def solve(self, method: str = "cvxpy-dual", *, solver=None, formulation=None,
+              quad_form=None, verbose=False, **options) -> Solution:
+        """Solve the problem and return a :class:`~margin_opt.solution.Solution`.
+
+        Parameters
+        ----------
+        method : str, default="cvxpy-dual"
+            A registry name (:mod:`margin_opt.methods`): ``"cvxpy-dual"``,
+            ``"cvxpy-primal"``, ``"smo"``, ``"subgradient"``, ``"pegasos"`` (where
+            the model admits it), or a variant such as ``"cvxpy-hinge"``.
+        solver : str, optional
+            cvxpy solver of the cvxpy methods (default CLARABEL).
+        formulation : str, optional
+            The cvxpy primal's formulation (see :meth:`primal`).
+        quad_form : str, optional
+            How the cvxpy dual writes its quadratic term (see :meth:`dual`).
+        verbose : bool, default=False
+        **options
+            Solver options (cvxpy solver settings, or the backend's keywords such as
+            ``tol``, ``max_iter``, ``cache_size``).
+
+        Returns
+        -------
+        solution : Solution
+            Both sides filled; ``timings`` has ``build``, the solver's own phases
+            and ``total``.
+
+        Raises
+        ------
+        NotSeparableError
+            Hard margin (C = inf) on data that is not separable in the feature space.
+        SolverError
+            The solver failed (our exception, not a cvxpy traceback).
+        ValueError
+            Unknown method, or options that do not apply to it.
+        """
+        return _solve(self, method, solver=solver, formulation=formulation,
+                      quad_form=quad_form, verbose=verbose, **options)
+
+    def _primal_variables(self, formulation):
+        """Check ``formulation``; the feature matrix Φ and the primal's cvxpy ``w``, ``b``.
+
+        Raises
+        ------
+        ValueError
+            A formulation that is not one of :attr:`formulations`.
+        """
+        if formulation not in self.formulations:
+            raise ValueError(f"formulation must be one of {self.formulations}, got "
+                             f"{formulation!r}.")
+        Phi = self.features()
+        w = cp.Variable(Phi.shape[1], name="w")
+        b = cp.Variable(name="b") if self.fit_intercept else 0.0
+        return Phi, w, b
+
+    def infeasible_error(self, status):
+        """The error for an infeasible or unbounded answer, or None for the generic one."""
+        return None
+
+    def check_dual_answer(self, alpha, where: str) -> None:
+        """Raise when a dual answer proves the problem infeasible (default: never)."""
+
+    # ------------------------------------------------------------------ recovery
+    def _check_alpha(self, alpha, name="alpha") -> np.ndarray:
+        alpha = np.array(alpha, dtype=float).ravel()
+        m = self._qp.n_variables
+        if alpha.shape != (m,):
+            raise ValueError(f"{name} must have shape ({m},), got {alpha.shape}.")
+        if not np.all(np.isfinite(alpha)):
+            raise ValueError(f"{name} contains NaN or infinity.")
+        return alpha
+
+    def coefficients(self, alpha) -> np.ndarray:
+        """β with f = Σⱼ βⱼK(·, xⱼ) + b from standard-form α, ndarray of shape (n_samples,)."""
+        return kkt.coefficients(self._qp, alpha)
+
+    def _alpha_scale(self, alpha) -> float:
+        """max(1, largest finite Cᵢ), or max(1, max α) without upper bounds."""
+        up = self._qp.upper
+        finite = up[np.isfinite(up)]
+        if finite.size:
+            return max(1.0, float(finite.max()))
+        return max(1.0, float(np.max(alpha, initial=0.0)))
+
+    def _gradient(self, alpha, f0) -> np.ndarray:
+        """∇ = Qα + p of the standard dual, from f0 = Kβ."""
+        qp = self._qp
+        return qp.y * f0[qp.data_index] + qp.p
+
+    def _margins(self, decision) -> np.ndarray:
+        """sₜ = yₜf(x_{index[t]}) + pₜ of every standard-form variable."""
+        qp = self._qp
+        return qp.y * decision[qp.data_index] + qp.p
+
+    def kkt_intercept(self, alpha) -> float:
+        """The intercept the KKT conditions give for standard-form α (LIBSVM's rule).
+
+        The mean of −yₜ∇ₜ over the free multipliers, else the midpoint of the
+        interval the bounded ones allow (:func:`margin_opt.kkt.intercept_from_gradient`).
+        0 without intercept.
+
+        Parameters
+        ----------
+        alpha : array-like of shape (n_variables,)
+
+        Returns
+        -------
+        b : float
+        """
+        alpha = self._check_alpha(alpha)
+        if not self.fit_intercept:
+            return 0.0
+        qp = self._qp
+        f0 = self.data.combination(self.coefficients(alpha))
+        return kkt.intercept_from_gradient(qp.y, alpha, self._gradient(alpha, f0), qp.upper,
+                                           zero_scale=self._alpha_scale(alpha))
+
+    def support_indices(self, alpha, s) -> np.ndarray:
+        """Data rows with a multiplier more active than its constraint is slack.
+
+        An interior-point solver returns αₜsₜ ≈ μ > 0 instead of exact zeros.  A
+        variable counts when αₜ > SV_THRESHOLD·scale and αₜ/scale ≥ (sₜ)₊ (scale =
+        the largest finite Cᵢ, or max α for the hard margin); exact zeros (SMO,
+        LIBSVM) never count.
+
+        Returns
+        -------
+        support : ndarray of int
+            Sorted data rows.
+        """
+        up = self._qp.upper
+        finite = up[np.isfinite(up)]
+        scale = float(finite.max()) if finite.size else float(np.max(alpha, initial=0.0))
+        if scale <= 0:
+            return np.empty(0, dtype=int)
+        on = (alpha > SV_THRESHOLD * scale) & (alpha / scale >= np.maximum(0.0, s))
+        return np.unique(self._qp.data_index[on])
+
+    def _build(self, alpha, b, decision, f0, reg, *, w=None, w_factor=None, beta=None,
+               **meta) -> Solution:
+        qp = self._qp
+        s = self._margins(decision)
+        xi = np.maximum(0.0, -s)
+        finite = np.isfinite(qp.upper)
+        coef = self.coefficients(alpha)
+        primal = reg + float(qp.upper[finite] @ xi[finite])
+        dual = -(0.5 * float(coef @ f0) + float(qp.p @ alpha))
+        support = self.support_indices(alpha, s) if beta is None else np.flatnonzero(beta)
+        variables = self._variables(alpha, xi, w=w, w_factor=w_factor, beta=beta)
+        return Solution(variables=variables, dual_coef=(coef if beta is None else beta)[None, :],
+                        intercept=np.array([float(b)]), decision=decision,
+                        primal_objective=primal, dual_objective=dual, support_=support, **meta)
+
+    def solution_from_standard(self, alpha, b=None, **meta) -> Solution:
+        """A :class:`Solution` from standard-form multipliers α (any solver's).
+
+        Parameters
+        ----------
+        alpha : array-like of shape (n_variables,)
+            Copied.
+        b : float, optional
+            Intercept; when None, :meth:`kkt_intercept`.
+        **meta
+            Envelope fields (``method``, ``backend``, ``status``, ``n_iter``, ``message``).
+
+        Returns
+        -------
+        solution : Solution
+
+        Raises
+        ------
+        ValueError
+            α of the wrong shape or with non-finite entries.
+        """
+        alpha = self._check_alpha(alpha)
+        coef = self.coefficients(alpha)
+        f0 = self.data.combination(coef)
+        if not self.fit_intercept:
+            b = 0.0
+        elif b is None:
+            b = self.kkt_intercept(alpha)
+        w = self.data.weights(coef) if self.explicit_w else None
+        return self._build(alpha, float(b), f0 + float(b), f0, 0.5 * float(coef @ f0), w=w,
+                           **meta)
+
+    def solution_from_dual(self, *arrays, b=None, **meta) -> Solution:
+        """A :class:`Solution` from the model's dual variables (any solver's).
+
+        Called as ``solution_from_dual(alpha, b)`` for the SVC and
+        ``solution_from_dual(alpha, alpha_star, b)`` for the SVR (the names are
+        :attr:`dual_names`; ``b`` may also be passed by keyword).
+
+        Parameters
+        ----------
+        *arrays : array-like of shape (n_samples,)
+            The dual vectors in the order of :attr:`dual_names` (copied), optionally
+            followed by the intercept b.
+        b : float, optional
+            Intercept; when None the KKT rule (:meth:`kkt_intercept`): the mean over
+            the free multipliers (for the SVC, of yᵢ − ΣⱼαⱼyⱼKᵢⱼ; for the SVR,
+            r ∓ ε), else the midpoint of the interval the bounded ones allow.
+        **meta
+            Envelope fields: ``method``, ``backend``, ``status``, ``n_iter``, ``message``.
+
+        Returns
+        -------
+        solution : Solution
+
+        Raises
+        ------
+        ValueError
+            Arrays of the wrong shape or with non-finite entries.
+        TypeError
+            The wrong number of arrays.
+        """
+        k = len(self.dual_names)
+        if len(arrays) not in (k, k + 1):
+            raise TypeError(f"pass the arrays {', '.join(self.dual_names)} (and b), got "
+                            f"{len(arrays)} positional arguments.")
+        if len(arrays) == k + 1:
+            b = arrays[k]
+        parts = []
+        for v, name in zip(arrays[:k], self.dual_names, strict=True):
+            v = np.array(v, dtype=float).ravel()
+            if v.shape != (self.n_samples,) or not np.all(np.isfinite(v)):
+                raise ValueError(f"{name} must be a finite array of shape ({self.n_samples},).")
+            parts.append(v)
+        return self.solution_from_standard(np.concatenate(parts), b, **meta)
+
+    def solution_from_primal(self, w, b, *, alpha=None, beta=None, **meta) -> Solution:
+        """A :class:`Solution` from primal weights (in the coordinates of :meth:`features`).
+
+        When ``alpha`` is not given (subgradient methods, the hinge or loss forms)
+        it is filled from the subgradient optimality condition and made exactly
+        feasible (:func:`margin_opt.kkt.multipliers_from_primal`).
+
+        Parameters
+        ----------
+        w : ndarray of shape (r,)
+        b : float
+        alpha : array-like of shape (n_variables,), optional
+        beta : ndarray of shape (n_samples,), optional
+            Representer coefficients the solver returned (f = Kβ + b).
+
+        Returns
+        -------
+        solution : Solution
+        """
+        Phi = self.features()
+        w = np.asarray(w, dtype=float).ravel()
+        if w.shape[0] != Phi.shape[1]:
+            raise ValueError(f"w has {w.shape[0]} entries, expected {Phi.shape[1]}.")
+        b = float(b) if self.fit_intercept else 0.0
+        decision = np.asarray(Phi @ w).ravel() + b
+        reg = 0.5 * float(w @ w)
+        if alpha is None:
+            s = self._margins(decision)
+            up = self._qp.upper
+            fin = np.isfinite(up)
+            primal = reg + float(up[fin] @ np.maximum(0.0, -s)[fin])
+            alpha = kkt.multipliers_from_primal(self._qp, Phi, w, decision,
+                                                dual_objective=self._dual_objective,
+                                                primal_objective=primal)
+        alpha = self._check_alpha(alpha)
+        f0 = self.data.combination(self.coefficients(alpha))
+        explicit = self.explicit_w
+        return self._build(alpha, b, decision, f0, reg, w=w if explicit else None,
+                           w_factor=None if explicit else w, beta=beta, **meta)
+
+    def solution_from_representer(self, beta, b, **meta) -> Solution:
+        """A :class:`Solution` from representer coefficients, f = Kβ + b.
+
+        β reproduces the function the solver found and is the solution's
+        ``dual_coef``; the multipliers are filled from the subgradient condition for
+        the certificate.
+        """
+        beta = np.asarray(beta, dtype=float).ravel()
+        return self.solution_from_primal(self.data.weights(beta), b, beta=beta, **meta)
+
+    def _dual_objective(self, alpha) -> float:
+        coef = self.coefficients(alpha)
+        return -(0.5 * float(coef @ self.data.combination(coef)) + float(self._qp.p @ alpha))
+
+    def _alpha_from_coefficients(self, beta) -> np.ndarray:  # pragma: no cover - abstract
+        """Standard-form α whose coefficients are β (the reading of a LIBSVM answer)."""
+        raise NotImplementedError
+
+    def solution_from_sklearn(self, estimator) -> Solution:
+        """A Solution from a fitted scikit-learn ``SVC``/``SVR`` on the same data.
+
+        See :meth:`margin_opt.solution.Solution.from_sklearn`.
+        """
+        if not hasattr(estimator, "dual_coef_"):
+            raise ValueError("the scikit-learn estimator is not fitted; call fit(X, y) first.")
+        self._check_sklearn(estimator)
+        if estimator.shape_fit_[0] != self.n_samples:
+            raise ValueError(f"the estimator was fitted on {estimator.shape_fit_[0]} samples, "
+                             f"the problem has {self.n_samples}.")
+        coef = estimator.dual_coef_
+        coef = np.asarray(coef.toarray() if hasattr(coef, "toarray") else coef)[0]
+        beta = np.zeros(self.n_samples)
+        beta[libsvm_rows(self._instance_weight)[estimator.support_]] = coef
+        n_iter = getattr(estimator, "n_iter_", None)
+        return self.solution_from_standard(
+            self._alpha_from_coefficients(beta), float(estimator.intercept_[0]),
+            method="external", backend=f"LIBSVM (sklearn.svm.{type(estimator).__name__})",
+            n_iter=None if n_iter is None else int(np.ravel(n_iter)[0]))
+
+    def _check_sklearn(self, estimator) -> None:
+        """Model-specific checks of a scikit-learn estimator (default: none)."""
+
+    # ------------------------------------------------------------------ certificate
+    def _check_solution(self, solution) -> None:
+        if not isinstance(solution, Solution):
+            raise TypeError(f"certify takes a margin_opt Solution, got "
+                            f"{type(solution).__name__}; pass raw arrays by keyword instead.")
+        if not isinstance(solution.variables, self.variables_type):
+            raise ValueError(
+                f"this is a {type(solution.variables).__name__[:-9]} solution, but the problem "
+                f"is {type(self).__name__}: certify a solution of this problem.")
+        m = self._qp.n_variables
+        if np.size(solution.variables.standard_alpha) != m or \
+                np.size(solution.intercept) != 1:
+            raise ValueError(f"the solution has {np.size(solution.variables.standard_alpha)} "
+                             f"multipliers but this problem has {m}: it belongs to another "
+                             "problem (other data).")
+
+    def certify(self, solution=None, tol=1e-6, *, b=None, **dual) -> Certificate:
+        """Check the KKT conditions and the duality gap of an answer.
+
+        Parameters
+        ----------
+        solution : Solution, optional
+            Any solver's answer (ours, LIBSVM's via :meth:`Solution.from_sklearn`).
+        tol : float, default=1e-6
+            Tolerance on each normalized residual and on the margins in the table
+            (the support-vector table of the SVC, the tube table of the SVR).  Hold
+            an iterative method to its own accuracy (e.g. LIBSVM's ``tol``).
+        b : float, optional
+            With raw arrays: their intercept (from the KKT conditions when None).
+        **dual : array-like of shape (n_samples,)
+            Raw dual variables from an external solver instead of ``solution``, by
+            the names of :attr:`dual_names`: ``alpha=`` (SVC), ``alpha=`` and
+            ``alpha_star=`` (SVR).
+
+        Returns
+        -------
+        certificate : Certificate
+            The checks of :func:`margin_opt.kkt.dual_qp_checks` and the model's table.
+
+        Raises
+        ------
+        ValueError
+            No answer given, unknown keywords, or a solution of another problem.
+        """
+        tol = check_positive(tol, "tol")
+        if solution is None:
+            unknown = sorted(set(dual) - set(self.dual_names))
+            missing = [n for n in self.dual_names if dual.get(n) is None]
+            if unknown or missing:
+                raise ValueError(f"pass a Solution or the raw arrays "
+                                 f"{', '.join(self.dual_names)} (and b)"
+                                 + (f"; unknown keywords {unknown}." if unknown else "."))
+            solution = self.solution_from_dual(*(dual[n] for n in self.dual_names), b=b)
+        elif dual or b is not None:
+            raise ValueError("pass either a Solution or raw arrays, not both.")
+        self._check_solution(solution)
+        qp = self._qp
+        v = solution.variables
+        alpha = self._certified_alpha(np.asarray(v.standard_alpha, dtype=float))
+        xi = np.where(np.isfinite(qp.upper), np.asarray(v.standard_xi, dtype=float), 0.0)
+        b = solution.b if self.fit_intercept else 0.0
+        coef = self.coefficients(alpha)
+        f0 = self.data.combination(coef)
+        fp0, reg, stationarity, stat_desc = self.data.primal_point(v, coef, f0)
+        res = kkt.dual_qp_checks(qp, alpha, xi, f0, fp0 + b, reg, stationarity, stat_desc, tol,
+                                 self._alpha_scale(alpha))
+        quantities = {"primal_objective": res.primal_objective,
+                      "dual_objective": res.dual_objective,
+                      "duality_gap_abs": res.primal_objective - res.dual_objective, "b": b}
+        checks, table, more = self._certificate_parts(res, alpha, solution, tol)
+        quantities.update(more)
+        who = solution.method + (f", {solution.backend}" if solution.backend else "")
+        return Certificate(res.checks + checks, table, quantities,
+                           title=f"{self.certificate_name} certificate ({who})")
+
+    def _certified_alpha(self, alpha) -> np.ndarray:
+        """The multipliers the certificate reads (a canonical representative)."""
+        return alpha
+
+    def _certificate_parts(self, res, alpha, solution, tol):  # pragma: no cover - abstract
+        """(extra checks, table rows, quantities) of the model's certificate."""
+        raise NotImplementedError

@@ -1,0 +1,192 @@
+"""The shared pieces: the method registry, the solve path, the typed Solution, losses.
+
+References: cvxpy optima of the same objectives, closed forms of the losses, and
+the behaviour of the problems before the solve path was shared (objectives agree).
+"""
+
+import cvxpy as cp
+import numpy as np
+import pytest
+from sklearn.datasets import make_classification, make_regression
+
+from margin_opt import SVC, SVR, AdaBoost, SVMProblem, SVRProblem
+from margin_opt.losses import EpsilonInsensitive, Hinge, loss_derivative, loss_value
+from margin_opt.methods import METHODS, get_method, method_names, stopping_options
+from margin_opt.problems.boosting import certify_stagewise
+from margin_opt.solution import SVCVariables, SVRVariables
+from margin_opt.solvers.subgradient import pegasos, subgradient_descent
+from margin_opt.standard_forms import PrimalERM
+
+
+@pytest.fixture(scope="module")
+def clf_data():
+    X, y = make_classification(80, 4, n_informative=3, n_redundant=0, random_state=1)
+    return X, y
+
+
+@pytest.fixture(scope="module")
+def reg_data():
+    X, y = make_regression(60, 3, noise=5.0, random_state=2)
+    return X, (y - y.mean()) / y.std()
+
+
+# ---------------------------------------------------------------------- the registry
+
+def test_estimator_solvers_come_from_the_registry():
+    svc = SVC._parameter_constraints["solver"][0].options
+    svr = SVR._parameter_constraints["solver"][0].options
+    assert svc == set(method_names("svc", estimator=True)) == \
+        {"cvxpy-dual", "cvxpy-primal", "smo", "subgradient", "pegasos"}
+    assert svr == {"cvxpy-dual", "cvxpy-primal", "smo", "subgradient"}
+    assert "libsvm" in method_names("svc") and "libsvm" not in svc
+
+
+def test_stopping_policy_is_written_once():
+    assert stopping_options("smo", 1e-6, 1.0) == {"tol": 1e-6}
+    assert stopping_options("smo", 1e-6, 100.0) == {"tol": pytest.approx(1e-8)}
+    assert stopping_options("smo", 1e-6, np.inf) == {"tol": 1e-6}       # hard margin
+    assert stopping_options("subgradient", 1e-4, 10.0) == {"tol": 1e-4}
+    assert stopping_options("cvxpy-dual", 1e-6, 10.0) == {}
+
+
+def test_unknown_or_inapplicable_method_is_named(clf_data, reg_data):
+    p = SVRProblem(*reg_data)
+    with pytest.raises(ValueError, match="unknown method 'pegasos' for the svr problem"):
+        p.solve("pegasos")
+    with pytest.raises(ValueError, match="another library"):
+        p.solve("libsvm")
+    with pytest.raises(ValueError, match="apply to the cvxpy methods"):
+        SVMProblem(*clf_data).solve("smo", solver="SCS")
+
+
+def test_variants_run_as_their_base_method(clf_data):
+    p = SVMProblem(*clf_data, C=1.0)
+    hinge = p.solve("cvxpy-hinge")
+    assert hinge.method == "cvxpy-hinge" and hinge.formulation == "hinge"
+    dual = p.solve("cvxpy-dual")
+    assert abs(hinge.primal_objective - dual.dual_objective) < 1e-6 * dual.dual_objective
+    assert get_method("cvxpy-hinge").accuracy_for("svc") == 1e-5
+    assert METHODS["libsvm"].accuracy_for("svr") == 1e-4
+
+
+# ---------------------------------------------------------------------- the solve path
+
+def test_backend_timings_are_the_backends_own(clf_data):
+    sol = SVMProblem(*clf_data, kernel="rbf").solve("smo", tol=1e-6)
+    t = sol.timings
+    assert {"build", "setup", "solve", "backend_total", "recover", "total"} <= set(t)
+    assert t["setup"] + t["solve"] <= t["backend_total"] + 1e-9
+    assert t["total"] >= t["build"] + t["backend_total"]
+    assert sol.backend == "smo" and sol.raw.nit == sol.n_iter and sol.formulation == "DualQP"
+
+
+def test_primal_backend_history_in_the_C_scale(clf_data):
+    p = SVMProblem(*clf_data, C=0.5)
+    sol = p.solve("pegasos", max_iter=5, random_state=0)
+    J = sol.raw.history["J"]
+    np.testing.assert_allclose(sol.history["objective"], p.erm_scale * J)
+    np.testing.assert_array_equal(sol.history["step"], sol.raw.history["step"])
+    assert sol.history["step"][-1] == sol.raw.n_steps
+
+
+# ---------------------------------------------------------------------- typed Solution
+
+def test_solution_variables_are_typed(clf_data, reg_data):
+    svc = SVMProblem(*clf_data).solve()
+    svr = SVRProblem(*reg_data).solve()
+    assert isinstance(svc.variables, SVCVariables) and isinstance(svr.variables, SVRVariables)
+    assert svc.dual_coef.shape == (1, 80) and svc.intercept.shape == (1,)
+    np.testing.assert_allclose(svc.dual_coef[0], SVMProblem(*clf_data).y * svc.alpha)
+    np.testing.assert_allclose(svr.dual_coef[0], svr.alpha - svr.alpha_star)
+    with pytest.raises(AttributeError, match="SVCVariables solution has no 'alpha_star'"):
+        _ = svc.alpha_star
+    assert svr.variables.standard_alpha.shape == (120,)
+
+
+def test_certify_rejects_a_solution_of_another_problem(clf_data, reg_data):
+    svc_p, svr_p = SVMProblem(*clf_data), SVRProblem(*reg_data)
+    with pytest.raises(ValueError, match="is SVRProblem"):
+        svr_p.certify(svc_p.solve())
+    other = SVMProblem(clf_data[0][:50], clf_data[1][:50]).solve()
+    with pytest.raises(ValueError, match="belongs to another problem"):
+        svc_p.certify(other)
+    with pytest.raises(ValueError, match="alpha, alpha_star"):
+        svr_p.certify(alpha=np.zeros(60))
+
+
+def test_svr_loss_form_dual_is_a_true_lower_bound(reg_data):
+    """The multipliers recovered from a primal point keep Σ(a − â) = 0 exactly, so the
+    dual objective at them cannot exceed the optimum (weak duality)."""
+    p = SVRProblem(*reg_data, C=1.0, epsilon=0.1)
+    opt = p.solve("cvxpy-dual").dual_objective
+    loss = p.solve("cvxpy-primal", formulation="loss")
+    assert abs(np.sum(loss.alpha - loss.alpha_star)) < 1e-12
+    assert loss.dual_objective <= opt + 1e-9
+    assert p.certify(loss, tol=1e-4).ok
+
+
+# ---------------------------------------------------------------------- losses
+
+def test_losses_match_their_numba_code():
+    rng = np.random.default_rng(0)
+    y, f = np.sign(rng.normal(size=50)), rng.normal(scale=2, size=50)
+    for loss in (Hinge(1.0), Hinge(0.0), EpsilonInsensitive(0.3)):
+        yy = y if isinstance(loss, Hinge) else rng.normal(size=50)
+        np.testing.assert_array_equal(loss.value(yy, f), [
+            loss_value(loss.code, loss.param, a, b) for a, b in zip(yy, f, strict=True)])
+        np.testing.assert_array_equal(
+            loss.derivative(yy, f),
+            [loss_derivative(loss.code, loss.param, a, b) for a, b in zip(yy, f, strict=True)])
+    assert Hinge(0.0).value(np.array([1.0, -1.0]), np.array([-2.0, -2.0])).tolist() == [2.0, 0.0]
+    with pytest.raises(ValueError, match="threshold"):
+        Hinge(-1.0)
+    with pytest.raises(TypeError, match="Loss"):
+        PrimalERM(np.eye(2), np.ones(2), 1.0, np.ones(2), loss="hinge")
+
+
+def test_lambda_zero_is_allowed_where_it_makes_sense(clf_data):
+    """λ = 0 with the perceptron criterion max(0, −y f): its minimum is 0 on separable
+    data; the subgradient method reaches it with a constant step; Pegasos (1/(λt))
+    refuses it."""
+    X = np.array([[2.0, 1.0], [1.0, 2.0], [-1.0, -2.0], [-2.0, -1.0]])
+    y = np.array([1.0, 1.0, -1.0, -1.0])
+    erm = PrimalERM(X, y, 0.0, np.ones(4), loss=Hinge(0.0))
+    assert erm.objective(np.zeros(2)) == 0.0   # w = 0 is a (trivial) minimizer
+    r = subgradient_descent(erm, schedule="constant", step_size=1.0, w0=[-1.0, 0.0],
+                            max_iter=50, tol=0.0)
+    assert r.fun == 0.0 and np.all(y * (X @ r.w + r.b) >= 0)
+    with pytest.raises(ValueError, match="λ > 0"):
+        pegasos(erm)
+    with pytest.raises(ValueError, match="λ > 0"):
+        subgradient_descent(erm)              # 1/t needs λ
+    with pytest.raises(ValueError, match="≥ 0"):
+        PrimalERM(X, y, -1.0, np.ones(4))
+
+
+def test_hinge_radius_holds_the_optimum(clf_data):
+    X, y01 = clf_data
+    y = np.where(y01 > 0, 1.0, -1.0)
+    for theta in (1.0, 0.5):
+        erm = PrimalERM(X, y, 0.05, np.ones(80), loss=Hinge(theta))
+        w, b = cp.Variable(4), cp.Variable()
+        cp.Problem(cp.Minimize(0.025 * cp.sum_squares(w)
+                               + cp.sum(cp.pos(theta - cp.multiply(y, X @ w + b))) / 80)).solve()
+        assert np.linalg.norm(w.value) <= erm.loss.optimum_radius(y, np.ones(80), 0.05) + 1e-6
+
+
+# ---------------------------------------------------------------------- AdaBoost
+
+def test_adaboost_certificate_is_built_by_its_problem(clf_data):
+    X, y = clf_data
+    model = AdaBoost(n_estimators=15).fit(X, y)
+    cert = model.certificate_
+    assert cert.ok and cert.stage_stationarity < 1e-12
+    # a wrong stage weight: the line search is no longer solved
+    bad = model.stage_weights_.copy()
+    bad[3] *= 1.01
+    eps = model.estimator_errors_
+    grad = ((1 - eps) * np.exp(-bad) - eps * np.exp(bad)) / \
+        ((1 - eps) * np.exp(-bad) + eps * np.exp(bad))
+    wrong = certify_stagewise(eps, bad, model.normalizers_, model.train_errors_,
+                              model.error_bounds_, model.exp_bounds_, stage_gradients=-grad)
+    assert not wrong.ok and set(wrong.failed()) == {"stage_stationarity", "alpha_closed_form"}
