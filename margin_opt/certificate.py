@@ -92,6 +92,10 @@ class Certificate:
     quantities : dict of str to float
         Other numbers worth reporting (objectives, absolute gap, counts).
     title : str, default="Certificate"
+    notes : list of str, optional
+        What the reader must know to read the verdict: what the certificate cannot
+        vouch for (e.g. a non-convex problem), or how the answer was obtained (a
+        fallback).  Printed under the title.
 
     Attributes
     ----------
@@ -107,11 +111,12 @@ class Certificate:
     holds the unnormalized numbers (``duality_gap_abs``, objectives...).
     """
 
-    def __init__(self, checks, table=(), quantities=None, title="Certificate"):
+    def __init__(self, checks, table=(), quantities=None, title="Certificate", notes=()):
         self.checks = list(checks)
         self.table = list(table)
         self.quantities = dict(quantities or {})
         self.title = title
+        self.notes = list(notes)
 
     def __getattr__(self, name):
         for c in self.__dict__.get("checks", ()):
@@ -168,11 +173,13 @@ class Certificate:
                       for r in self.table],
             "quantities": {k: (float(v) if np.isscalar(v) else v)
                            for k, v in self.quantities.items()},
+            "notes": list(self.notes),
         }
 
     def __str__(self) -> str:
         lines = [f"{self.title}: {'OK' if self.ok else 'FAILED'}"
                  f" (largest KKT residual {self.kkt_violation:.2e})"]
+        lines += [f"  note: {n}" for n in self.notes]
         w = max([len(c.name) for c in self.checks] + [10])
         for c in self.checks:
             mark = "ok  " if c.passed else "FAIL"

@@ -98,7 +98,7 @@ def load_dataset(name: str, *, standardize: bool | None = None) -> Dataset:
     FileNotFoundError
         If ``name`` is neither built in nor an existing file.
     ValueError
-        If the file cannot be parsed as svmlight or CSV.
+        If the file cannot be parsed as svmlight or CSV, or is a directory.
     """
     if name == "breast_cancer":
         d = skd.load_breast_cancer()
@@ -127,6 +127,9 @@ def load_dataset(name: str, *, standardize: bool | None = None) -> Dataset:
                 f"no data set {name!r}: use one of {BUILTIN}, a file in the shared data "
                 f"folder ({shared or '../shared/data, absent here'}), or a path to an "
                 "svmlight or CSV file.")
+    if path.is_dir():
+        raise ValueError(f"{str(path)!r} is a directory; pass a data file (svmlight or CSV) or "
+                         f"a built-in name ({', '.join(BUILTIN)}).")
     return _load_file(path, standardize=bool(standardize))
 
 

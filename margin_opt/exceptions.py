@@ -15,6 +15,8 @@ __all__ = [
     "InfeasibleError",
     "UnboundedError",
     "CertificateError",
+    "NotCertifiedError",
+    "NonConvexWarning",
 ]
 
 
@@ -49,3 +51,15 @@ class InaccurateSolutionWarning(UserWarning):
 
 class CertificateError(MarginOptError, AssertionError):
     """A certificate of optimality failed (raised by ``Certificate.assert_ok``)."""
+
+
+class NotCertifiedError(SolverError):
+    """No method reached an answer whose certificate holds (the default fit's last word).
+
+    The message lists what was tried and why each answer failed, and what to do.
+    """
+
+
+class NonConvexWarning(UserWarning):
+    """The kernel matrix is not (or not provably) positive semidefinite: the problem is not
+    convex, and an answer is a stationary point that no certificate can call optimal."""

@@ -14,13 +14,13 @@ B. Schölkopf and A. J. Smola, *Learning with Kernels*, MIT Press, 2002, ch. 2.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import scipy.sparse as sp
 from sklearn.metrics import pairwise
 
-__all__ = ["Kernel", "make_kernel", "resolve_gamma", "KERNELS"]
+__all__ = ["Kernel", "make_kernel", "resolve_gamma", "rbf", "KERNELS"]
 
 KERNELS = ("linear", "poly", "rbf", "sigmoid", "precomputed")
 
@@ -69,6 +69,38 @@ def resolve_gamma(gamma, X) -> float:
     return g
 
 
+def _row_sq(A):
+    if sp.issparse(A):
+        return np.asarray(A.multiply(A).sum(axis=1)).ravel()
+    return np.einsum("ij,ij->i", A, A)
+
+
+def rbf(A, B, gamma, shift=None) -> np.ndarray:
+    """exp(−γ‖a − b‖²) computed without cancellation, ndarray of shape (n_a, n_b).
+
+    The squared distances come from scikit-learn's BLAS formula ‖a‖² + ‖b‖² − 2aᵀb on
+    the shifted data; where that formula has lost its precision (‖a − b‖² below 1e-6 of
+    ‖a‖² + ‖b‖², e.g. duplicated points, which must give exactly 1) they are
+    recomputed as Σ(aᵢ − bᵢ)².
+
+    Parameters
+    ----------
+    A : {ndarray, sparse matrix} of shape (n_a, n_features)
+    B : {ndarray, sparse matrix} of shape (n_b, n_features)
+    gamma : float
+    shift : ndarray of shape (n_features,), optional
+        Subtracted from A and B first (dense data only).
+    """
+    if shift is not None and not sp.issparse(A) and not sp.issparse(B):
+        A, B = np.asarray(A) - shift, np.asarray(B) - shift
+    d2 = pairwise.euclidean_distances(A, B, squared=True)
+    risky = np.argwhere(d2 <= 1e-6 * (_row_sq(A)[:, None] + _row_sq(B)[None, :]))
+    for i, j in risky:
+        diff = A[i] - B[j]
+        d2[i, j] = float(diff.multiply(diff).sum()) if sp.issparse(diff) else float(diff @ diff)
+    return np.exp(-gamma * d2)
+
+
 @dataclass(frozen=True)
 class Kernel:
     """A kernel k(x, z) with its hyperparameters resolved.
@@ -87,6 +119,10 @@ class Kernel:
     func : callable or None
         For ``name="callable"``: ``func(A, B)`` returning an ndarray of shape
         (n_a, n_b).
+    shift : ndarray of shape (n_features,) or None
+        RBF only: a point subtracted from both arguments before the distances are
+        formed (the kernel is translation invariant; centring the data removes the
+        cancellation in ‖x‖² + ‖z‖² − 2xᵀz for data far from the origin).
 
     Notes
     -----
@@ -100,6 +136,7 @@ class Kernel:
     degree: int = 3
     coef0: float = 0.0
     func: Callable | None = None
+    shift: np.ndarray | None = field(default=None, compare=False, repr=False)
 
     @property
     def is_linear(self) -> bool:
@@ -111,7 +148,7 @@ class Kernel:
         if self.name == "linear":
             K = pairwise.linear_kernel(A, B)
         elif self.name == "rbf":
-            K = pairwise.rbf_kernel(A, B, gamma=self.gamma)
+            K = rbf(A, B, self.gamma, self.shift)
         elif self.name == "poly":
             K = pairwise.polynomial_kernel(A, B, degree=self.degree, gamma=self.gamma,
                                            coef0=self.coef0)
@@ -125,7 +162,13 @@ class Kernel:
                     f"{(A.shape[0], B.shape[0])}: it must map (A, B) to K(A, B).")
         else:
             raise ValueError("a precomputed kernel has no function; index the matrix instead.")
-        return np.asarray(K, dtype=float)
+        K = np.asarray(K, dtype=float)
+        if not np.all(np.isfinite(K)):
+            raise ValueError(
+                f"the {self.describe()} kernel gave NaN or infinite values on this data "
+                "(overflow, or a callable that returns NaN): scale the features (e.g. "
+                "sklearn.preprocessing.StandardScaler), lower gamma/degree, or fix the callable.")
+        return K
 
     def gram(self, X) -> np.ndarray:
         """Training Gram matrix K(X, X) of shape (n_samples, n_samples)."""

@@ -166,6 +166,11 @@ class Solution:
         the dual's quadratic form (``"dual: quad_form"``...), or the standard form.
     raw : object
         The solver's own output (the backend's OptimizeResult, or the cvxpy Problem).
+    certificate : Certificate or None
+        The certificate the solve path computed (``problem.solve(certify=...)``).
+    attempts : list of dict
+        With ``fallback``: the answers tried before this one (method, status, the
+        checks that failed, seconds).
     """
 
     variables: object
@@ -184,6 +189,8 @@ class Solution:
     message: str = ""
     formulation: str | None = None
     raw: object = None
+    certificate: object = None
+    attempts: list = field(default_factory=list)
 
     # ---------------------------------------------------------------- the variables
     def _var(self, name):

@@ -11,6 +11,7 @@ import numbers
 
 import numpy as np
 import scipy.sparse as sp
+from sklearn.utils.multiclass import check_classification_targets, unique_labels
 from sklearn.utils.validation import _check_sample_weight, check_array, check_X_y
 
 __all__ = [
@@ -20,6 +21,7 @@ __all__ = [
     "check_sample_weight",
     "check_precomputed_kernel",
     "check_positive",
+    "check_bool",
     "libsvm_input",
     "libsvm_rows",
 ]
@@ -86,9 +88,12 @@ def check_binary_labels(y):
     Raises
     ------
     ValueError
-        One class only, or more than two.
+        One class only, or more than two; labels that mix types (strings and numbers)
+        or are continuous (scikit-learn's "Unknown label type").
     """
-    classes = np.unique(y)
+    _check_label_types(y)
+    check_classification_targets(y)
+    classes = unique_labels(y)
     if classes.size < 2:
         raise ValueError(
             f"y has a single class ({classes[0]!r} only): a classifier needs samples of "
@@ -98,6 +103,18 @@ def check_binary_labels(y):
             f"y has {classes.size} classes but this model is binary; pass two classes "
             "(e.g. one class against the rest) or use sklearn.multiclass.OneVsRestClassifier.")
     return np.where(y == classes[1], 1.0, -1.0), classes
+
+
+def _check_label_types(y):
+    """ValueError when an object array of labels mixes strings with other types."""
+    y = np.asarray(y)
+    if y.dtype != object:
+        return
+    kinds = {isinstance(v, str) for v in y.ravel()}
+    if len(kinds) > 1:
+        ex = [next(v for v in y.ravel() if isinstance(v, str) == k) for k in (True, False)]
+        raise ValueError(f"y mixes strings and other labels (e.g. {ex[0]!r} and {ex[1]!r}); "
+                         "use labels of one type, e.g. y.astype(str).")
 
 
 def check_positive(value, name, *, allow_inf=False, allow_zero=False):
@@ -119,19 +136,43 @@ def check_positive(value, name, *, allow_inf=False, allow_zero=False):
     return v
 
 
+def check_bool(value, name):
+    """Return ``bool(value)`` after checking it is a boolean (numpy booleans included).
+
+    Raises
+    ------
+    ValueError
+        For anything else (e.g. the string ``"no"``, which Python would read as True).
+    """
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    raise ValueError(f"{name} must be True or False, got {value!r}.")
+
+
+#: The largest finite C accepted: beyond it a box bound is numerically infinite for the
+#: solvers (the interior-point scaling and SMO's bounds lose all precision).
+C_MAX = 1e12
+
+
 def check_C(C):
     """Check the regularization parameter: C > 0, ``np.inf`` meaning the hard margin.
 
     Raises
     ------
     ValueError
-        If C ≤ 0 or NaN; the message suggests a positive value such as C=1.0.
+        If C ≤ 0 or NaN (the message suggests a positive value such as C=1.0), or a
+        finite C above :data:`C_MAX` (use ``np.inf`` for the hard margin).
     """
     try:
-        return check_positive(C, "C", allow_inf=True)
+        C = check_positive(C, "C", allow_inf=True)
     except ValueError as exc:
         raise ValueError(f"{exc} Use a positive C (e.g. C=1.0; np.inf for the hard margin).") \
             from None
+    if np.isfinite(C) and C > C_MAX:
+        raise ValueError(f"C={C:g} is above {C_MAX:g}, where a box bound is numerically "
+                         "infinite for the solvers: use C=np.inf for the hard margin, or a "
+                         f"C ≤ {C_MAX:g}.")
+    return C
 
 
 def check_sample_weight(sample_weight, X):

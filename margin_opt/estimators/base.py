@@ -5,7 +5,8 @@ from __future__ import annotations
 import numpy as np
 from sklearn.utils.validation import check_array, check_is_fitted
 
-from ..methods import stopping_options
+from ..methods import get_method, stopping_options
+from ..problems.solve_path import warn_nonconvex
 from ..validation import check_precomputed_kernel
 
 __all__ = ["fit_problem", "kernel_decision"]
@@ -16,14 +17,33 @@ def fit_problem(est, problem):
 
     The backend's stopping tolerance follows the registry's policy
     (:func:`margin_opt.methods.stopping_options`) so that its answer certifies at
-    ``est.tol``; ``est.solver_options`` override it.  Sets ``solution_``,
+    ``est.tol``; ``est.solver_options`` override it.  With ``est.certify`` (the
+    default) the fit is certified by default: an answer whose certificate fails is
+    repaired by the solve path (``fallback=True``) or
+    :class:`~margin_opt.exceptions.NotCertifiedError` is raised (an iterative method —
+    subgradient, Pegasos — is held to its documented accuracy instead, and its answer
+    kept whatever its certificate says); a kernel matrix that
+    is not PSD gives a :class:`~margin_opt.exceptions.NonConvexWarning` and a
+    certificate that says so.  Sets ``solution_``,
     ``support_``, ``support_vectors_``, ``dual_coef_`` of shape (n_functions, n_SV),
     ``intercept_`` of shape (n_functions,), ``n_iter_``, ``coef_`` (linear kernel),
     ``certificate_`` (when ``est.certify``) and ``n_features_in_``.
     """
     options = {**stopping_options(est.solver, est.tol, float(np.max(problem.C_i))),
                **(est.solver_options or {})}
-    sol = problem.solve(est.solver, **options)
+    spec = get_method(est.solver)
+    if est.certify and spec.iterative:
+        # a first-order method is held to the accuracy it is documented to reach, and its
+        # answer is kept (its certificate reports the gap it reached)
+        sol = problem.solve(est.solver, certify=max(est.tol, spec.accuracy_for(problem.model)),
+                            **options)
+    elif est.certify:
+        # certified by default: an answer whose certificate fails at est.tol is repaired
+        # (a tighter restart, the exact dual) or NotCertifiedError says why
+        sol = problem.solve(est.solver, certify=est.tol, fallback=True, **options)
+    else:
+        sol = problem.solve(est.solver, certify=False, **options)
+        warn_nonconvex(problem, stacklevel=3)
     support = sol.support_
     est.n_features_in_ = problem.X.shape[1]
     est._kernel = problem.kernel
@@ -36,7 +56,7 @@ def fit_problem(est, problem):
     est.n_iter_ = sol.n_iter
     if problem.kernel.is_linear:
         est.coef_ = np.asarray(sol.w)[None, :]
-    est.certificate_ = problem.certify(sol, tol=est.tol) if est.certify else None
+    est.certificate_ = sol.certificate if est.certify else None
     return sol
 
 

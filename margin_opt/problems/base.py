@@ -27,7 +27,7 @@ import cvxpy as cp
 import numpy as np
 
 from .. import kkt
-from ..certificate import Certificate
+from ..certificate import Certificate, Check
 from ..solution import Solution
 from ..standard_forms import DualQP, PrimalERM
 from ..validation import check_positive, libsvm_rows
@@ -138,7 +138,8 @@ class KernelProblem:
 
     # ------------------------------------------------------------------ solving
     def solve(self, method: str = "cvxpy-dual", *, solver=None, formulation=None,
-              quad_form=None, verbose=False, **options) -> Solution:
+              quad_form=None, verbose=False, certify=True, fallback=False,
+              **options) -> Solution:
         """Solve the problem and return a :class:`~margin_opt.solution.Solution`.
 
         Parameters
@@ -154,6 +155,17 @@ class KernelProblem:
         quad_form : str, optional
             How the cvxpy dual writes its quadratic term (see :meth:`dual`).
         verbose : bool, default=False
+        certify : bool or float, default=True
+            Certify the answer before returning it (``solution.certificate``), at the
+            accuracy the method claims (a dual backend's ``tol``, else the registry's
+            accuracy), or at this tolerance when a number.  ``"optimal"`` is reported
+            only when the certificate holds; otherwise ``"optimal_inaccurate"`` and an
+            :class:`~margin_opt.exceptions.InaccurateSolutionWarning`.
+        fallback : bool, default=False
+            Repair an answer that does not certify: restart a dual backend from it at
+            a 100× tighter tolerance, then solve the exact cvxpy dual where the size
+            allows; raise :class:`~margin_opt.exceptions.NotCertifiedError` when
+            nothing certifies (the estimators' default).
         **options
             Solver options (cvxpy solver settings, or the backend's keywords such as
             ``tol``, ``max_iter``, ``cache_size``).
@@ -174,7 +186,8 @@ class KernelProblem:
             Unknown method, or options that do not apply to it.
         """
         return _solve(self, method, solver=solver, formulation=formulation,
-                      quad_form=quad_form, verbose=verbose, **options)
+                      quad_form=quad_form, verbose=verbose, certify=certify,
+                      fallback=fallback, **options)
 
     def _primal_variables(self, formulation):
         """Check ``formulation``; the feature matrix Φ and the primal's cvxpy ``w``, ``b``.
@@ -519,9 +532,29 @@ class KernelProblem:
                       "duality_gap_abs": res.primal_objective - res.dual_objective, "b": b}
         checks, table, more = self._certificate_parts(res, alpha, solution, tol)
         quantities.update(more)
+        psd_checks, notes = self._psd_part()
         who = solution.method + (f", {solution.backend}" if solution.backend else "")
-        return Certificate(res.checks + checks, table, quantities,
-                           title=f"{self.certificate_name} certificate ({who})")
+        return Certificate(res.checks + checks + psd_checks, table, quantities,
+                           title=f"{self.certificate_name} certificate ({who})", notes=notes)
+
+    def _psd_part(self):
+        """The ``psd_kernel`` check for kernels that are not PSD by construction."""
+        if self.data.psd_by_construction:
+            return [], []
+        rep = self.data.psd_report()
+        desc = f"max(0, −λ_min)/max(1, ‖K‖) by {rep.method}"
+        if rep.psd is True:
+            return [Check("psd_kernel", 0.0, 0.0, desc)], []
+        if rep.psd is False:
+            value = max(0.0, -rep.lambda_min) / rep.scale
+            note = (f"the kernel matrix is not positive semidefinite (λ_min = "
+                    f"{rep.lambda_min:.3g}, {rep.method}): the problem is not convex, and the "
+                    "KKT conditions only make this a stationary point of a non-convex problem, "
+                    "not an optimum.")
+            return [Check("psd_kernel", max(value, np.finfo(float).tiny), 0.0, desc)], [note]
+        note = (f"convexity could not be verified ({rep.method}): the certificate cannot vouch "
+                "that this stationary point is an optimum.")
+        return [Check("psd_kernel", float("nan"), 0.0, "not decided: " + rep.method)], [note]
 
     def _certified_alpha(self, alpha) -> np.ndarray:
         """The multipliers the certificate reads (a canonical representative)."""

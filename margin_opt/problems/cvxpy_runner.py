@@ -102,7 +102,12 @@ def run_cvxpy(problem: cp.Problem, *, solver=None, verbose=False, on_infeasible=
     inverse[-1] = SolverInverseData(inverse[-1], chain.solver, options)
     with warnings.catch_warnings():  # replaced by our own warning below
         warnings.filterwarnings("ignore", message="Solution may be inaccurate")
-        problem.unpack_results(raw, chain, inverse)
+        try:
+            problem.unpack_results(raw, chain, inverse)
+        except cp.error.SolverError:
+            raise SolverError(f"{solver} failed on this problem (no usable answer); rescale the "
+                              "data (e.g. StandardScaler) or try another solver, e.g. "
+                              "solver='SCS'.") from None
     t3 = time.perf_counter()
     status = problem.status
     n_iter = getattr(problem.solver_stats, "num_iters", None)

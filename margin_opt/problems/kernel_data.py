@@ -8,15 +8,18 @@ in the fastest exact form.
 
 from __future__ import annotations
 
+from dataclasses import dataclass, replace
+
 import cvxpy as cp
 import numpy as np
+import scipy.sparse as sp
 from scipy.linalg import lapack
 
 from ..exceptions import SolverError
 from ..kernels import Kernel, make_kernel
 from ..validation import check_precomputed_kernel
 
-__all__ = ["KernelData", "kernel_factor", "QUAD_FORMS"]
+__all__ = ["KernelData", "kernel_factor", "QUAD_FORMS", "PSDReport", "PSD_EXACT_MAX"]
 
 #: How the dual's quadratic term βᵀKβ can be written (:meth:`KernelData.quadratic`).
 QUAD_FORMS = ("auto", "features", "quad_form", "factor")
@@ -53,10 +56,16 @@ class KernelData:
             if kernel == "precomputed":
                 X = check_precomputed_kernel(X)
             self.kernel = make_kernel(kernel, X, gamma=gamma, degree=degree, coef0=coef0)
+            if self.kernel.name == "rbf" and not sp.issparse(X) and X.shape[0]:
+                # translation invariant: distances on centred data keep their precision
+                self.kernel = replace(self.kernel, shift=X.mean(axis=0))
             self._features = X if self.kernel.is_linear else None
         self.X = X
         self._gram = None
         self._factor = None
+        self._psd = None
+        if self.kernel.name not in ("precomputed", "callable"):
+            _check_scale(X, self.kernel)
 
     @property
     def n_samples(self) -> int:
@@ -68,19 +77,48 @@ class KernelData:
         return self._features is not None
 
     def gram(self) -> np.ndarray:
-        """The kernel matrix K of shape (n_samples, n_samples), computed once.
-
-        Raises
-        ------
-        ValueError
-            For a sigmoid or callable kernel whose matrix is not PSD on this data.
-        """
+        """The kernel matrix K of shape (n_samples, n_samples), computed once."""
         if self._gram is None:
-            K = self.kernel.gram(self.X)
-            if self.kernel.name in ("sigmoid", "callable") and self.feature_map is None:
-                _check_psd(K, self.kernel.describe())
-            self._gram = K
+            self._gram = self.kernel.gram(self.X)
         return self._gram
+
+    @property
+    def psd_by_construction(self) -> bool:
+        """True when K is PSD by theorem: linear, RBF, polynomial with γ > 0 and coef0 ≥ 0,
+        an explicit feature map, or a precomputed matrix (validated at construction)."""
+        k = self.kernel
+        return (self.feature_map is not None or k.name in ("linear", "rbf", "precomputed")
+                or (k.name == "poly" and k.coef0 >= 0))
+
+    def psd_report(self) -> PSDReport:
+        """Whether K is positive semidefinite on this data, checked once.
+
+        PSD-by-construction kernels are not checked.  Otherwise, up to
+        :data:`PSD_EXACT_MAX` samples, a Cholesky factorization of K + δI
+        (δ = 1e-10·n·max(1, max|Kᵢⱼ|), the rounding of K) proves λ_min ≥ −δ, and when
+        it fails the smallest eigenvalue is computed (Lanczos); beyond, principal
+        submatrices of :data:`PSD_SAMPLE` random points are tested the same way — a
+        non-PSD one proves K is not PSD, while PSD samples prove nothing.
+
+        Returns
+        -------
+        report : PSDReport
+        """
+        if self._psd is None:
+            self._psd = _psd_report(self)
+        return self._psd
+
+    def require_psd(self) -> None:
+        """ValueError unless K is PSD (the cvxpy forms need a convex problem)."""
+        rep = self.psd_report()
+        if rep.psd is False:
+            raise ValueError(
+                f"the {self.kernel.describe()} kernel matrix is not positive semidefinite on "
+                f"this data (smallest eigenvalue {rep.lambda_min:.3g}), so the problem is not "
+                "convex: the cvxpy forms and the kernel factor K = LLᵀ need a PSD kernel. The "
+                "sigmoid kernel is indefinite for most "
+                "gamma/coef0: use rbf/poly, a smaller gamma with a negative coef0, or a PSD "
+                "precomputed kernel; SMO still finds a stationary point.")
 
     @property
     def gram_if_computed(self):
@@ -95,6 +133,7 @@ class KernelData:
         """
         if self._features is not None:
             return self._features
+        self.require_psd()
         if self._factor is None:
             self._factor = kernel_factor(self.gram())
         return self._factor
@@ -136,6 +175,7 @@ class KernelData:
         ``features`` where w is explicit, ``factor`` when K has numerical rank ≤ n/4,
         else ``quad_form`` (measured fastest in ``benchmarks/bench_cvxpy_dual.py``).
         """
+        self.require_psd()
         if self.resolve_quad_form(quad_form) == "quad_form":
             return cp.quad_form(beta, cp.psd_wrap(self.gram()))
         return cp.sum_squares(self.features().T @ beta)
@@ -181,18 +221,92 @@ class KernelData:
         """``(X, kernel)`` for a :class:`~margin_opt.standard_forms.DualQP`."""
         if self.feature_map is not None:
             return self._features, make_kernel("linear")
+        if self.kernel.shift is not None:
+            return self.X - self.kernel.shift, replace(self.kernel, shift=None)
         return self.X, self.kernel
 
 
-def _check_psd(K, what):
-    """Raise a ValueError when K is not PSD beyond rounding (the problem is not convex)."""
-    lam = np.linalg.eigvalsh(K)
-    if lam[0] < -1e-10 * max(1.0, abs(lam[-1])) * K.shape[0]:
+def _check_scale(X, kernel):
+    """ValueError when the kernel values of X overflow float64 (e.g. features ×1e200)."""
+    sq = (np.asarray(X.multiply(X).sum(axis=1)).ravel() if sp.issparse(X)
+          else np.einsum("ij,ij->i", X, X))
+    with np.errstate(over="ignore"):
+        m = float(np.max(sq, initial=0.0))
+        if kernel.name == "poly":
+            m = (kernel.gamma * m + abs(kernel.coef0)) ** kernel.degree
+        finite = np.isfinite(m) and np.isfinite(4.0 * m)
+    if not finite:
         raise ValueError(
-            f"the {what} kernel matrix is not positive semidefinite on this data (smallest "
-            f"eigenvalue {lam[0]:.3g}), so the problem is not convex. The sigmoid kernel "
-            "is indefinite for most gamma/coef0; use rbf/poly, or a smaller gamma with a "
-            "negative coef0, or pass a PSD precomputed kernel.")
+            f"the features are too large for the {kernel.describe()} kernel: its values "
+            "overflow float64 (largest ‖x‖² is "
+            f"{float(np.max(sq, initial=0.0)):.3g}). Scale the features, e.g. with "
+            "sklearn.preprocessing.StandardScaler.")
+
+
+#: Up to this many samples the PSD test of a kernel matrix is exact (one Cholesky).
+PSD_EXACT_MAX = 4000
+#: Size and number of the random principal submatrices tested beyond it.
+PSD_SAMPLE, PSD_N_SAMPLES = 1000, 8
+
+
+@dataclass(frozen=True)
+class PSDReport:
+    """The PSD test of a kernel matrix.
+
+    Attributes
+    ----------
+    psd : bool or None
+        True: PSD (by construction, or proved by a Cholesky of K + δI); False: not
+        PSD (proved by a matrix or a principal submatrix); None: not decided (only
+        submatrices were tested and they were PSD).
+    lambda_min : float
+        The smallest eigenvalue found (of K or of the failing submatrix); 0 when
+        not computed.
+    scale : float
+        max(1, largest |eigenvalue| bound) used to normalize it.
+    method : str
+        How it was decided.
+    """
+
+    psd: bool | None
+    lambda_min: float
+    scale: float
+    method: str
+
+
+def _cholesky_shifted(K) -> bool:
+    delta = 1e-10 * K.shape[0] * max(1.0, float(np.abs(K).max(initial=0.0)))
+    _, info = lapack.dpotrf(K + delta * np.eye(K.shape[0]), lower=1, clean=0)
+    return info == 0
+
+
+def _lambda_min(K) -> float:
+    from scipy.sparse.linalg import eigsh
+
+    if K.shape[0] <= 200:
+        return float(np.linalg.eigvalsh(K)[0])
+    return float(eigsh(K, k=1, which="SA", return_eigenvectors=False)[0])
+
+
+def _psd_report(data) -> PSDReport:
+    if data.psd_by_construction:
+        return PSDReport(True, 0.0, 1.0, "PSD by construction")
+    n = data.n_samples
+    if n <= PSD_EXACT_MAX:
+        K = data.gram()
+        scale = max(1.0, float(np.abs(K).max(initial=0.0)) * n)
+        if _cholesky_shifted(K):
+            return PSDReport(True, 0.0, scale, "Cholesky of K + δI")
+        return PSDReport(False, _lambda_min(K), scale, f"smallest eigenvalue of K (n = {n})")
+    rng = np.random.default_rng(0)
+    for _ in range(PSD_N_SAMPLES):
+        idx = np.sort(rng.choice(n, PSD_SAMPLE, replace=False))
+        K = data.kernel(data.X[idx], data.X[idx])
+        if not _cholesky_shifted(K):
+            return PSDReport(False, _lambda_min(K), max(1.0, float(np.abs(K).max()) * PSD_SAMPLE),
+                             f"a {PSD_SAMPLE}-point principal submatrix")
+    return PSDReport(None, 0.0, 1.0, f"{PSD_N_SAMPLES} sampled {PSD_SAMPLE}-point principal "
+                     f"submatrices were PSD; n = {n} > {PSD_EXACT_MAX} was not tested whole")
 
 
 def kernel_factor(K: np.ndarray) -> np.ndarray:

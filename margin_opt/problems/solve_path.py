@@ -18,48 +18,193 @@ In the manner of scipy's ``minimize`` dispatch and qpsolvers' ``solve_problem``.
 from __future__ import annotations
 
 import time
+import warnings
 
 import numpy as np
 
+from ..exceptions import (
+    ConvergenceWarning,
+    InaccurateSolutionWarning,
+    NonConvexWarning,
+    NotCertifiedError,
+    SolverError,
+)
 from ..methods import get_method
+from ..validation import check_positive
 from .cvxpy_runner import run_cvxpy
 
-__all__ = ["solve"]
+__all__ = ["solve", "warn_nonconvex", "FALLBACK_MAX_N"]
 
 
 def solve(problem, method="cvxpy-dual", *, solver=None, formulation=None, quad_form=None,
-          verbose=False, **options):
+          verbose=False, certify=True, fallback=False, **options):
     """Solve ``problem`` by ``method``; see :meth:`KernelProblem.solve`.
+
+    With ``certify`` (the default) the answer is certified before it is returned
+    (``Solution.certificate``) at the accuracy the method claims: the ``tol`` a dual
+    backend was run at, the registry's accuracy for the others (or ``certify`` itself
+    when it is a number).  ``status == "optimal"`` is kept only when the certificate
+    holds; otherwise it becomes ``"optimal_inaccurate"`` with an
+    :class:`~margin_opt.exceptions.InaccurateSolutionWarning` — or, with ``fallback``,
+    the answer is repaired: a dual backend is restarted from it at a 100× tighter
+    tolerance, then the exact cvxpy dual is solved where the problem's size allows
+    (:data:`FALLBACK_MAX_N`); what was tried is in ``Solution.attempts`` and the
+    certificate's notes, and when nothing certifies :class:`NotCertifiedError` says why.
 
     Raises
     ------
     ValueError
         Unknown method for this model, a peer method (it is run by the reports, not
         here), or cvxpy-only options given to a backend.
+    NotCertifiedError
+        With ``fallback``, when no answer certifies.
     """
+    name, spec, formulation, options = _resolve(problem, method, formulation, options)
+    if spec.route == "backend" and (solver is not None or formulation is not None
+                                    or quad_form is not None):
+        raise ValueError(f"solver=, formulation= and quad_form= apply to the cvxpy "
+                         f"methods, not to {method!r}; pass its own options instead.")
+    t0 = time.perf_counter()
+    sol = _run(problem, name, spec, solver, formulation, quad_form, verbose, options)
+    if certify is not False:
+        tol = _claimed_tol(problem, spec, options) if certify is True else \
+            check_positive(certify, "certify (a tolerance)")
+        sol = _certified(problem, sol, spec, tol, options, fallback)
+    sol.timings["total"] = time.perf_counter() - t0
+    return sol
+
+
+#: With ``fallback``, the exact cvxpy dual is tried up to this many samples for a
+#: kernel problem whose dual needs the dense n × n quadratic form (any n when the
+#: kernel is linear or w is explicit: the dual is then written through the features).
+FALLBACK_MAX_N = 2500
+
+
+def _resolve(problem, method, formulation, options):
+    """(registry name, the method actually run, formulation, options) for ``method``."""
     spec = get_method(method, problem.model)
-    if spec.solve_as is not None:
-        opts = dict(spec.options)
-        formulation = opts.pop("formulation", formulation)
-        spec_name = spec.name
-        spec = get_method(spec.solve_as, problem.model)
-        options = {**opts, **options}
-    else:
-        spec_name = spec.name
+    if spec.route == "peer":
+        raise ValueError(f"{method!r} is another library's solver; it is run and certified by "
+                         "margin-opt verify, not by problem.solve.")
+    if spec.solve_as is None:
+        return spec.name, spec, formulation, options
+    opts = dict(spec.options)
+    formulation = opts.pop("formulation", formulation)
+    return spec.name, get_method(spec.solve_as, problem.model), formulation, {**opts, **options}
+
+
+def _run(problem, name, spec, solver, formulation, quad_form, verbose, options):
     t0 = time.perf_counter()
     if spec.route == "cvxpy":
         sol = _solve_cvxpy(problem, spec, solver, formulation, quad_form, verbose, options)
-    elif spec.route == "backend":
-        if solver is not None or formulation is not None or quad_form is not None:
-            raise ValueError(f"solver=, formulation= and quad_form= apply to the cvxpy "
-                             f"methods, not to {method!r}; pass its own options instead.")
-        sol = _solve_backend(problem, spec, options)
     else:
-        raise ValueError(f"{method!r} is another library's solver; it is run and certified by "
-                         "margin-opt verify, not by problem.solve.")
-    sol.method = spec_name
+        sol = _solve_backend(problem, spec, options)
+    sol.method = name
     sol.timings["total"] = time.perf_counter() - t0
     return sol
+
+
+def _claimed_tol(problem, spec, options):
+    """The accuracy a method claims: a dual backend's ``tol``, else the registry's."""
+    if spec.standard_form == "DualQP":
+        return float(options.get("tol", 1e-3))
+    return spec.accuracy_for(problem.model)
+
+
+def _certified(problem, sol, spec, tol, options, fallback):
+    """Certify ``sol`` at ``tol``; keep "optimal" only if it holds; repair with ``fallback``."""
+    cert = problem.certify(sol, tol=tol)
+    sol.certificate = cert
+    if cert.ok:
+        return sol
+    if "psd_kernel" in cert.failed():
+        if sol.status == "optimal":
+            sol.status = "optimal_inaccurate"
+        warn_nonconvex(problem, stacklevel=4)
+        return sol
+    if not fallback:
+        if sol.status == "optimal":
+            sol.status = "optimal_inaccurate"
+            warnings.warn(f"{sol.method} reported optimal, but its certificate fails at "
+                          f"tol={tol:g} on {', '.join(cert.failed())}; status set to "
+                          "optimal_inaccurate. Check solution.certificate, or solve with "
+                          "fallback=True.", InaccurateSolutionWarning, stacklevel=4)
+        return sol
+    attempts = [_attempt(sol, cert)]
+    for repair in (_tighter, _exact):
+        new = repair(problem, sol, spec, tol, options)
+        if new is None:
+            continue
+        new_cert = problem.certify(new, tol=tol)
+        attempts.append(_attempt(new, new_cert))
+        if new_cert.ok:
+            new.attempts = attempts
+            new_cert.notes.append("fallback: " + "; ".join(
+                f"{a['method']} ended {a['status']}" + (f", failing {', '.join(a['failed'])}"
+                                                       if a["failed"] else "")
+                for a in attempts[:-1]) + f"; this answer is from {new.method}.")
+            new.certificate = new_cert
+            return new
+    raise NotCertifiedError(
+        "no answer certified at tol=" + f"{tol:g}: " + "; ".join(
+            f"{a['method']} ended {a['status']}, failing {', '.join(a['failed'])}"
+            for a in attempts) + ". " + _advice(problem))
+
+
+def warn_nonconvex(problem, stacklevel=2) -> bool:
+    """Warn (NonConvexWarning) when the kernel matrix is not provably PSD; True if it warned."""
+    if problem.data.psd_by_construction:
+        return False
+    rep = problem.data.psd_report()
+    if rep.psd is True:
+        return False
+    what = (f"is not positive semidefinite on this data (λ_min = {rep.lambda_min:.3g}, "
+            f"{rep.method})" if rep.psd is False else f"could not be proved PSD ({rep.method})")
+    warnings.warn(f"the {problem.kernel.describe()} kernel matrix {what}: the problem is not "
+                  "convex, so the answer is a stationary point that no certificate can call "
+                  "optimal (status optimal_inaccurate; certificate.ok is False). Use rbf or "
+                  "poly, or a PSD precomputed kernel.", NonConvexWarning, stacklevel=stacklevel)
+    return True
+
+
+def _attempt(sol, cert):
+    return {"method": sol.method, "status": sol.status, "failed": cert.failed(),
+            "time": sol.timings.get("total", float("nan"))}
+
+
+def _tighter(problem, sol, spec, tol, options):
+    """A dual backend restarted from its answer at a 100× tighter tolerance."""
+    if spec.standard_form != "DualQP" or sol.status != "optimal":
+        return None
+    opts = {**options, "tol": float(options.get("tol", 1e-3)) / 100,
+            "alpha0": sol.variables.standard_alpha}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        new = _run(problem, sol.method, spec, None, None, None, False, opts)
+    new.timings["total"] += sol.timings.get("total", 0.0)
+    return new
+
+
+def _exact(problem, sol, spec, tol, options):
+    """The exact cvxpy dual, where its size allows."""
+    if sol.method == "cvxpy-dual" or (not problem.explicit_w
+                                      and problem.n_samples > FALLBACK_MAX_N):
+        return None
+    exact = get_method("cvxpy-dual", problem.model)
+    try:
+        new = _run(problem, "cvxpy-dual", exact, None, None, None, False, {})
+    except (SolverError, ValueError):
+        return None
+    new.timings["total"] += sol.timings.get("total", 0.0)
+    return new
+
+
+def _advice(problem) -> str:
+    if not problem.explicit_w and problem.n_samples > FALLBACK_MAX_N:
+        return (f"The exact fallback (cvxpy-dual) was not tried at n = {problem.n_samples} > "
+                f"{FALLBACK_MAX_N} with a kernel: scale the features (StandardScaler), use a "
+                "smaller C, or call problem.solve('cvxpy-dual') yourself.")
+    return "Scale the features (e.g. StandardScaler) or use a smaller C."
 
 
 def _solve_cvxpy(problem, spec, solver, formulation, quad_form, verbose, options):
@@ -113,13 +258,15 @@ def _solve_backend(problem, spec, options):
     t_run = time.perf_counter() - t1
     meta = dict(backend=spec.name, status=res.status, n_iter=res.get("nit"),
                 message=res.get("message", ""), raw=res, formulation=spec.standard_form)
+    _check_finite(res, spec.name)
     if spec.standard_form == "DualQP":
         if res.status == "unbounded":
             raise problem.infeasible_error(f"unbounded ({res.message})") or \
                 ValueError(f"{spec.name}: {res.message}")
         alpha = np.asarray(res.x, dtype=float)
         problem.check_dual_answer(alpha, spec.name)
-        sol = problem.solution_from_standard(alpha, float(res.b), **meta)
+        b = float(res.b) if np.isfinite(res.b) else None   # e.g. every point of a class weightless
+        sol = problem.solution_from_standard(alpha, b, **meta)
     elif res.get("beta") is not None:
         sol = problem.solution_from_representer(res.beta, float(res.b), **meta)
     else:
@@ -134,3 +281,12 @@ def _solve_backend(problem, spec, options):
     sol.timings.update(build=t_build, **timings, backend_total=t_run,
                        recover=time.perf_counter() - t1 - t_run)
     return sol
+
+
+def _check_finite(res, name):
+    """SolverError when a backend returned non-finite variables (overflow in its loops)."""
+    arrays = [res.get(k) for k in ("x", "w", "beta") if res.get(k) is not None]
+    if not all(np.all(np.isfinite(a)) for a in arrays):
+        raise SolverError(f"{name} returned NaN or infinite variables ({res.get('message', '')}): "
+                          "the problem is badly scaled for it; scale the features (e.g. "
+                          "StandardScaler) or use solver='cvxpy-dual'.")

@@ -31,6 +31,7 @@ from ..losses import Hinge
 from ..solution import SVCVariables
 from ..validation import (
     check_binary_labels,
+    check_bool,
     check_C,
     check_data,
     check_positive,
@@ -107,7 +108,7 @@ class SVMProblem(KernelProblem):
         self.y, self.classes_ = check_binary_labels(y_raw)
         self.C = check_C(C)
         self.hard_margin = bool(np.isinf(self.C))
-        self.fit_intercept = bool(fit_intercept)
+        self.fit_intercept = check_bool(fit_intercept, "fit_intercept")
         self.data = KernelData(X, kernel, gamma=gamma, degree=degree, coef0=coef0,
                                feature_map=feature_map)
         self.feature_map = feature_map

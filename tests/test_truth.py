@@ -1,0 +1,184 @@
+"""Truth on every input: certified by default, no false certificate, clear errors.
+
+Each test reproduces a case that failed before (issue 11) and checks it against an
+independent reference: the cvxpy optimum, an eigenvalue computed by numpy, or the
+error a user should see.
+"""
+
+import warnings
+
+import numpy as np
+import pytest
+
+from margin_opt import SVC, SVMProblem, SVRProblem
+from margin_opt.exceptions import (
+    InaccurateSolutionWarning,
+    NonConvexWarning,
+    NotCertifiedError,
+    SolverError,
+)
+from margin_opt.problems import solve_path
+
+
+@pytest.fixture(scope="module")
+def bc(breast_cancer):
+    return breast_cancer.X[:200], breast_cancer.y[:200]
+
+
+# ------------------------------------------------------------------ non-convex problems
+
+@pytest.mark.parametrize("kernel,kw", [("sigmoid", {"gamma": 2.0, "coef0": 1.0}),
+                                       (lambda A, B: -(A @ B.T), {})])
+def test_non_psd_kernel_never_certifies(bc, kernel, kw):
+    X, y = bc
+    p = SVMProblem(X, y, kernel=kernel, **kw)
+    K = p.gram()
+    assert np.linalg.eigvalsh(K)[0] < -1.0          # independent: numpy's spectrum
+    duals = []
+    for seed in range(3):                           # SMO from different starting points
+        alpha0 = np.random.default_rng(seed).uniform(0, 1, y.size) if seed else None
+        with pytest.warns(NonConvexWarning, match="not positive semidefinite"):
+            sol = p.solve("smo", tol=1e-6, alpha0=alpha0)
+        assert sol.status == "optimal_inaccurate"
+        cert = p.certify(sol, tol=1e-5)
+        assert not cert.ok and "psd_kernel" in cert.failed()
+        assert "not positive semidefinite" in str(cert) and "stationary point" in str(cert)
+        duals.append(sol.dual_objective)
+    with pytest.raises(ValueError, match="not positive semidefinite"):
+        p.solve("cvxpy-dual")
+
+
+def test_sigmoid_svc_warns_at_fit(bc):
+    X, y = bc
+    with pytest.warns(NonConvexWarning):
+        clf = SVC(kernel="sigmoid", gamma=2.0, coef0=1.0).fit(X, y)
+    assert not clf.certificate_.ok
+
+
+def test_psd_sigmoid_is_certified():
+    """Where the sigmoid Gram matrix is PSD on the data, the fit certifies (no warning)."""
+    X = np.random.default_rng(0).normal(size=(20, 60))
+    y = np.r_[np.zeros(10), np.ones(10)]
+    p = SVMProblem(X, y, kernel="sigmoid", gamma=0.01, coef0=0.0)   # ≈ 0.01·xᵀz: PSD here
+    assert np.linalg.eigvalsh(p.gram())[0] > 0
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", NonConvexWarning)
+        clf = SVC(kernel="sigmoid", gamma=0.01, coef0=0.0).fit(X, y)
+    assert clf.certificate_.ok and clf.certificate_.psd_kernel == 0.0
+
+
+# ------------------------------------------------------------------ certified by default
+
+def _small_inaccurate_problem():
+    """A 6-point RBF problem with C = 10 where SMO at tol 1e-6 meets m − M ≤ tol but its
+    duality gap exceeds 1e-6 relative (found by the agreement search)."""
+    rng = np.random.default_rng(7)
+    X = rng.normal(size=(6, 2))
+    y = np.array([0, 1, 0, 1, 1, 0])
+    return SVMProblem(X, y, C=10.0, kernel="rbf", gamma=1.0)
+
+
+def test_optimal_only_when_the_certificate_holds(bc):
+    X, y = bc
+    p = SVMProblem(X, y, C=1.0, kernel="rbf")
+    loose = p.solve("smo", tol=1e-1, certify=1e-6)      # a loose run, held to 1e-6
+    if not loose.certificate.ok:
+        assert loose.status == "optimal_inaccurate"
+    good = p.solve("smo", tol=1e-6)
+    assert good.status == "optimal" and good.certificate.ok
+
+
+def test_fallback_repairs_and_records(bc):
+    X, y = bc
+    p = SVMProblem(X, y, C=1.0, kernel="rbf")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        sol = p.solve("smo", tol=0.5, max_iter=3, certify=1e-6, fallback=True)
+    assert sol.certificate.ok and sol.attempts[0]["method"] == "smo"
+    assert sol.attempts[0]["failed"] and "fallback" in " ".join(sol.certificate.notes)
+    ref = p.solve("cvxpy-dual")
+    assert abs(sol.dual_objective - ref.dual_objective) <= 1e-6 * ref.dual_objective
+
+
+def test_not_certified_error_says_why(bc, monkeypatch):
+    X, y = bc
+    monkeypatch.setattr(solve_path, "FALLBACK_MAX_N", 10)
+    p = SVMProblem(X, y, C=1.0, kernel="rbf")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with pytest.raises(NotCertifiedError, match="smo ended max_iter.*cvxpy-dual"):
+            p.solve("smo", max_iter=3, certify=1e-6, fallback=True)
+
+
+def test_estimator_default_is_certified_even_where_smo_alone_is_not():
+    p = _small_inaccurate_problem()
+    clf = SVC(C=10.0, kernel="rbf", gamma=1.0).fit(p.X, p.classes_[(p.y > 0).astype(int)])
+    assert clf.certificate_.ok and clf.solution_.status == "optimal"
+
+
+# ------------------------------------------------------------------ numerics
+
+def test_rbf_far_from_the_origin_certifies(bc):
+    X, y = bc
+    near = SVMProblem(X, y, kernel="rbf", gamma=0.05).solve("cvxpy-dual")
+    far = SVMProblem(X + 1e6, y, kernel="rbf", gamma=0.05)
+    sol = far.solve("smo", tol=1e-6)
+    assert sol.status == "optimal" and sol.certificate.ok
+    assert abs(sol.dual_objective - near.dual_objective) <= 1e-6 * near.dual_objective
+
+
+@pytest.mark.parametrize("weights", ["sample", "class"])
+def test_weightless_class_gives_a_finite_certified_intercept(bc, weights):
+    X, y = bc
+    sw = np.where(y == 1, 0.0, 1.0) if weights == "sample" else None
+    cw = {1.0: 0.0} if weights == "class" else None
+    p = SVMProblem(X, y, C=1.0, kernel="rbf", sample_weight=sw, class_weight=cw)
+    sol = p.solve("smo", tol=1e-6)
+    ref = p.solve("cvxpy-dual")
+    assert np.isfinite(sol.b) and sol.certificate.ok
+    assert abs(sol.dual_objective - ref.dual_objective) <= 1e-6 * max(1, ref.dual_objective)
+    clf = SVC(class_weight={1.0: 0.0}).fit(X, y)
+    assert np.all(np.isfinite(clf.intercept_)) and clf.certificate_.ok
+
+
+def test_inaccurate_cvxpy_answer_warns(bc):
+    X, y = bc
+    with pytest.warns(InaccurateSolutionWarning):
+        sol = SVMProblem(X, y, kernel="rbf").solve("cvxpy-dual", solver="SCS", max_iters=20)
+    assert sol.status == "optimal_inaccurate" and not sol.certificate.ok
+
+
+# ------------------------------------------------------------------ clear errors
+
+def test_bad_inputs_get_specific_errors(bc):
+    X, y = bc
+    cases = [
+        (lambda: SVMProblem(X, y, fit_intercept="no"), "fit_intercept must be True or False"),
+        (lambda: SVMProblem(X, y, C=1e300), "C=np.inf for the hard margin"),
+        (lambda: SVMProblem(X * 1e300, y).solve("cvxpy-dual"), "too large"),
+        (lambda: SVMProblem(X * 1e200, y, kernel="rbf").solve("smo"), "too large"),
+        (lambda: SVMProblem(X, y, kernel=lambda A, B: np.full((len(A), len(B)), np.nan))
+         .solve("smo"), "NaN or infinite values"),
+        (lambda: SVMProblem(X[:4], np.array([1, "a", 1, "a"], dtype=object)),
+         "mixes strings"),
+        (lambda: SVRProblem(X, y).certify(SVMProblem(X, y).solve()), "is SVRProblem"),
+    ]
+    for make, match in cases:
+        with pytest.raises(ValueError, match=match):
+            make()
+
+
+def test_solver_failures_are_ours(bc):
+    X, y = bc
+    p = SVMProblem(X * 1e140, y)
+    try:
+        p.solve("cvxpy-dual")
+    except (SolverError, ValueError):
+        pass                                    # ours, with a message saying what to do
+
+
+def test_verify_on_a_directory_is_an_error_not_a_traceback(capsys, tmp_path):
+    from margin_opt import cli
+
+    assert cli.main(["verify", str(tmp_path)]) == 2
+    assert "is a directory" in capsys.readouterr().err
