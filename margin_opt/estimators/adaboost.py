@@ -21,6 +21,7 @@ from ..problems.boosting import (
     TotallyCorrectiveProblem,
     closed_form_alpha,
 )
+from ..progress import progress
 from ..validation import check_binary_labels, check_data, check_sample_weight
 from ..weak_learners import StumpSearch
 
@@ -200,7 +201,8 @@ class AdaBoost(ClassifierMixin, BaseEstimator):
         H_cols, learners, stage_alpha, verified, errors = [], [], [], [], []
         log_Z, train_err, alpha_model = [], [], np.empty(0)
         self.stop_reason_ = "n_estimators"
-        for t in range(self.n_estimators):
+        for t in progress(range(self.n_estimators), desc="AdaBoost rounds",
+                          enabled=None if self.n_estimators >= 200 else False):
             log_w = log_w0 - y_pm * F
             log_w -= logsumexp(log_w)
             w = np.exp(log_w)
