@@ -1,15 +1,19 @@
 """Watch AdaBoost happen: errors and bounds, the margin shift, α(ε), the losses.
 
-Run from the project root::
+Run::
 
-    python examples/adaboost_plots.py [OUTPUT_PREFIX]
+    python examples/adaboost_plots.py [--out DIR]
 
 It fits 200 rounds of stumps on breast_cancer (70/30 split) and writes
-``docs/adaboost_errors.png``, ``_margins.png``, ``_alpha.png`` and ``_losses.png``
-(or ``OUTPUT_PREFIX{errors,margins,alpha,losses}.png``).
+``adaboost_errors.png``, ``adaboost_margins.png``, ``adaboost_alpha.png`` and
+``adaboost_losses.png`` into DIR (default: the current directory).  The pictures in
+``docs/`` are made with ``--out docs`` from the project root.
 """
 
-import sys
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
 
 from sklearn.model_selection import train_test_split
 
@@ -18,7 +22,11 @@ from margin_opt.estimators.adaboost import AdaBoost
 from margin_opt.plots.boosting import save_boosting_plots
 
 
-def main(prefix="docs/adaboost_"):
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", type=Path, default=Path("."),
+                        help="folder for the four PNG files (default: the current directory)")
+    args = parser.parse_args(argv)
     data = load_dataset("breast_cancer")
     X_tr, X_te, y_tr, y_te = train_test_split(data.X, data.y, test_size=0.3, random_state=0,
                                               stratify=data.y)
@@ -29,9 +37,10 @@ def main(prefix="docs/adaboost_"):
           f"test error {(model.predict(X_te) != y_te).mean():.4f}")
     print(f"min normalized margin {model.margins(X_tr, y_tr).min():.4f}, "
           f"LP optimum over the same stumps {lp.margin:.4f}")
-    for path in save_boosting_plots(model, X_tr, y_tr, X_te, y_te, prefix):
+    args.out.mkdir(parents=True, exist_ok=True)
+    for path in save_boosting_plots(model, X_tr, y_tr, X_te, y_te, str(args.out / "adaboost_")):
         print("wrote", path)
 
 
 if __name__ == "__main__":
-    main(*sys.argv[1:2])
+    main()

@@ -10,12 +10,14 @@ parameter change ‖θₜ − θₜ₋₁‖ ≤ 5e-4.  The lecture printed J ev
 from ``Iteration 0. J: 3.728947`` to ``Iteration 21000. J: 0.304293``; this prints
 the same numbers, then how far the final J is from the cvxpy optimum.
 
-Run:  python examples/lecture_subgradient_iris.py [--plot convergence.png]
+Run:  python examples/lecture_subgradient_iris.py [--plot] [--out DIR]
+(``--plot`` also writes DIR/subgradient_convergence.png; DIR defaults to the current directory.)
 """
 
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
 import cvxpy as cp
 import numpy as np
@@ -64,8 +66,11 @@ def run():
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--plot", metavar="FILE.png",
-                        help="also plot suboptimality vs iteration for every schedule and Pegasos")
+    parser.add_argument("--plot", action="store_true",
+                        help="also plot suboptimality vs iteration for every schedule and "
+                             "Pegasos (subgradient_convergence.png)")
+    parser.add_argument("--out", type=Path, default=Path("."),
+                        help="folder for the plot (default: the current directory)")
     args = parser.parse_args(argv)
     result, lines, J_star = run()
     print("\n".join(lines))
@@ -75,9 +80,11 @@ def main(argv=None):
 
         runs = convergence_runs(lecture_problem(), J_star, max_iter=20_000)
         runs["constant 0.01 (lecture)"] = result.history["J"]
-        plot_convergence(runs, J_star, lam=LAM, file=args.plot,
+        args.out.mkdir(parents=True, exist_ok=True)
+        path = args.out / "subgradient_convergence.png"
+        plot_convergence(runs, J_star, lam=LAM, file=path,
                          title="Lecture iris SVM, λ = 0.1: J − J* vs iteration")
-        print(f"wrote {args.plot}")
+        print(f"wrote {path}")
 
 
 if __name__ == "__main__":

@@ -7,9 +7,27 @@ Built-in names (from :mod:`sklearn.datasets`, shipped with scikit-learn):
 - ``iris-binary``: iris, 150 × 4, setosa (label −1) vs the rest (+1).
 - ``diabetes``: 442 × 10 regression, features and target standardized.
 
-Names of files in the shared data folder (``heart_scale``, ``a9a.t``; see
-:func:`shared_data_dir`) and any path to an svmlight file or a CSV file (last
-column the label) are accepted as well.
+Shipped with margin_opt (package data in ``margin_opt/data``):
+
+- ``heart_scale``: LIBSVM's example set (Statlog Heart, 270 × 13, scaled to
+  [−1, 1], labels ±1), copied from the LIBSVM distribution under its licence
+  (``margin_opt/data/LICENSE-LIBSVM``).  The packaged copy is always used for this
+  name, so LIBSVM's canonical run (``svm-train heart_scale``: C = 1, RBF γ = 1/13,
+  obj = −100.877288, nSV = 132) is reproducible from a fresh clone or a plain
+  install; see :func:`packaged_data_path`.
+
+Files in the shared data folder (see :func:`shared_data_dir`) are found by name,
+e.g. ``a9a.t`` (LIBSVM's test split of the Adult data, 16281 × 123, sparse).  That
+folder is ``$MARGIN_OPT_DATA`` when the environment variable is set to a folder,
+otherwise ``../shared/data`` beside the project.  ``a9a.t`` is not shipped; to use it,
+download it from LIBSVM's data page and point ``MARGIN_OPT_DATA`` at its folder::
+
+    mkdir -p ~/margin_opt_data && cd ~/margin_opt_data
+    curl -O https://www.csie.ntu.edu.tw/~cjlin/libsvmtools/datasets/binary/a9a.t
+    export MARGIN_OPT_DATA=~/margin_opt_data
+
+Any path to an svmlight file or a CSV file (last column the label) is accepted as
+well.
 """
 
 from __future__ import annotations
@@ -22,9 +40,13 @@ import numpy as np
 from sklearn import datasets as skd
 from sklearn.preprocessing import StandardScaler
 
-__all__ = ["Dataset", "load_dataset", "shared_data_dir", "BUILTIN"]
+__all__ = ["Dataset", "load_dataset", "shared_data_dir", "packaged_data_path", "BUILTIN",
+           "PACKAGED"]
 
 BUILTIN = ("breast_cancer", "iris-binary", "diabetes")
+
+#: Files shipped in ``margin_opt/data`` (package data).
+PACKAGED = ("heart_scale",)
 
 #: Known svmlight files and their feature counts (LIBSVM's distribution).
 _SVMLIGHT_FEATURES = {"heart_scale": 13, "a9a.t": 123, "a9a": 123}
@@ -52,8 +74,10 @@ class Dataset:
 def shared_data_dir() -> Path | None:
     """The folder of shared real data, or None when it is absent.
 
-    Looked up in ``$MARGIN_OPT_DATA``, then ``../shared/data`` from the project
-    root (the folder holding ``pyproject.toml``) and from the working directory.
+    Looked up in the environment variable ``MARGIN_OPT_DATA`` (when it names an
+    existing folder), then ``../shared/data`` from the project root (the folder
+    holding ``pyproject.toml``) and from the working directory.  Files shipped
+    with the package (``heart_scale``) do not need it.
 
     Returns
     -------
@@ -70,6 +94,36 @@ def shared_data_dir() -> Path | None:
     return None
 
 
+def packaged_data_path(name: str) -> Path:
+    """The path of a data file shipped with margin_opt.
+
+    Parameters
+    ----------
+    name : str
+        One of :data:`PACKAGED` (``"heart_scale"``).
+
+    Returns
+    -------
+    path : pathlib.Path
+        The file inside the installed package (``margin_opt/data/<name>``).
+
+    Raises
+    ------
+    ValueError
+        If ``name`` is not shipped with the package.
+    FileNotFoundError
+        If the installation lacks the file (a build without package data).
+    """
+    if name not in PACKAGED:
+        raise ValueError(f"{name!r} is not shipped with margin_opt; shipped: {PACKAGED}. "
+                         "Other files are found in the shared data folder (MARGIN_OPT_DATA).")
+    path = Path(__file__).resolve().parent / "data" / name
+    if not path.is_file():
+        raise FileNotFoundError(f"{path} is missing: this installation lacks margin_opt's "
+                                "package data; reinstall with `python -m pip install .`.")
+    return path
+
+
 def _standardize(X):
     return StandardScaler().fit_transform(X)
 
@@ -80,9 +134,11 @@ def load_dataset(name: str, *, standardize: bool | None = None) -> Dataset:
     Parameters
     ----------
     name : str
-        ``"breast_cancer"``, ``"iris-binary"``, ``"diabetes"``, the name of a file
-        in :func:`shared_data_dir` (``"heart_scale"``, ``"a9a.t"``), or a path to
-        an svmlight file or a ``.csv`` file whose last column is the label.
+        ``"breast_cancer"``, ``"iris-binary"``, ``"diabetes"``, ``"heart_scale"``
+        (the packaged copy, :func:`packaged_data_path`), the name of a file in
+        :func:`shared_data_dir` (e.g. ``"a9a.t"``), or a path to an svmlight file
+        or a ``.csv`` file whose last column is the label.  An existing path is read
+        first, so a file named ``heart_scale`` in the working directory wins.
     standardize : bool, optional
         Scale features to zero mean and unit variance.  Default: True for
         ``breast_cancer`` and ``diabetes`` (whose target is standardized too),
@@ -118,6 +174,8 @@ def load_dataset(name: str, *, standardize: bool | None = None) -> Dataset:
             y = (y - y.mean()) / y.std()
         return Dataset(X, y, name, "diabetes regression (442 × 10), target standardized")
     path = Path(name)
+    if name in PACKAGED and not path.exists():
+        path = packaged_data_path(name)
     if not path.exists():
         shared = shared_data_dir()
         if shared is not None and (shared / name).exists():

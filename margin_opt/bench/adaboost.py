@@ -19,6 +19,7 @@ from sklearn.model_selection import train_test_split
 from sklearn.tree import DecisionTreeClassifier
 
 from ..estimators.adaboost import AdaBoost
+from ..progress import progress
 
 __all__ = ["run", "format_rows"]
 
@@ -68,13 +69,14 @@ def run(quick=False, *, sizes=None, n_features=20, n_informative=2, n_estimators
     Xw, yw = make_classification(n_samples=300, n_features=n_features, random_state=1)
     AdaBoost(n_estimators=3).fit(Xw, yw)  # compile (or load) the numba scan
     rows = []
-    for n in sizes:
+    for n in progress(sizes, desc="adaboost: sizes"):
         X, y = make_classification(n_samples=int(n / 0.8), n_features=n_features,
                                    n_informative=n_informative, random_state=random_state)
         X_tr, X_te, y_tr, y_te = train_test_split(X, y, train_size=n, random_state=0)
         reps = repeats or (1 if quick or n >= 50000 else 2)
         t_ours, t_sk = np.inf, np.inf
-        for _ in range(reps):  # interleave to share the machine's load fairly
+        # interleave to share the machine's load fairly
+        for _ in progress(range(reps), desc=f"n = {n}: repeats"):
             t, ours = _timed(AdaBoost(n_estimators=n_estimators), X_tr, y_tr)
             t_ours = min(t_ours, t)
             t, sk = _timed(_sklearn_model(n_estimators), X_tr, y_tr)

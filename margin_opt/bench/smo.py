@@ -24,6 +24,7 @@ import time
 import numpy as np
 import scipy.sparse as sp
 
+from ..progress import progress
 from ..validation import libsvm_input
 
 __all__ = ["run", "format_rows", "memory_probe", "synthetic", "svc_dual_qp"]
@@ -106,7 +107,7 @@ def compare(X, y, *, name, C=1.0, gamma, tol=1e-3, ref_tol=1e-6, repeats=3, cach
     qp = svc_dual_qp(X, y, C, gamma)
     Xl = libsvm_input(X)
     t_ours, t_lib = np.inf, np.inf
-    for _ in range(repeats):
+    for _ in progress(range(repeats), desc=f"{name} n = {X.shape[0]}: repeats"):
         t = time.perf_counter()
         res = solve_smo(qp, tol=tol, cache_size=cache_size)
         t_ours = min(t_ours, time.perf_counter() - t)
@@ -168,7 +169,7 @@ def run(quick=False, sizes=None, json=None, *, datasets=("a9a.t",), tol=1e-3, re
     sizes = SIZES if sizes is None else tuple(int(s) for s in sizes)
     _warm_up()
     rows = []
-    for n in sizes:
+    for n in progress(sizes, desc="smo: sizes"):
         X, y = synthetic(n)
         rows.append(compare(X, y, name="synthetic", gamma=1 / 20, tol=tol, ref_tol=ref_tol,
                             repeats=repeats if n <= 5000 else 1))

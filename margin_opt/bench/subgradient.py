@@ -19,6 +19,7 @@ from sklearn.datasets import make_classification
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.preprocessing import StandardScaler
 
+from ..progress import progress
 from ..solvers.subgradient import SCHEDULES, default_step_size, pegasos, subgradient_descent
 from ..standard_forms import PrimalERM
 
@@ -87,7 +88,7 @@ def run(quick=False, *, sizes=None, random_state=0):
     sizes = sizes or ((2000,) if quick else (20000, 100000))
     _warm_up()
     rows = []
-    for n in sizes:
+    for n in progress(sizes, desc="subgradient: sizes"):
         rows += _rows_for(make_problem(n, random_state=random_state), random_state)
     return rows
 

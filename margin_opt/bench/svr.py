@@ -14,6 +14,8 @@ import time
 
 import numpy as np
 
+from ..progress import progress
+
 __all__ = ["run", "format_rows", "regression_data"]
 
 SIZES = (5000, 20000)
@@ -52,7 +54,7 @@ def compare(n, *, C=1.0, epsilon=0.1, gamma=0.05, tol=1e-3, ref_tol=1e-6, repeat
     problem = SVRProblem(X, y, C=C, epsilon=epsilon, kernel="rbf", gamma=gamma)
     qp = problem.to_standard_form()
     t_ours = t_lib = np.inf
-    for _ in range(repeats):
+    for _ in progress(range(repeats), desc=f"n = {n}: repeats"):
         t = time.perf_counter()
         res = solve_smo(qp, tol=tol, cache_size=cache_size)
         t_ours = min(t_ours, time.perf_counter() - t)
@@ -92,7 +94,8 @@ def run(quick=False, sizes=None, repeats=None):
     solve_smo(SVRProblem(X, y, gamma=0.05).to_standard_form())  # JIT compile first
     sizes = sizes or (QUICK_SIZES if quick else SIZES)
     reps = repeats or (1 if not quick else 2)
-    return [compare(n, repeats=reps if n > 5000 else max(reps, 3)) for n in sizes]
+    return [compare(n, repeats=reps if n > 5000 else max(reps, 3))
+            for n in progress(sizes, desc="svr: sizes")]
 
 
 def format_rows(rows) -> str:

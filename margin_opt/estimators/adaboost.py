@@ -22,6 +22,7 @@ from ..problems.boosting import (
     certify_stagewise,
     closed_form_alpha,
 )
+from ..progress import progress
 from ..validation import check_binary_labels, check_data, check_sample_weight
 from ..weak_learners import StumpSearch
 
@@ -71,30 +72,30 @@ class AdaBoost(ClassifierMixin, BaseEstimator):
     classes_ : ndarray of shape (2,)
         ``classes_[1]`` is the +1 class (``decision_function > 0``).
     n_features_in_ : int
-    estimators_ : list of length n_iter_
+    estimators_ : list of length ``n_iter_``
         Fitted weak learners (:class:`~margin_opt.weak_learners.Stump` or clones of
         ``weak_learner``); ``predict`` of each returns ±1.
-    estimator_weights_ : ndarray of shape (n_iter_,)
+    estimator_weights_ : ndarray of shape (``n_iter_``,)
         αₜ of the model (the refit weights with ``totally_corrective``).
-    stage_weights_ : ndarray of shape (n_iter_,)
+    stage_weights_ : ndarray of shape (``n_iter_``,)
         The closed-form αₜ of each stage (equal to ``estimator_weights_`` when
         stagewise).  A perfect weak learner (εₜ < 1e-10, e.g. εₜ = 0) gets
         ``ALPHA_MAX = ½ log((1 − 1e-10)/1e-10) ≈ 11.513`` and the fit stops.
-    verified_weights_ : ndarray of shape (n_iter_,)
+    verified_weights_ : ndarray of shape (``n_iter_``,)
         The cvxpy line-search α of each stage (``verify=True``; NaN for a perfect
         learner, whose line search has no finite minimizer); None otherwise.
-    estimator_errors_ : ndarray of shape (n_iter_,)
+    estimator_errors_ : ndarray of shape (``n_iter_``,)
         Weighted training errors εₜ (weights normalized to sum 1).
-    normalizers_ : ndarray of shape (n_iter_,)
+    normalizers_ : ndarray of shape (``n_iter_``,)
         ``Zₜ = Σᵢ wᵢ⁽ᵗ⁾ exp(−yᵢ(Hₜ − H_{t−1})(xᵢ))`` with Σ w⁽ᵗ⁾ = 1, i.e. the
         ratio of exponential losses of consecutive models; ``2√(εₜ(1 − εₜ))`` for a
         stagewise round with 0 < εₜ < ½.
-    train_errors_ : ndarray of shape (n_iter_,)
+    train_errors_ : ndarray of shape (``n_iter_``,)
         Weighted fraction of training points with ``yᵢ Hₜ(xᵢ) ≤ 0`` (a tie counts as
         an error) after each round.
-    error_bounds_ : ndarray of shape (n_iter_,)
+    error_bounds_ : ndarray of shape (``n_iter_``,)
         ``∏_{s ≤ t} Z_s`` (the normalized exponential loss of Hₜ).
-    exp_bounds_ : ndarray of shape (n_iter_,)
+    exp_bounds_ : ndarray of shape (``n_iter_``,)
         ``exp(−2 Σ_{s ≤ t} γ_s²)`` with ``γ_s = ½ − ε_s``.
     n_iter_ : int
         Rounds performed.
@@ -211,7 +212,8 @@ class AdaBoost(ClassifierMixin, BaseEstimator):
         H_cols, learners, stage_alpha, verified, errors = [], [], [], [], []
         log_Z, train_err, alpha_model, stage_grad = [], [], np.empty(0), []
         self.stop_reason_ = "n_estimators"
-        for t in range(self.n_estimators):
+        for t in progress(range(self.n_estimators), desc="AdaBoost rounds",
+                          enabled=None if self.n_estimators >= 200 else False):
             log_w = log_w0 - y_pm * F
             log_w -= logsumexp(log_w)
             w = np.exp(log_w)
@@ -301,14 +303,14 @@ class AdaBoost(ClassifierMixin, BaseEstimator):
 
         Returns
         -------
-        H : ndarray of shape (n_samples, n_iter_)
+        H : ndarray of shape (n_samples, ``n_iter_``)
         """
         X = self._check_X(X)
         return np.column_stack([np.asarray(e.predict(X), dtype=float)
                                 for e in self.estimators_])
 
     def staged_decision_function(self, X):
-        """Yield ``H_t(X) = Σ_{s ≤ t} α_s h_s(X)`` after each round t = 1..n_iter_.
+        """Yield ``H_t(X) = Σ_{s ≤ t} α_s h_s(X)`` after each round t = 1, …, ``n_iter_``.
 
         With ``totally_corrective`` the final weights are used throughout.
 
@@ -382,7 +384,7 @@ class AdaBoost(ClassifierMixin, BaseEstimator):
         Returns
         -------
         result : MarginLPResult
-            ``.margin`` (ρ*), ``.weights`` (α, shape (n_iter_,)), ``.sample_weights``.
+            ``.margin`` (ρ*), ``.weights`` (α, shape (``n_iter_``,)), ``.sample_weights``.
         """
         y_pm = self._y_pm(y)
         return MaxMarginLP(y_pm[:, None] * self.learner_outputs(X)).solve(solver)

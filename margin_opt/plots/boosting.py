@@ -155,7 +155,7 @@ def plot_losses(ax=None):
 
 
 def save_boosting_plots(model, X_train, y_train, X_test, y_test, prefix) -> list:
-    """Write ``{prefix}errors.png``, ``margins.png``, ``alpha.png`` and ``losses.png``.
+    """Write the four plots to ``{prefix}<name>.png``, name in errors, margins, alpha, losses.
 
     Returns
     -------

@@ -1,0 +1,60 @@
+"""Every ```python block of README.md runs as pasted, alone, in an empty directory.
+
+Each block is run in a fresh interpreter (a subprocess with this checkout first on
+``PYTHONPATH``) whose working directory is an empty temporary folder, so a block may
+use nothing that an earlier block defined and no file of the repository.  A block
+is skipped only when the line right before its opening fence is an HTML comment
+``<!-- skip-test: reason -->`` (the reason is shown in the test report).
+"""
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+README = REPO / "README.md"
+
+_FENCE = re.compile(r"^```python[ \t]*\n(.*?)^```[ \t]*$", re.S | re.M)
+_SKIP = re.compile(r"<!--\s*skip-test:\s*(.*?)\s*-->\s*\Z", re.S)
+
+
+def python_blocks(text):
+    """``(line number, code, skip reason or None)`` for every ```python block of ``text``."""
+    blocks = []
+    for match in _FENCE.finditer(text):
+        line = text.count("\n", 0, match.start()) + 1
+        before = text[:match.start()].rstrip("\n").rsplit("\n", 1)[-1]
+        skip = _SKIP.search(before)
+        blocks.append((line, match.group(1), skip.group(1) if skip else None))
+    return blocks
+
+
+BLOCKS = python_blocks(README.read_text(encoding="utf-8"))
+
+
+def test_blocks_found():
+    assert len(BLOCKS) >= 3
+
+
+def test_extraction():
+    text = ("intro\n```python\nx = 1\n```\n<!-- skip-test: needs a GPU -->\n"
+            "```python\nraise SystemExit(1)\n```\n```bash\nls\n```\n")
+    assert python_blocks(text) == [(2, "x = 1\n", None), (6, "raise SystemExit(1)\n",
+                                                         "needs a GPU")]
+
+
+@pytest.mark.parametrize("line, code, skip", BLOCKS, ids=[f"line{b[0]}" for b in BLOCKS])
+def test_block_runs(line, code, skip, tmp_path):
+    if skip:
+        pytest.skip(f"README.md line {line}: {skip}")
+    env = dict(os.environ, MPLBACKEND="Agg",
+               PYTHONPATH=os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")]))
+    proc = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, (f"README.md block at line {line} failed:\n{code}\n"
+                                  f"{proc.stderr[-3000:]}")
+    assert not any(tmp_path.iterdir()), "a README block left files behind"
