@@ -57,19 +57,6 @@ suppress_warnings = ["myst.header"]
 #: Docstrings (object name -> [(text, replacement)]) in modules being rewritten by the
 #: core refactor; fixed here at build time instead of in the source.  Remove an entry
 #: once the docstring itself is fixed.
-_DOCSTRING_FIXES = {
-    # "|yᵢ − fᵢ|" is read as a reStructuredText substitution reference
-    "margin_opt.SVRProblem.to_primal_erm": [("|yᵢ − fᵢ|", r"\|yᵢ − fᵢ\|")],
-    # autosummary ends the one-line summary at "s.t. ", inside the ``...`` literal
-    "margin_opt.problems.boosting.MaxMarginLP": [("``max ρ s.t. ", "``max ρ subject to ")],
-}
-
-
-def _fix_docstring(app, what, name, obj, options, lines):
-    for old, new in _DOCSTRING_FIXES.get(name, ()):
-        lines[:] = [line.replace(old, new) for line in lines]
-
-
 def _skip_member(app, what, name, obj, skip, options):
     # scikit-learn's metadata-routing setters (set_fit_request, ...) are generated on
     # every estimator class; they are scikit-learn's API, not margin_opt's.
@@ -79,5 +66,4 @@ def _skip_member(app, what, name, obj, skip, options):
 
 
 def setup(app):
-    app.connect("autodoc-process-docstring", _fix_docstring)
     app.connect("autodoc-skip-member", _skip_member)

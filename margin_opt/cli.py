@@ -48,7 +48,8 @@ def _parser():
 
     v = sub.add_parser("verify", help="solve a model with every method and certify each")
     v.add_argument("data", nargs="?", help="built-in name (breast_cancer, iris-binary, "
-                   "diabetes), a shared file (heart_scale, a9a.t) or a path (svmlight/CSV)")
+                   "diabetes, heart_scale), a file of the shared data folder (a9a.t) or a path "
+                   "(svmlight/CSV)")
     v.add_argument("--model", choices=sorted(REPORTS), default="svc")
     v.add_argument("--C", type=float, default=1.0, help="penalty C (inf: hard margin)")
     v.add_argument("--kernel", default=None, help="linear, poly, rbf, sigmoid "

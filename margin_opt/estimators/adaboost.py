@@ -99,7 +99,7 @@ class AdaBoost(ClassifierMixin, BaseEstimator):
         ``exp(−2 Σ_{s ≤ t} γ_s²)`` with ``γ_s = ½ − ε_s``.
     n_iter_ : int
         Rounds performed.
-    stage_gradients_ : ndarray of shape (n_iter_,)
+    stage_gradients_ : ndarray of shape (``n_iter_``,)
         The derivative of each stage's objective Σᵢ wᵢ exp(−α mᵢ) at αₜ, divided by
         Zₜ: 0 up to rounding when the line search is solved.
     certificate_ : Certificate

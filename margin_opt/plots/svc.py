@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..standard_forms import box_categories
+from ..kkt import box_categories
 from . import require_matplotlib
 
 __all__ = ["decision_on", "plot_decision_boundary", "plot_margins_vs_alpha", "sv_categories"]
@@ -50,11 +50,8 @@ def sv_categories(problem, solution, tol=1e-6):
         the hard margin).  Points with Cᵢ = 0 are in none.
     """
     alpha = np.asarray(solution.alpha, dtype=float)
-    tau = np.sqrt(tol)
-    if np.all(np.isinf(problem.C_i)):  # hard margin: α is only bounded below
-        zero = alpha <= tau * max(1.0, float(alpha.max(initial=0.0)))
-        return {"zero": zero, "free": ~zero, "at_C": np.zeros_like(zero)}
-    zero, free, at_c = box_categories(alpha, problem.C_i, tau)
+    zero, free, at_c = box_categories(alpha, problem.C_i, np.sqrt(tol),
+                                      problem._alpha_scale(alpha))
     return {"zero": zero, "free": free, "at_C": at_c}
 
 
@@ -98,7 +95,7 @@ def decision_on(problem, solution, points):
     -------
     f : ndarray of shape (m,)
     """
-    beta = problem.y * np.asarray(solution.alpha, dtype=float)
+    beta = np.asarray(solution.dual_coef, dtype=float)[0]
     sv = np.flatnonzero(beta)
     if sv.size == 0:
         return np.full(points.shape[0], float(solution.b))

@@ -66,7 +66,7 @@ def plot_tube_1d(problem, solution, *, grid=None, ax=None, file=None):
     x = np.asarray(X[:, 0].toarray() if hasattr(X, "toarray") else X[:, 0]).ravel()
     g = np.linspace(x.min(), x.max(), 400) if grid is None else np.asarray(grid)
     sv = solution.support_
-    coef = solution.dual_coef[sv]
+    coef = solution.dual_coef[0, sv]
     f = problem.kernel(g[:, None], X[sv]) @ coef + solution.b if sv.size else \
         np.full(g.shape, solution.b)
     eps = problem.epsilon

@@ -276,7 +276,7 @@ class MarginLPResult:
 
 
 class MaxMarginLP:
-    """``max ρ s.t. Σₜ αₜ yᵢ hₜ(xᵢ) ≥ ρ ∀i, α ≥ 0, Σ α = 1``.
+    """``max ρ subject to Σₜ αₜ yᵢ hₜ(xᵢ) ≥ ρ ∀i, α ≥ 0, Σ α = 1``.
 
     Parameters
     ----------
