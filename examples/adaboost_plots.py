@@ -5,8 +5,8 @@ Run::
     python examples/adaboost_plots.py [--out DIR]
 
 It fits 200 rounds of stumps on breast_cancer (70/30 split) and writes
-``adaboost_errors.png``, ``adaboost_margins.png``, ``adaboost_alpha.png`` and
-``adaboost_losses.png`` into DIR (default: the current directory).  The pictures in
+``adaboost-errors.png``, ``adaboost-margins.png``, ``adaboost-alpha.png`` and
+``adaboost-losses.png`` into DIR (default: the current directory).  The pictures in
 ``docs/`` are made with ``--out docs`` from the project root.
 """
 
@@ -38,7 +38,7 @@ def main(argv=None):
     print(f"min normalized margin {model.margins(X_tr, y_tr).min():.4f}, "
           f"LP optimum over the same stumps {lp.margin:.4f}")
     args.out.mkdir(parents=True, exist_ok=True)
-    for path in save_boosting_plots(model, X_tr, y_tr, X_te, y_te, str(args.out / "adaboost_")):
+    for path in save_boosting_plots(model, X_tr, y_tr, X_te, y_te, str(args.out / "adaboost.png")):
         print("wrote", path)
 
 

@@ -12,7 +12,7 @@ import json
 import sys
 from importlib import import_module
 
-from .methods import method_names
+from .methods import get_method, method_names
 
 __all__ = ["main"]
 
@@ -143,6 +143,12 @@ def _fit(args) -> int:
                 print(f"{k:>18}: {v}")
         if cert is not None:
             print(cert)
+    iterative = args.solver is not None and get_method(args.solver).iterative
+    if iterative and cert is not None and not cert.ok:
+        print(f"note: {args.solver} is an iterative method: its certificate reports the gap it "
+              "reached against its documented accuracy and does not set the exit status.",
+              file=sys.stderr)
+        return 0
     return 0 if cert is None or cert.ok else 1
 
 

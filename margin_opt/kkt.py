@@ -207,7 +207,7 @@ def _multipliers_in_band(qp, Phi, w, decision, band):
     alpha = np.zeros(y.size)
     inside = (s < -band) & finite
     alpha[inside] = up[inside]
-    on = np.flatnonzero((np.abs(s) <= band) | ((s < -band) & ~finite))
+    on = np.flatnonzero(((np.abs(s) <= band) | ((s < -band) & ~finite)) & (up > 0))
     if on.size:
         A = _columns(Phi, idx[on]) * y[on]
         rhs = w - np.asarray(Phi.T @ coefficients(qp, alpha)).ravel()

@@ -24,7 +24,7 @@ from importlib import import_module
 import numpy as np
 
 __all__ = ["Method", "METHODS", "get_method", "method_names", "stopping_options",
-           "available"]
+           "available", "not_applicable"]
 
 
 @dataclass(frozen=True)
@@ -172,6 +172,30 @@ def available(name: str) -> bool:
     except ValueError:
         return False
     return True
+
+
+def not_applicable(name: str, problem) -> str | None:
+    """Why method ``name`` cannot pose ``problem`` (a reason), or None when it can.
+
+    A method that cannot pose a problem is listed as not applicable, never as a
+    failure: LIBSVM has no hard margin and always an intercept; the primal ERM
+    backends have no λ form of the hard margin, and the subgradient method needs w
+    explicit (linear kernel or a feature map).
+    """
+    m = METHODS[name]
+    if problem.model not in m.models:
+        return f"{name} does not pose the {problem.model} problem"
+    if m.route == "peer":
+        if problem.hard_margin:
+            return "LIBSVM has no hard margin (C = inf)"
+        if not problem.fit_intercept:
+            return "LIBSVM always fits an intercept"
+    if m.standard_form == "PrimalERM":
+        if problem.hard_margin:
+            return "the hard margin has no λ form (λ = 1/(C n) = 0)"
+        if not problem.explicit_w and not m.accepts_gram:
+            return f"{name} needs the linear kernel or a feature map"
+    return None
 
 
 def stopping_options(name: str, tol: float, max_box: float) -> dict:

@@ -75,3 +75,64 @@ def test_verify_sparse_libsvm_row(capsys, a9a):
     rep, text, ok = report.verify(data, methods=["cvxpy-dual", "smo", "libsvm"])
     assert ok, text
     assert all(r["agreement"] < 1e-6 for r in rep["rows"])
+
+
+def test_hard_margin_verify_lists_libsvm_as_not_applicable(capsys):
+    assert cli.main(["verify", "iris-binary", "--C", "inf", "--kernel", "linear"]) == 0
+    out = capsys.readouterr().out
+    assert "libsvm" in out and "n/a: LIBSVM has no hard margin" in out and "ERROR" not in out
+
+
+def test_verify_columns_are_sized_to_their_numbers(capsys):
+    """Large objectives (the raw hard margin on breast_cancer) no longer run together."""
+    assert cli.main(["verify", "breast_cancer", "--C", "inf", "--kernel", "linear",
+                     "--methods", "cvxpy-dual,cvxpy-primal"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    head = lines[1].split()
+    row = lines[2].split()
+    assert head[:4] == ["method", "solver", "primal", "dual"] and len(row) >= 10
+    assert abs(float(row[2]) - float(row[3])) < 1e-3 * float(row[3])
+
+
+def test_iterative_methods_do_not_fail_the_run(capsys, tmp_path):
+    plot = tmp_path / "conv.png"
+    code = cli.main(["verify", "iris-binary", "--kernel", "linear", "--methods",
+                     "subgradient,pegasos", "--plot", str(plot)])
+    out = capsys.readouterr().out
+    assert code == 0 and "iterative" in out and "not counted" in out
+    assert (tmp_path / "conv-margins.png").exists() and (tmp_path / "conv-convergence.png").exists()
+
+
+@pytest.mark.parametrize("model,names", [("svc", ["f.png"]), ("svr", ["f.png"]),
+                                         ("adaboost", ["f-errors.png", "f-margins.png",
+                                                       "f-alpha.png", "f-losses.png"])])
+def test_verify_plot_writes_well_named_pngs(capsys, tmp_path, model, names):
+    data = {"svc": "iris-binary", "svr": "diabetes", "adaboost": "iris-binary"}[model]
+    extra = ["--n-estimators", "5"] if model == "adaboost" else []
+    assert cli.main(["verify", data, "--model", model, "--plot", str(tmp_path / "f.png"),
+                     *extra]) == 0
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(names)
+    assert "plot" in capsys.readouterr().out
+
+
+def test_fit_iterative_solver_exits_zero_and_adaboost_prints_its_certificate(capsys):
+    assert cli.main(["fit", "iris-binary", "--kernel", "linear", "--solver", "pegasos"]) == 0
+    assert cli.main(["fit", "iris-binary", "--model", "adaboost", "--n-estimators", "5"]) == 0
+    assert "AdaBoost certificate: OK" in capsys.readouterr().out
+
+
+def test_print_problem_is_mathematics():
+    import numpy as np
+
+    from margin_opt import SVMProblem, SVRProblem
+    from margin_opt.datasets import load_dataset
+
+    d = load_dataset("breast_cancer")
+    text = str(SVMProblem(d.X, d.y, kernel="rbf"))
+    assert len(text.splitlines()) <= 40 and "minimize" in text and "maximize" in text
+    assert "n = 569" in text and "rbf(gamma=" in text and "C = 1" in text
+    hard = str(SVMProblem(d.X, d.y, C=np.inf, kernel="linear"))
+    assert "hard-margin SVM" in hard and "pegasos" not in hard.splitlines()[-1]
+    r = load_dataset("diabetes")
+    assert "ε = 0.1" in str(SVRProblem(r.X, r.y)) and len(str(SVRProblem(r.X, r.y))
+                                                           .splitlines()) <= 40

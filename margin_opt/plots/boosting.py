@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import require_matplotlib
+from . import figure_paths, require_matplotlib
 
 __all__ = [
     "plot_error_curves",
@@ -154,14 +154,16 @@ def plot_losses(ax=None):
     return ax
 
 
-def save_boosting_plots(model, X_train, y_train, X_test, y_test, prefix) -> list:
-    """Write the four plots to ``{prefix}<name>.png``, name in errors, margins, alpha, losses.
+def save_boosting_plots(model, X_train, y_train, X_test, y_test, file) -> list:
+    """Write the four plots to ``STEM-<name>.png`` beside ``file``, name in errors,
+    margins, alpha, losses (see :func:`margin_opt.plots.figure_paths`).
 
     Returns
     -------
     paths : list of str
     """
     plt = require_matplotlib()
+    where = figure_paths(file, ["errors", "margins", "alpha", "losses"])
     paths = []
     for name, draw in [
         ("errors", lambda ax: plot_error_curves(model, X_train, y_train, X_test, y_test, ax)),
@@ -172,7 +174,7 @@ def save_boosting_plots(model, X_train, y_train, X_test, y_test, prefix) -> list
         fig, ax = plt.subplots(figsize=(5.5, 4))
         draw(ax)
         fig.tight_layout()
-        path = f"{prefix}{name}.png"
+        path = where[name]
         fig.savefig(path, dpi=80)
         plt.close(fig)
         paths.append(path)

@@ -28,6 +28,7 @@ import numpy as np
 
 from .. import kkt
 from ..certificate import Certificate, Check
+from ..methods import method_names, not_applicable
 from ..solution import Solution
 from ..standard_forms import DualQP, PrimalERM
 from ..validation import check_positive, libsvm_rows
@@ -204,6 +205,35 @@ class KernelProblem:
         w = cp.Variable(Phi.shape[1], name="w")
         b = cp.Variable(name="b") if self.fit_intercept else 0.0
         return Phi, w, b
+
+    # ------------------------------------------------------------------ as mathematics
+    def __str__(self) -> str:
+        """The problem as a person reads it: sizes, primal, dual and standard form."""
+        n, d = self.X.shape
+        k = self.kernel.describe() if self.feature_map is None else "explicit feature map φ"
+        box = self.C_i[np.isfinite(self.C_i)]
+        cs = (f"C = {self.C:g}" if self.C_i.size and np.all(self.C_i == self.C)
+              else f"C = {self.C:g}, Cᵢ = C·sᵢ in [{box.min():.3g}, {box.max():.3g}]")
+        feats = ("φ(x) = x" if self.kernel.is_linear and self.feature_map is None else
+                 "φ given" if self.feature_map is not None else
+                 "φ(xᵢ) the rows of the kernel factor L, K = LLᵀ (the empirical feature map)")
+        qp = self._qp
+        name = getattr(self, "title", self.certificate_name)
+        lines = [f"{name}: n = {n} samples, d = {d} features, kernel {k}, "
+                 f"{cs}, intercept {'b' if self.fit_intercept else 'none (b = 0)'}", ""]
+        lines += self._math_lines(feats)
+        eq = f"yᵀα = {qp.delta:g}, " if qp.equality else ""
+        lines += ["", "standard form (SMO; problem.to_standard_form()), "
+                  f"{qp.n_variables} variables:",
+                  f"    min ½αᵀQα + pᵀα  s.t. {eq}0 ≤ α ≤ u,  Qₜₛ = yₜyₛK(x_index[t], x_index[s])",
+                  "solve: problem.solve(method) with method in "
+                  + ", ".join(m for m in method_names(self.model, estimator=True)
+                              if not_applicable(m, self) is None)]
+        return "\n".join(lines)
+
+    def _math_lines(self, feats):  # pragma: no cover - abstract
+        """The primal and dual of the model as text lines."""
+        raise NotImplementedError
 
     def infeasible_error(self, status):
         """The error for an infeasible or unbounded answer, or None for the generic one."""

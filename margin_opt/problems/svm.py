@@ -179,6 +179,11 @@ class SVMProblem(KernelProblem):
     variables_type = SVCVariables
     certificate_name = "SVM"
 
+    @property
+    def title(self) -> str:
+        """``"hard-margin SVM"`` or ``"C-SVC"``."""
+        return "hard-margin SVM" if self.hard_margin else "C-SVC"
+
     def decision_from_dual(self, alpha, b) -> np.ndarray:
         """f(xᵢ) = Σⱼ αⱼyⱼK(xᵢ, xⱼ) + b on the training points, shape (n_samples,)."""
         return self.data.combination(self.y * alpha) + b
@@ -260,6 +265,29 @@ class SVMProblem(KernelProblem):
         return w, b, alpha
 
     # ------------------------------------------------------------------ standard forms
+    def _math_lines(self, feats):
+        n = self.n_samples
+        b = " + b" if self.fit_intercept else ""
+        if self.hard_margin:
+            primal = ["primal (problem.primal(); the hard margin):",
+                      "    minimize    ½‖w‖²",
+                      f"    subject to  yᵢ(wᵀφ(xᵢ){b}) ≥ 1,   i = 1..{n}"]
+            box = "αᵢ ≥ 0"
+        else:
+            primal = ["primal (problem.primal('slack'); 'hinge': ½‖w‖² + Σ Cᵢ max(0, 1 − yᵢfᵢ)):",
+                      "    minimize    ½‖w‖² + Σᵢ Cᵢξᵢ",
+                      f"    subject to  yᵢ(wᵀφ(xᵢ){b}) ≥ 1 − ξᵢ,  ξᵢ ≥ 0,   i = 1..{n}"]
+            box = "0 ≤ αᵢ ≤ Cᵢ"
+        eq = ",  Σᵢ yᵢαᵢ = 0" if self.fit_intercept else ""
+        neg, pos = (c.item() if hasattr(c, "item") else c for c in self.classes_)
+        counts = int(np.sum(self.y < 0)), int(np.sum(self.y > 0))
+        return primal + [f"    with {feats}", "",
+                         "dual (problem.dual()):",
+                         "    maximize    Σᵢ αᵢ − ½ Σᵢⱼ αᵢαⱼ yᵢyⱼ K(xᵢ, xⱼ)",
+                         f"    subject to  {box}{eq}", "",
+                         f"labels: {neg!r} → −1 ({counts[0]} samples), {pos!r} → +1 "
+                         f"({counts[1]} samples)"]
+
     def _layout(self) -> dict:
         """C-SVC: ``p = −1``, ``u = Cᵢ`` (inf for the hard margin), yᵀα = 0 with intercept."""
         return dict(y=self.y.copy(), p=-np.ones(self.n_samples), upper=self.C_i.copy(),

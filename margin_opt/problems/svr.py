@@ -83,6 +83,7 @@ class SVRProblem(KernelProblem):
         self.epsilon = check_positive(epsilon, "epsilon", allow_zero=True)
         self.data = KernelData(X, kernel, gamma=gamma, degree=degree, coef0=coef0,
                                feature_map=feature_map)
+        self.feature_map = feature_map
         self.kernel = self.data.kernel
         self.X = self.data.X
         self.sample_weight = check_sample_weight(sample_weight, X)
@@ -95,6 +96,7 @@ class SVRProblem(KernelProblem):
     formulations = ("slack", "loss")
     variables_type = SVRVariables
     certificate_name = "SVR"
+    title = "ε-SVR"
 
     def decision_from_dual(self, dual_coef, b) -> np.ndarray:
         """f(xᵢ) = Σⱼ(aⱼ − âⱼ)K(xᵢ, xⱼ) + b, shape (n_samples,)."""
@@ -160,6 +162,20 @@ class SVRProblem(KernelProblem):
         return cvx.var_dict["w"].value, float(cvx.var_dict["b"].value), alpha
 
     # ------------------------------------------------------------------ standard forms
+    def _math_lines(self, feats):
+        n, e = self.n_samples, self.epsilon
+        return ["primal (problem.primal('slack'); 'loss': ½‖w‖² + Σ Cᵢ max(0, |yᵢ − fᵢ| − ε)):",
+                "    minimize    ½‖w‖² + Σᵢ Cᵢ(ξᵢ + ξᵢ*)",
+                f"    subject to  yᵢ − f(xᵢ) ≤ {e:g} + ξᵢ,  f(xᵢ) − yᵢ ≤ {e:g} + ξᵢ*,  ξ, ξ* ≥ 0,"
+                f"   i = 1..{n}",
+                f"    with f(x) = wᵀφ(x) + b, {feats}", "",
+                "dual (problem.dual(), in a and â):",
+                f"    maximize    −½ Σᵢⱼ (aᵢ − âᵢ)(aⱼ − âⱼ)K(xᵢ, xⱼ) − {e:g} Σᵢ(aᵢ + âᵢ)"
+                " + Σᵢ yᵢ(aᵢ − âᵢ)",
+                "    subject to  0 ≤ aᵢ, âᵢ ≤ Cᵢ,  Σᵢ (aᵢ − âᵢ) = 0", "",
+                f"targets: {n} values in [{self.y.min():.4g}, {self.y.max():.4g}], ε = {e:g} "
+                "(target units)"]
+
     def _layout(self) -> dict:
         """LIBSVM's 2n-variable form: α = [a; â], labels +1 then −1, p = [ε − y; ε + y].
 

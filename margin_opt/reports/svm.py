@@ -7,7 +7,7 @@ import time
 from ..problems.svm import SVMProblem
 from ..solution import Solution
 from ..validation import libsvm_input
-from .methods import default_methods, format_table, plot_histories, run_methods
+from .methods import default_methods, format_table, plot_histories, run_methods, run_ok
 
 __all__ = ["verify"]
 
@@ -42,7 +42,10 @@ def verify(dataset, *, C=1.0, kernel="rbf", gamma="scale", methods=None, plot=No
     methods : list of str, optional
         Registry names (:mod:`margin_opt.methods`); default :func:`default_methods`.
     plot : str, optional
-        PNG file for the suboptimality of the iterative methods by iteration.
+        PNG file(s), named by :func:`margin_opt.plots.figure_paths`: the reference
+        answer's picture (the decision boundary with margins and support vectors for
+        two features, else the functional margins against α by support-vector
+        category) and, with iterative methods, their suboptimality by iteration.
 
     Returns
     -------
@@ -61,9 +64,33 @@ def verify(dataset, *, C=1.0, kernel="rbf", gamma="scale", methods=None, plot=No
     n, d = problem.n_samples, problem.X.shape[1]
     report = {"data": {"name": dataset.name, "n_samples": n, "n_features": d},
               "problem": {"model": "svc", "C": problem.C, "kernel": problem.kernel.describe()},
-              "reference": ref, "rows": rows, "ok": all(r["ok"] for r in rows)}
-    if plot and plot_histories(solutions, solutions.get(ref), problem, plot):
-        report["plot"] = plot
+              "reference": ref, "rows": rows, "ok": run_ok(rows)}
     title = (f"margin-opt verify: {dataset.name} (n={n}, d={d}), C-SVC C={problem.C:g}, "
              f"kernel {problem.kernel.describe()}")
-    return report, format_table(title, rows, ref), report["ok"]
+    text = format_table(title, rows, ref)
+    if plot:
+        report["plots"], said = _plots(problem, solutions, ref, rows, plot)
+        text += "\n" + said
+    return report, text, report["ok"]
+
+
+def _plots(problem, solutions, ref, rows, file):
+    """Write the figures of a verify run; (paths, a line saying what was written)."""
+    from ..plots import figure_paths
+    from ..plots.svc import plot_decision_boundary, plot_margins_vs_alpha
+
+    if ref is None:
+        return [], "plot: no figure, since no method's answer certified."
+    parts = ["boundary" if problem.X.shape[1] == 2 else "margins"]
+    iterative = [r["method"] for r in rows if r.get("iterative") and r["method"] in solutions]
+    if iterative:
+        parts.append("convergence")
+    where = figure_paths(file, parts)
+    draw = plot_decision_boundary if parts[0] == "boundary" else plot_margins_vs_alpha
+    tol = next(r["tol"] for r in rows if r["method"] == ref)
+    draw(problem, solutions[ref], tol=tol, file=where[parts[0]],
+         title=f"{ref}: {parts[0]} (n = {problem.n_samples})")
+    paths = [where[parts[0]]]
+    if iterative and plot_histories(solutions, solutions[ref], problem, where["convergence"]):
+        paths.append(where["convergence"])
+    return paths, "plots: " + ", ".join(paths)

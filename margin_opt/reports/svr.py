@@ -7,7 +7,7 @@ import time
 from ..methods import get_method
 from ..problems.svr import SVRProblem
 from ..validation import libsvm_input
-from .methods import default_methods, format_table, run_methods
+from .methods import default_methods, format_table, run_methods, run_ok
 
 __all__ = ["verify"]
 
@@ -57,7 +57,7 @@ def verify(dataset, *, C=1.0, epsilon=0.1, kernel="rbf", gamma="scale", methods=
     report = {"data": {"name": dataset.name, "n_samples": n, "n_features": d},
               "problem": {"model": "svr", "C": problem.C, "epsilon": problem.epsilon,
                           "kernel": problem.kernel.describe()},
-              "reference": ref, "rows": rows, "ok": all(r["ok"] for r in rows)}
+              "reference": ref, "rows": rows, "ok": run_ok(rows)}
     if ref is not None:
         cert = problem.certify(solutions[ref], tol=get_method(ref).accuracy_for("svr"))
         report["tube_table"] = cert.to_dict()["table"]
@@ -66,10 +66,13 @@ def verify(dataset, *, C=1.0, epsilon=0.1, kernel="rbf", gamma="scale", methods=
 
         draw = plot_tube_1d if problem.X.shape[1] == 1 else plot_tube_residuals
         draw(problem, solutions[ref], file=plot)
-        report["plot"] = plot
+        report["plots"] = [plot]
     title = (f"margin-opt verify: {dataset.name} (n={n}, d={d}), ε-SVR C={problem.C:g} "
              f"ε={problem.epsilon:g}, kernel {problem.kernel.describe()}")
     text = format_table(title, rows, ref)
     if ref is not None:
         text += "\n\n" + str(cert)
+    if plot:
+        text += "\n" + ("plot: " + plot if ref is not None else
+                        "plot: no figure, since no method's answer certified.")
     return report, text, report["ok"]

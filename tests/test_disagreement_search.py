@@ -1,0 +1,105 @@
+"""A standing disagreement search: random problems from the families that broke before.
+
+Each generated problem (n 5–200, d 1–10, linear / poly / RBF, C from 1e-3 to 1e4,
+imbalanced classes, duplicated points with opposite labels, sample weights with
+zeros, some without intercept, a quarter ε-SVR) is fitted by the default estimator,
+which must end certified, and every backend's certified answer must agree with the
+cvxpy dual's optimum (the reference, itself certified).  The default run draws a few
+dozen problems; ``-m slow`` draws a few hundred.
+"""
+
+import warnings
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from margin_opt import SVC, SVR, SVMProblem, SVRProblem
+
+TOL = 1e-6
+
+
+@st.composite
+def problems(draw):
+    n = draw(st.integers(5, 200))
+    d = draw(st.integers(1, 10))
+    seed = draw(st.integers(0, 2**31 - 1))
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, d)) * 10.0 ** draw(st.floats(-1, 1))
+    regression = draw(st.floats(0, 1)) < 0.25
+    kernel = draw(st.sampled_from(["linear", "poly", "rbf"]))
+    kw = {}
+    if kernel != "linear":
+        kw["gamma"] = 10.0 ** draw(st.floats(-2, 0.5)) / d
+    if kernel == "poly":
+        kw.update(degree=draw(st.integers(1, 3)), coef0=1.0)
+    C = 10.0 ** draw(st.floats(-3, 4))
+    weights = None
+    if draw(st.booleans()):
+        weights = rng.uniform(0, 2, n) * (rng.uniform(size=n) > 0.2)
+        if not np.any(weights > 0):
+            weights[0] = 1.0
+    if regression:
+        y = X @ rng.normal(size=d) + rng.normal(scale=0.3, size=n)
+        if np.ptp(y) == 0:
+            y[0] += 1.0
+        eps = float(draw(st.sampled_from([0.0, 0.05, 0.3]))) * float(np.std(y))
+        return "svr", X, y, dict(C=C, epsilon=eps, kernel=kernel, **kw), weights
+    p_pos = draw(st.floats(0.05, 0.5))
+    y = np.where(rng.uniform(size=n) < p_pos, 1, 0)
+    y[:2] = [0, 1]                                           # two classes
+    if draw(st.booleans()):                                  # duplicated, opposite labels
+        k = draw(st.integers(1, max(1, n // 4)))
+        X[n - k:] = X[:k]
+        y[n - k:] = 1 - y[:k]
+    fit_intercept = draw(st.floats(0, 1)) > 0.2
+    return "svc", X, y, dict(C=C, kernel=kernel, fit_intercept=fit_intercept, **kw), weights
+
+
+def _backends(problem):
+    """(method, options, tolerance) of every backend that can pose the problem."""
+    out = [("smo", {"tol": TOL}, TOL), ("cvxpy-primal", {}, TOL)]
+    if problem.explicit_w and not problem.hard_margin:
+        out.append(("subgradient", {"schedule": "1/sqrt(t)", "max_iter": 300, "tol": 0.0}, 1e-2))
+    if problem.model == "svc" and not problem.hard_margin:
+        out.append(("pegasos", {"max_iter": 20, "random_state": 0}, 1e-2))
+    return out
+
+
+def _check(case):
+    model, X, y, params, weights = case
+    Problem, Estimator = (SVMProblem, SVC) if model == "svc" else (SVRProblem, SVR)
+    problem = Problem(X, y, sample_weight=weights, **params)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ref = problem.solve("cvxpy-dual", certify=TOL, fallback=True)
+        est = Estimator(**params).fit(X, y, sample_weight=weights)
+    assert ref.certificate.ok, str(ref.certificate)
+    # the default fit ends certified, at the cvxpy optimum
+    assert est.certificate_.ok, str(est.certificate_)
+    scale = max(1.0, abs(ref.dual_objective))
+    assert abs(est.solution_.dual_objective - ref.dual_objective) <= 10 * TOL * scale
+    assert abs(est.solution_.primal_objective - ref.primal_objective) <= 10 * TOL * scale
+    # no certificate is false: whatever a backend returns, if its certificate holds at
+    # tol, its objectives bracket the optimum within that accuracy
+    for method, options, tol in _backends(problem):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            sol = problem.solve(method, certify=tol, **options)
+        if sol.certificate.ok:
+            assert sol.dual_objective <= ref.dual_objective + 10 * TOL * scale, method
+            assert abs(sol.primal_objective - ref.primal_objective) <= 10 * tol * scale, method
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=list(HealthCheck))
+@given(problems())
+def test_default_fits_certify_and_agree(case):
+    _check(case)
+
+
+@pytest.mark.slow
+@settings(max_examples=300, deadline=None, suppress_health_check=list(HealthCheck))
+@given(problems())
+def test_default_fits_certify_and_agree_many(case):
+    _check(case)
