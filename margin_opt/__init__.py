@@ -20,6 +20,7 @@ from .exceptions import (
     UnboundedError,
 )
 from .kernels import Kernel, make_kernel
+from .problems.separability import SeparabilityProblem, separability
 from .problems.svm import SVMProblem
 from .problems.svr import SVRProblem
 from .solution import Solution
@@ -42,8 +43,10 @@ __all__ = [
     "SVMProblem",
     "SVR",
     "SVRProblem",
+    "SeparabilityProblem",
     "Solution",
     "SolverError",
     "UnboundedError",
     "make_kernel",
+    "separability",
 ]
