@@ -8,6 +8,7 @@ solver's answer.
 
 from .certificate import Certificate
 from .estimators.adaboost import AdaBoost
+from .estimators.perceptron import Perceptron, novikoff_bound
 from .estimators.svc import SVC
 from .estimators.svr import SVR
 from .exceptions import (
@@ -38,6 +39,7 @@ __all__ = [
     "InfeasibleError",
     "Kernel",
     "NotSeparableError",
+    "Perceptron",
     "PrimalERM",
     "SVC",
     "SVMProblem",
@@ -48,5 +50,6 @@ __all__ = [
     "SolverError",
     "UnboundedError",
     "make_kernel",
+    "novikoff_bound",
     "separability",
 ]
