@@ -208,7 +208,14 @@ class Perceptron(ClassifierMixin, BaseEstimator):
 
     def predict(self, X):
         """Class labels sgn(f(x)) (f = 0 goes to ``classes_[0]``), ndarray of shape (n_samples,)."""
-        return self.classes_[(self.decision_function(X) > 0).astype(int)]
+        scores = self.decision_function(X)
+        return self.classes_[(scores > 0).astype(int)]
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
+        tags.classifier_tags.multi_class = False
+        return tags
 
 
 @dataclass(frozen=True, eq=False)
