@@ -6,6 +6,9 @@ the criterion recomputed with numpy, the max-margin separator of the augmented d
 written out directly in cvxpy, and XOR (not separable; separable with an RBF kernel).
 """
 
+import runpy
+from pathlib import Path
+
 import cvxpy as cp
 import numpy as np
 import pytest
@@ -18,6 +21,8 @@ from margin_opt.losses import EpsilonInsensitive, Hinge
 from margin_opt.methods import get_method
 from margin_opt.solvers.perceptron import perceptron
 from margin_opt.standard_forms import PrimalERM
+
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 
 
 def blobs(seed, n=60, d=3, gap=1.5, through_origin=False):
@@ -252,3 +257,18 @@ def test_estimator_rejects_bad_parameters(lecture_iris):
         Perceptron(max_epochs=0).fit(X, y)
     with pytest.raises(ValueError, match="single class"):
         Perceptron().fit(X, np.ones(len(y)))
+
+
+def test_good_margin_example(tmp_path, capsys):
+    """The notes' picture: on all of iris (sepal features, setosa vs the rest) the SVM's
+    margin is the largest, the perceptron's positive, ridge's not even positive."""
+    pytest.importorskip("matplotlib")
+    example = runpy.run_path(str(EXAMPLES / "good_margin.py"))
+    X, y = example["iris_rows"]()
+    lines, svm, perc = example["fit_lines"](X, y)
+    margins = {k: example["geometric_margin"](X, y, *v) for k, v in lines.items()}
+    assert margins["SVM, C = 10000"] > margins["perceptron"] > 0 > margins["ridge classifier"]
+    assert perc.n_updates_ <= novikoff_bound(X, y).bound
+    example["main"](["--out", str(tmp_path)])
+    assert (tmp_path / "good_margin.png").stat().st_size > 10_000
+    assert "wrote" in capsys.readouterr().out
