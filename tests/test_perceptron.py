@@ -13,6 +13,7 @@ import cvxpy as cp
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from sklearn.datasets import load_iris
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.linear_model import Perceptron as SkPerceptron
 
@@ -201,6 +202,25 @@ def test_linear_xor_cycles_warns_and_certifies(xor):
     assert np.all(lam >= 0)
     assert lam[XOR_Y > 0].sum() == pytest.approx(1) and lam[XOR_Y < 0].sum() == pytest.approx(1)
     np.testing.assert_allclose(XOR_X.T @ (lam * XOR_Y), 0, atol=1e-12)
+
+
+def test_kernel_form_cycles_like_the_primal_rule():
+    """Versicolor vs virginica on sepal features (not separable, decimal data): the cyclic
+    run returns to a state after a few hundred epochs; the kernel form on the linear Gram
+    matrix sees the same cycle, and both certificates verify."""
+    data = load_iris()
+    keep = data.target > 0
+    X, y = data.data[keep][:, :2], np.where(data.target[keep] == 2, 1.0, -1.0)
+    with pytest.warns(ConvergenceWarning, match="cycles"):
+        primal = Perceptron(max_epochs=5000).fit(X, y)
+    with pytest.warns(ConvergenceWarning, match="cycles"):
+        dual = Perceptron(kernel="precomputed", max_epochs=5000).fit(X @ X.T, y)
+    assert primal.n_epochs_ == dual.n_epochs_ < 5000
+    np.testing.assert_array_equal(primal.alpha_, dual.alpha_)
+    for lam in (primal.farkas_, dual.farkas_):
+        assert lam[y > 0].sum() == pytest.approx(1) and lam[y < 0].sum() == pytest.approx(1)
+        g = X.T @ (lam * y)
+        assert np.all(np.abs(g) <= 1e-9 * (np.abs(X).T @ lam))
 
 
 def test_max_epochs_warns_that_the_data_may_not_be_separable():
