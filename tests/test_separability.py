@@ -14,10 +14,16 @@ from sklearn.datasets import load_breast_cancer
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.preprocessing import StandardScaler
 
-from margin_opt import NotSeparableError, SeparabilityProblem, SolverError, separability
+from margin_opt import (
+    NotSeparableError,
+    SeparabilityProblem,
+    SolverError,
+    SVMProblem,
+    separability,
+)
 from margin_opt.datasets import load_dataset
 from margin_opt.problems.cvxpy_runner import run_cvxpy
-from margin_opt.problems.separability import farkas_residual
+from margin_opt.problems.separability import decide, farkas_residual
 
 
 @pytest.fixture(scope="module")
@@ -212,3 +218,16 @@ def test_bad_input_is_refused(xor):
         separability(np.where(XOR_X == 1, np.nan, 0.0), XOR_Y)
     with pytest.raises(ValueError, match="formulation"):
         SeparabilityProblem(XOR_X, XOR_Y).primal("hinge")
+
+
+def test_a_hard_margin_problem_is_decided_on_its_own_kernel_data(xor):
+    """What the hard-margin SVM needs: its data, its kernel matrix not computed again."""
+    X, y = xor
+    svm = SVMProblem(X, y, C=np.inf, kernel="rbf", gamma=1.0)
+    K = svm.gram()
+    sep = SeparabilityProblem.from_problem(svm)
+    assert sep.data is svm.data and sep.gram() is K
+    assert decide(sep).separable
+    lin = decide(SeparabilityProblem.from_problem(SVMProblem(X, y, C=np.inf,
+                                                             fit_intercept=False)))
+    assert not lin.separable and lin.farkas.sum() == pytest.approx(1)

@@ -60,8 +60,8 @@ from .base import KernelProblem
 from .kernel_data import KernelData
 from .solve_path import solve as _solve
 
-__all__ = ["separability", "SeparabilityResult", "SeparabilityProblem", "SeparabilityVariables",
-           "farkas_residual", "UNIT_ROUNDOFF", "FARKAS_TOL"]
+__all__ = ["separability", "decide", "SeparabilityResult", "SeparabilityProblem",
+           "SeparabilityVariables", "farkas_residual", "UNIT_ROUNDOFF", "FARKAS_TOL"]
 
 #: u = 2⁻⁵³, the unit roundoff of float64.
 UNIT_ROUNDOFF = 2.0 ** -53
@@ -195,6 +195,29 @@ class SeparabilityProblem:
                                feature_map=feature_map)
         self.kernel = self.data.kernel
         self.X = self.data.X
+
+    @classmethod
+    def from_problem(cls, problem) -> SeparabilityProblem:
+        """The separability problem of another kernel problem's data (e.g. a hard margin).
+
+        Shares its :class:`KernelData`, so a kernel matrix or factor it has computed is
+        not computed again.
+
+        Parameters
+        ----------
+        problem : SVMProblem or another problem with ``data``, ``y`` (±1),
+            ``classes_`` and ``fit_intercept``
+
+        Returns
+        -------
+        separability_problem : SeparabilityProblem
+        """
+        self = cls.__new__(cls)
+        self.y, self.classes_ = problem.y, problem.classes_
+        self.fit_intercept = bool(problem.fit_intercept)
+        self.data = problem.data
+        self.kernel, self.X = self.data.kernel, self.data.X
+        return self
 
     # ------------------------------------------------------------------ data views
     # The kernel problems' views of ``self.data`` and their primal variables (w, b):
@@ -660,6 +683,17 @@ def separability(X, y, *, kernel=None, gamma="scale", degree=3, coef0=0.0, fit_i
     problem = SeparabilityProblem(X, y, kernel="linear" if kernel is None else kernel,
                                   gamma=gamma, degree=degree, coef0=coef0,
                                   fit_intercept=fit_intercept, feature_map=feature_map)
+    return decide(problem, method=method, solver=solver, tol=tol, **options)
+
+
+def decide(problem, *, method="cvxpy-primal", solver="HIGHS", tol=FARKAS_TOL,
+           **options) -> SeparabilityResult:
+    """:func:`separability` on a :class:`SeparabilityProblem` already built.
+
+    E.g. ``decide(SeparabilityProblem.from_problem(svm_problem))`` for a hard-margin
+    SVM's data, sharing its kernel matrix.  Parameters, returns and raises as
+    :func:`separability`.
+    """
     tol = check_positive(tol, "tol")
     Phi = problem.features()
     if not sp.issparse(Phi) and Phi.shape[1] >= problem.n_samples:
