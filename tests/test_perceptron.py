@@ -248,6 +248,20 @@ def test_backend_is_registered_and_runs_on_the_solve_path(lecture_iris):
     assert sol.primal_objective == 0.0 == criterion(X, y, sol.w, sol.b)
 
 
+def test_backend_callback_stops_the_run(lecture_iris):
+    X, y = lecture_iris
+    seen = []
+
+    def stop_after_two(epoch, w, w0, n_updates):
+        seen.append((epoch, n_updates))
+        return epoch == 2
+
+    res = perceptron(PrimalERM(X, y, 0.0, np.ones(len(y)), loss=Hinge(0.0)),
+                     callback=stop_after_two)
+    assert res.status == "stopped" and res.nit == 2
+    assert [n for _, n in seen] == res.history["updates"].tolist()
+
+
 def test_backend_validates_its_standard_form(lecture_iris):
     X, y = lecture_iris
     ones = np.ones(len(y))

@@ -378,7 +378,7 @@ class SeparabilityProblem:
         form = meta.get("formulation")
         if form == "PrimalERM":        # the perceptron: its criterion, whose minimum is 0
             primal, dual = float(np.maximum(0.0, -yf).sum()), 0.0
-        elif form == "feasibility":
+        elif form in ("feasibility", "interpolation"):   # no objective: a feasible point
             primal = dual = 0.0
         else:                          # the margin LP in min form: −t and −‖Σλyφ‖₁
             primal = -float(yf.min())
@@ -698,7 +698,8 @@ def decide(problem, *, method="cvxpy-primal", solver="HIGHS", tol=FARKAS_TOL,
     Phi = problem.features()
     if not sp.issparse(Phi) and Phi.shape[1] >= problem.n_samples:
         w, how = _interpolant(Phi, problem.y)
-        sol = problem.solution_from_primal(w, 0.0, method="interpolation", backend=how)
+        sol = problem.solution_from_primal(w, 0.0, method="interpolation", backend=how,
+                                           formulation="interpolation")
         cert = problem.certify(sol, tol)
         if cert.ok:
             return _result(problem, sol, cert, "interpolation")
