@@ -8,6 +8,7 @@ solver's answer.
 
 from .certificate import Certificate
 from .estimators.adaboost import AdaBoost
+from .estimators.perceptron import Perceptron, novikoff_bound
 from .estimators.svc import SVC
 from .estimators.svr import SVR
 from .exceptions import (
@@ -20,6 +21,7 @@ from .exceptions import (
     UnboundedError,
 )
 from .kernels import Kernel, make_kernel
+from .problems.separability import SeparabilityProblem, separability
 from .problems.svm import SVMProblem
 from .problems.svr import SVRProblem
 from .solution import Solution
@@ -37,13 +39,17 @@ __all__ = [
     "InfeasibleError",
     "Kernel",
     "NotSeparableError",
+    "Perceptron",
     "PrimalERM",
     "SVC",
     "SVMProblem",
     "SVR",
     "SVRProblem",
+    "SeparabilityProblem",
     "Solution",
     "SolverError",
     "UnboundedError",
     "make_kernel",
+    "novikoff_bound",
+    "separability",
 ]

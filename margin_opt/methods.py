@@ -39,7 +39,7 @@ class Method:
     side : {"dual", "primal"}
         The variables the method computes; the other side is recovered.
     models : tuple of str
-        The problem kinds it poses (``"svc"``, ``"svr"``).
+        The problem kinds it poses (``"svc"``, ``"svr"``, ``"separability"``).
     summary : str
         One line for the command line's help and the docs.
     standard_form : {"DualQP", "PrimalERM"} or None
@@ -105,9 +105,9 @@ class Method:
 
 
 METHODS = {m.name: m for m in (
-    Method("cvxpy-dual", "cvxpy", "dual", ("svc", "svr"),
+    Method("cvxpy-dual", "cvxpy", "dual", ("svc", "svr", "separability"),
            "the dual QP in cvxpy (Clarabel, tolerances 1e-11): the reference"),
-    Method("cvxpy-primal", "cvxpy", "primal", ("svc", "svr"),
+    Method("cvxpy-primal", "cvxpy", "primal", ("svc", "svr", "separability"),
            "the primal in cvxpy, slack form (formulation='slack'|'hinge'|'loss')"),
     Method("cvxpy-hinge", "cvxpy", "primal", ("svc",),
            "the unconstrained hinge form in cvxpy (α recovered by least squares)",
@@ -131,6 +131,10 @@ METHODS = {m.name: m for m in (
            standard_form="PrimalERM", backend="margin_opt.solvers.subgradient:pegasos",
            accuracy=1e-2, iterative=True, accepts_gram=True,
            verify_options={"batch_size": 10, "max_iter": 200, "random_state": 0}),
+    Method("perceptron", "backend", "primal", ("separability",),
+           "the perceptron rule on Σ max(0, −y f), λ = 0 (kernel form on the Gram matrix)",
+           standard_form="PrimalERM", backend="margin_opt.solvers.perceptron:perceptron",
+           accuracy=0.5, iterative=True, accepts_gram=True),
     Method("libsvm", "peer", "dual", ("svc", "svr"),
            "LIBSVM through scikit-learn (float32 kernel cache), certified like ours",
            accuracy={"svc": 1e-5, "svr": 1e-4}, estimator=False,

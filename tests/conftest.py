@@ -30,3 +30,17 @@ def separable():
     X = np.vstack([rng.normal(-3, 1, (20, 2)), rng.normal(3, 1, (20, 2))])
     y = np.r_[-np.ones(20), np.ones(20)]
     return X, y
+
+
+@pytest.fixture(scope="session")
+def lecture_iris():
+    """The lecture notes' rows: iris rows 0, 4, 8, ..., sepal length and width, setosa = −1."""
+    iris = load_dataset("iris-binary")
+    return iris.X[::4, :2], iris.y[::4]
+
+
+@pytest.fixture(scope="session")
+def xor():
+    """XOR on the unit square's corners: (0, 0), (1, 1) are −1; (0, 1), (1, 0) are +1."""
+    return np.array([[0.0, 0.0], [1.0, 1.0], [0.0, 1.0], [1.0, 0.0]]), \
+        np.array([-1.0, -1.0, 1.0, 1.0])
