@@ -305,7 +305,7 @@ def dual_qp_checks(qp, alpha, xi, f0_dual, f_primal, reg, stationarity, stat_des
 
     Every residual is dimensionless or in the units of f: margins sₜ as they are;
     α-residuals divided by ``alpha_scale`` (max(1, max finite uₜ), or max(1, max α)
-    without bounds); the duality gap by max(1, |P|).  Multipliers count as 0 when
+    without bounds); the duality gap by max(1, ``|P|``).  Multipliers count as 0 when
     ≤ √tol·uₜ and as uₜ when ≥ (1 − √tol)uₜ: an interior-point answer has αₜsₜ ≈ μ
     rather than exact zeros, so a multiplier of order √tol on a point off the margin
     is round-off of the barrier; misplaced mass larger than that shows in the

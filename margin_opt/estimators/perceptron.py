@@ -90,7 +90,7 @@ class Perceptron(ClassifierMixin, BaseEstimator):
         Same as ``n_epochs_`` (scikit-learn's name).
     converged_ : bool
         True when an epoch made no correction: every example has yᵢf(xᵢ) > 0.
-    criterion_ : ndarray of shape (n_epochs_,)
+    criterion_ : ndarray of shape (``n_epochs_``,)
         The perceptron criterion J(w, w₀) = Σᵢ max(0, −yᵢf(xᵢ)) after each epoch.
     farkas_ : ndarray of shape (n_samples,) or None
         When the weights returned to an earlier state: the corrections in between,

@@ -483,8 +483,8 @@ class SeparabilityProblem:
         certificate : Certificate
             Checks ``farkas_residual`` (:func:`farkas_residual`: per feature for
             explicit features, in norm for kernel factors), ``farkas_sign``
-            (max(0, −min λ)) and ``farkas_normalization`` (|Σ_class λ − 1|, or
-            |Σλ − 1| without intercept); ``ok`` when all hold.
+            (max(0, −min λ)) and ``farkas_normalization`` (``|Σ_class λ − 1|``, or
+            ``|Σλ − 1|`` without intercept); ``ok`` when all hold.
 
         Raises
         ------

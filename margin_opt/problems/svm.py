@@ -83,7 +83,6 @@ class SVMProblem(KernelProblem):
         Per-sample box bounds (``inf`` for the hard margin).
     kernel : Kernel
         The resolved kernel.
-    n_samples : int
 
     Raises
     ------

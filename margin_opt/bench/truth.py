@@ -1,0 +1,120 @@
+"""Suite ``truth``: the default fit on random problems from the families that broke before.
+
+Each problem is drawn from the families of issue 11: n 5–200, d 1–10, linear / poly /
+RBF kernels, C from 1e-3 to 1e4, imbalanced classes, duplicated points with opposite
+labels, sample weights with zeros, some without intercept, a quarter ε-SVR.  The
+default ``SVC()`` / ``SVR()`` (with the problem's kernel, C and ε) is fitted and its
+certificate read; the cvxpy dual gives the reference optimum.  The seed is drawn from
+the operating system unless given, and printed, so a run can be repeated.
+
+Reported: how many fits certified, the slowest fit, the largest duality gap and the
+largest distance of a fit's objective from the reference.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+import warnings
+
+import numpy as np
+
+from ..progress import progress
+
+__all__ = ["run", "format_rows", "draw_problem"]
+
+
+def draw_problem(rng):
+    """One problem of the families: ``(model, X, y, params, sample_weight)``."""
+    n, d = int(rng.integers(5, 201)), int(rng.integers(1, 11))
+    X = rng.normal(size=(n, d)) * 10.0 ** rng.uniform(-1, 1)
+    kernel = str(rng.choice(["linear", "poly", "rbf"]))
+    kw = {}
+    if kernel != "linear":
+        kw["gamma"] = float(10.0 ** rng.uniform(-2, 0.5) / d)
+    if kernel == "poly":
+        kw.update(degree=int(rng.integers(1, 4)), coef0=1.0)
+    C = float(10.0 ** rng.uniform(-3, 4))
+    weights = None
+    if rng.uniform() < 0.5:
+        weights = rng.uniform(0, 2, n) * (rng.uniform(size=n) > 0.2)
+        weights[0] = max(weights[0], 0.5)
+    if rng.uniform() < 0.25:
+        y = X @ rng.normal(size=d) + rng.normal(scale=0.3, size=n)
+        eps = float(rng.choice([0.0, 0.05, 0.3])) * float(np.std(y))
+        return "svr", X, y, dict(C=C, epsilon=eps, kernel=kernel, **kw), weights
+    y = (rng.uniform(size=n) < rng.uniform(0.05, 0.5)).astype(int)
+    y[:2] = [0, 1]
+    if rng.uniform() < 0.5:
+        k = int(rng.integers(1, max(2, n // 4 + 1)))
+        X[n - k:] = X[:k]
+        y[n - k:] = 1 - y[:k]
+    if weights is not None:
+        weights[1] = max(weights[1], 0.5)
+    return "svc", X, y, dict(C=C, kernel=kernel, fit_intercept=bool(rng.uniform() > 0.2),
+                             **kw), weights
+
+
+def _one(case):
+    from .. import SVC, SVR, SVMProblem, SVRProblem
+
+    model, X, y, params, weights = case
+    Problem, Estimator = (SVMProblem, SVC) if model == "svc" else (SVRProblem, SVR)
+    row = {"model": model, "n": int(X.shape[0]), "d": int(X.shape[1]),
+           "kernel": params["kernel"], "C": params["C"], "weights": weights is not None,
+           "intercept": params.get("fit_intercept", True)}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        t = time.perf_counter()
+        try:
+            est = Estimator(**params).fit(X, y, sample_weight=weights)
+        except Exception as exc:  # a failing fit is a row, not a crash
+            row.update(ok=False, error=f"{type(exc).__name__}: {exc}",
+                       seconds=time.perf_counter() - t)
+            return row
+        row["seconds"] = time.perf_counter() - t
+        ref = Problem(X, y, sample_weight=weights, **params).solve("cvxpy-dual")
+    cert = est.certificate_
+    scale = max(1.0, abs(ref.dual_objective))
+    row.update(ok=bool(cert.ok), method=est.solution_.method, gap=float(cert.duality_gap),
+               vs_ref=abs(est.solution_.dual_objective - ref.dual_objective) / scale,
+               fallback=bool(est.solution_.attempts))
+    return row
+
+
+def run(quick=False, n_problems=None, seed=None):
+    """Fit ``n_problems`` random problems (200; 20 with ``quick``) and read their certificates.
+
+    Returns
+    -------
+    rows : list of dict
+        One per problem, then a summary row (``"summary": True``) with the seed.
+    """
+    seed = int.from_bytes(os.urandom(4), "little") if seed is None else int(seed)
+    n_problems = n_problems or (20 if quick else 200)
+    rng = np.random.default_rng(seed)
+    rows = [_one(draw_problem(rng)) for _ in progress(range(n_problems), desc="truth")]
+    done = [r for r in rows if "error" not in r]
+    summary = {"summary": True, "seed": seed, "n_problems": n_problems,
+               "certified": sum(r["ok"] for r in rows),
+               "errors": len(rows) - len(done),
+               "fallbacks": sum(r.get("fallback", False) for r in done),
+               "worst_seconds": max(r["seconds"] for r in rows),
+               "median_seconds": float(np.median([r["seconds"] for r in rows])),
+               "worst_gap": max((r["gap"] for r in done), default=float("nan")),
+               "worst_vs_ref": max((r["vs_ref"] for r in done), default=float("nan"))}
+    return rows + [summary]
+
+
+def format_rows(rows) -> str:
+    """The summary, and every problem that did not certify."""
+    s = rows[-1]
+    lines = [f"truth sweep: seed {s['seed']}, {s['n_problems']} problems; certified "
+             f"{s['certified']}/{s['n_problems']} ({s['fallbacks']} after a fallback, "
+             f"{s['errors']} errors); fit time median {s['median_seconds']:.3f} s, worst "
+             f"{s['worst_seconds']:.2f} s; worst duality gap {s['worst_gap']:.1e}, worst "
+             f"distance from the cvxpy optimum {s['worst_vs_ref']:.1e}"]
+    for r in rows[:-1]:
+        if not r["ok"]:
+            lines.append(f"  not certified: {r}")
+    return "\n".join(lines)
