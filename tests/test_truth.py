@@ -182,3 +182,37 @@ def test_verify_on_a_directory_is_an_error_not_a_traceback(capsys, tmp_path):
 
     assert cli.main(["verify", str(tmp_path)]) == 2
     assert "is a directory" in capsys.readouterr().err
+
+
+# ------------------------------------------------------------------ the hard margin
+
+@pytest.mark.parametrize("fit_intercept", [True, False])
+def test_hard_margin_not_separable_is_decided_by_the_lp(fit_intercept):
+    from sklearn.datasets import make_classification
+
+    from margin_opt import NotSeparableError, separability
+
+    X, y = make_classification(2000, 20, flip_y=0.1, random_state=0)
+    with pytest.raises(NotSeparableError, match="Farkas certificate"):
+        SVMProblem(X, y, C=np.inf, fit_intercept=fit_intercept).solve("smo")
+    # independent check of the certificate: λ ≥ 0, one per class, Σλᵢyᵢxᵢ = 0
+    r = separability(X, y, fit_intercept=fit_intercept)
+    lam, s = r.farkas, np.where(y == 1, 1.0, -1.0)
+    assert np.all(lam >= 0)
+    if fit_intercept:
+        assert abs(lam[s > 0].sum() - 1) < 1e-9 and abs(lam[s < 0].sum() - 1) < 1e-9
+    scale = np.abs(X).T @ lam
+    assert np.max(np.abs(X.T @ (s * lam)) / scale) < 1e-7
+
+
+def test_hard_margin_separable_data_is_never_called_inseparable(breast_cancer):
+    """Standardized breast_cancer is linearly separable (its hard margin certifies in
+    cvxpy); the old radius rule in SMO called it inseparable."""
+    X, y = breast_cancer.X, breast_cancer.y
+    ref = SVMProblem(X, y, C=np.inf).solve("cvxpy-dual")
+    assert ref.certificate.ok
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        clf = SVC(kernel="linear", C=np.inf).fit(X, y)
+    assert clf.certificate_.ok
+    assert abs(clf.solution_.dual_objective - ref.dual_objective) <= 1e-6 * ref.dual_objective

@@ -29,7 +29,7 @@ from ..exceptions import (
     NotCertifiedError,
     SolverError,
 )
-from ..methods import get_method
+from ..methods import get_method, method_names, stopping_options
 from ..validation import check_positive
 from .cvxpy_runner import run_cvxpy
 
@@ -65,6 +65,8 @@ def solve(problem, method="cvxpy-dual", *, solver=None, formulation=None, quad_f
         raise ValueError(f"solver=, formulation= and quad_form= apply to the cvxpy "
                          f"methods, not to {method!r}; pass its own options instead.")
     t0 = time.perf_counter()
+    if spec.route == "backend" and getattr(problem, "hard_margin", False):
+        problem.require_separable()     # a backend cannot prove infeasibility: the LP does
     sol = _run(problem, name, spec, solver, formulation, quad_form, verbose, options)
     if certify is not False:
         tol = _claimed_tol(problem, spec, options) if certify is True else \
@@ -131,10 +133,12 @@ def _certified(problem, sol, spec, tol, options, fallback):
                           "fallback=True.", InaccurateSolutionWarning, stacklevel=4)
         return sol
     attempts = [_attempt(sol, cert)]
-    for repair in (_tighter, _exact):
-        new = repair(problem, sol, spec, tol, options)
+    last = sol
+    for repair in (_tighter, _exact, _smo_from):
+        new = repair(problem, last, spec, tol, options)
         if new is None:
             continue
+        last = new
         new_cert = problem.certify(new, tol=tol)
         attempts.append(_attempt(new, new_cert))
         if new_cert.ok:
@@ -193,6 +197,25 @@ def _exact(problem, sol, spec, tol, options):
     exact = get_method("cvxpy-dual", problem.model)
     try:
         new = _run(problem, "cvxpy-dual", exact, None, None, None, False, {})
+    except (SolverError, ValueError):
+        return None
+    new.timings["total"] += sol.timings.get("total", 0.0)
+    return new
+
+
+def _smo_from(problem, sol, spec, tol, options):
+    """SMO warm-started from the latest answer (e.g. an inaccurate interior-point one):
+    its Newton polish solves the KKT system of the free set exactly."""
+    if sol.method == "smo" or "smo" not in method_names(problem.model) or \
+            not hasattr(sol.variables, "standard_alpha"):
+        return None
+    smo = get_method("smo", problem.model)
+    opts = {**stopping_options("smo", tol, float(np.max(problem.C_i))),
+            "alpha0": sol.variables.standard_alpha}
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            new = _run(problem, "smo", smo, None, None, None, False, opts)
     except (SolverError, ValueError):
         return None
     new.timings["total"] += sol.timings.get("total", 0.0)
@@ -260,9 +283,6 @@ def _solve_backend(problem, spec, options):
                 message=res.get("message", ""), raw=res, formulation=spec.standard_form)
     _check_finite(res, spec.name)
     if spec.standard_form == "DualQP":
-        if res.status == "unbounded":
-            raise problem.infeasible_error(f"unbounded ({res.message})") or \
-                ValueError(f"{spec.name}: {res.message}")
         alpha = np.asarray(res.x, dtype=float)
         problem.check_dual_answer(alpha, spec.name)
         b = float(res.b) if np.isfinite(res.b) else None   # e.g. every point of a class weightless

@@ -311,9 +311,41 @@ class SVMProblem(KernelProblem):
             "(the soft margin), or a more flexible kernel.")
 
     def check_dual_answer(self, alpha, where):
-        """Hard margin: multipliers above 1e8 mean the dual diverges (not separable)."""
+        """Hard margin: multipliers above 1e8 suggest a diverging dual; the separability LP
+        decides (:meth:`require_separable`), never the size of α alone."""
         if self.hard_margin and np.max(alpha, initial=0.0) > 1e8:
-            raise self.infeasible_error(f"{where}: α diverging")
+            self.require_separable()
+
+    def require_separable(self):
+        """Hard margin: decide separability rigorously, or raise :class:`NotSeparableError`.
+
+        Solves the separability LP pair on this problem's data
+        (:func:`margin_opt.problems.separability.decide`, sharing the kernel matrix);
+        the error quotes its verified Farkas certificate: weights on the points whose
+        convex hulls meet.
+
+        Returns
+        -------
+        result : SeparabilityResult
+            When separable.
+
+        Raises
+        ------
+        NotSeparableError
+            With the Farkas certificate's support and residual.
+        """
+        from .separability import SeparabilityProblem, decide
+
+        res = decide(SeparabilityProblem.from_problem(self))
+        if not res.separable:
+            support = np.flatnonzero(res.farkas)
+            raise NotSeparableError(
+                "the hard-margin SVM (C = inf) is infeasible: the data is not separable in the "
+                f"feature space. A verified Farkas certificate puts weights on {support.size} "
+                f"points (e.g. {support[:6].tolist()}) whose convex hulls meet (relative "
+                f"residual {res.residual:.1e}). Use a finite C, e.g. C=1.0 (the soft margin), "
+                "or a more flexible kernel.")
+        return res
 
     def _check_sklearn(self, estimator):
         if len(getattr(estimator, "classes_", [])) != 2:
