@@ -185,6 +185,13 @@ class Solution:
     formulation: str | None = None
     raw: object = None
 
+    def __getstate__(self):
+        """Pickle without a cvxpy Problem in ``raw`` (its solver objects do not pickle)."""
+        state = self.__dict__.copy()
+        if type(self.raw).__module__.split(".")[0] == "cvxpy":
+            state["raw"] = None
+        return state
+
     # ---------------------------------------------------------------- the variables
     def _var(self, name):
         try:

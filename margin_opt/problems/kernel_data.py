@@ -82,6 +82,29 @@ class KernelData:
             self._gram = K
         return self._gram
 
+    def use_gram(self, K) -> None:
+        """Take the kernel matrix from the caller instead of computing it.
+
+        For sub-problems of a larger one (the pairs of a one-vs-one fit): their
+        kernel matrix is a block of a matrix computed once.
+
+        Parameters
+        ----------
+        K : ndarray of shape (n_samples, n_samples)
+            K(X, X) for this data and kernel (not checked beyond its shape: the
+            caller vouches for it); kept, not copied.
+
+        Raises
+        ------
+        ValueError
+            A matrix of the wrong shape.
+        """
+        K = np.asarray(K, dtype=np.float64)
+        if K.shape != (self.n_samples, self.n_samples):
+            raise ValueError(f"the kernel matrix must have shape {(self.n_samples,) * 2}, got "
+                             f"{K.shape}.")
+        self._gram = K
+
     @property
     def gram_if_computed(self):
         """K if it has been computed already, else None."""
