@@ -6,7 +6,7 @@ residuals, complementary slackness, duality gap, support-vector table) check any
 solver's answer.
 """
 
-from .certificate import Certificate
+from .certificate import Certificate, CompositeCertificate
 from .estimators.adaboost import AdaBoost
 from .estimators.svc import SVC
 from .estimators.svr import SVR
@@ -20,6 +20,7 @@ from .exceptions import (
     UnboundedError,
 )
 from .kernels import Kernel, make_kernel
+from .problems.multiclass import MulticlassSVMProblem
 from .problems.svm import SVMProblem
 from .problems.svr import SVRProblem
 from .solution import Solution
@@ -31,11 +32,13 @@ __all__ = [
     "AdaBoost",
     "Certificate",
     "CertificateError",
+    "CompositeCertificate",
     "ConvergenceWarning",
     "DualQP",
     "InaccurateSolutionWarning",
     "InfeasibleError",
     "Kernel",
+    "MulticlassSVMProblem",
     "NotSeparableError",
     "PrimalERM",
     "SVC",
