@@ -6,10 +6,11 @@ class i labelled +1, each solved by the estimator's method and certified.  Its
 data are the samples of class i then those of class j (each in their original
 order), as in LIBSVM's ``svm_train``, so that SMO visits them in LIBSVM's order.
 
-Kernel rows are shared across the pairs where that saves work: when the whole
-n × n kernel matrix fits the cache budget it is computed once, with the samples
-grouped by class, and every pair takes its block (four contiguous slices) instead
-of computing its own rows (LIBSVM recomputes them pair by pair).
+Kernel rows are shared across the pairs where that saves work: when the n × n
+kernel matrix fits the cache budget it is computed once (BLAS), with the samples
+grouped by class, and every pair takes its block instead of computing its own rows
+(LIBSVM recomputes them pair by pair); otherwise each pair's SMO computes and caches
+its own rows.
 
 The fitted attributes are LIBSVM's layout (``support_`` grouped by class,
 ``dual_coef_`` of shape (k − 1, n_SV), ``intercept_`` of shape (k(k − 1)/2,)), and
@@ -35,12 +36,11 @@ import scipy.sparse as sp
 from sklearn.utils.multiclass import _ovr_decision_function
 
 from ..certificate import CompositeCertificate
-from ..problems.kernel_data import KernelData
 from ..problems.svm import SVMProblem
 from .base import solve_and_certify
 
-__all__ = ["class_pairs", "OneVsOneFit", "fit_one_vs_one", "ovo_decision", "ovo_votes",
-           "ovr_from_ovo", "GRAM_BUDGET_MB"]
+__all__ = ["class_pairs", "OneVsOneFit", "ClassBlocks", "fit_one_vs_one", "ovo_decision",
+           "ovo_votes", "ovr_from_ovo", "linear_decision", "GRAM_BUDGET_MB"]
 
 #: Memory budget (MB) under which the whole kernel matrix is computed once and shared
 #: by the pairs, unless the estimator's ``solver_options`` give a ``cache_size``.
@@ -88,16 +88,43 @@ class OneVsOneFit:
     shared_gram: bool
 
 
-def _pair_block(K, start, stop, i, j):
-    """The kernel block of pair (i, j) from K on class-grouped data: four slices."""
-    ri, rj = slice(start[i], stop[i]), slice(start[j], stop[j])
-    ni, nj = stop[i] - start[i], stop[j] - start[j]
-    B = np.empty((ni + nj, ni + nj))
-    B[:ni, :ni] = K[ri, ri]
-    B[:ni, ni:] = K[ri, rj]
-    B[ni:, :ni] = K[rj, ri]
-    B[ni:, ni:] = K[rj, rj]
-    return B
+#: Kernels whose blocks are shared: PSD by construction (a sigmoid or callable kernel
+#: is checked for PSD on each pair's own matrix instead).
+SHARED_KERNELS = ("linear", "poly", "rbf")
+
+
+class ClassBlocks:
+    """The kernel matrix of the training data grouped by class, shared by the pairs.
+
+    Pair (i, j) takes its block [[K_ii, K_ij], [K_ji, K_jj]] as four contiguous
+    copies (computing only the upper block triangle, then transposing, was measured
+    slower than this).
+
+    Parameters
+    ----------
+    X : {ndarray, csr_matrix} of shape (n_samples, n_features)
+    members : list of ndarray of int
+        The rows of each class.
+    kernel : Kernel
+    """
+
+    def __init__(self, X, members, kernel):
+        sizes = np.array([m.size for m in members])
+        self.stop = np.cumsum(sizes)
+        self.start = self.stop - sizes
+        self.K = kernel.gram(X[np.concatenate(members)])
+
+    def pair(self, i, j) -> np.ndarray:
+        """The kernel matrix of pair (i, j): class i's samples, then class j's."""
+        ri = slice(self.start[i], self.stop[i])
+        rj = slice(self.start[j], self.stop[j])
+        ni = ri.stop - ri.start
+        B = np.empty((ni + rj.stop - rj.start,) * 2)
+        B[:ni, :ni] = self.K[ri, ri]
+        B[:ni, ni:] = self.K[ri, rj]
+        B[ni:, :ni] = self.K[rj, ri]
+        B[ni:, ni:] = self.K[rj, rj]
+        return B
 
 
 def fit_one_vs_one(est, X, y_index, classes, weight, kernel, *, solver, on_pair=None
@@ -107,8 +134,8 @@ def fit_one_vs_one(est, X, y_index, classes, weight, kernel, *, solver, on_pair=
     Parameters
     ----------
     est : SVC
-        Its ``C``, ``fit_intercept``, ``solver``, ``tol``, ``solver_options`` and
-        ``certify`` are used.
+        Its ``C``, ``fit_intercept``, ``tol``, ``solver_options`` and ``certify`` are
+        used.
     X : {ndarray, csr_matrix} of shape (n_samples, n_features)
         Validated data; the Gram matrix (n_samples, n_samples) for a precomputed kernel.
     y_index : ndarray of int of shape (n_samples,)
@@ -129,36 +156,25 @@ def fit_one_vs_one(est, X, y_index, classes, weight, kernel, *, solver, on_pair=
     fit : OneVsOneFit
     """
     k = classes.size
+    n = X.shape[0]
     pairs = class_pairs(k)
     precomputed = kernel.name == "precomputed"
     members = [np.flatnonzero(y_index == c) for c in range(k)]
-    n = X.shape[0]
     budget = float((est.solver_options or {}).get("cache_size", GRAM_BUDGET_MB))
-    share = k > 2 and not precomputed and n * n * 8 <= budget * 2 ** 20
-    K = start = stop = None
-    if share or precomputed:
-        order = np.concatenate(members)
-        sizes = np.array([m.size for m in members])
-        stop = np.cumsum(sizes)
-        start = stop - sizes
-        if share:
-            K = KernelData(X[order], kernel).gram()
-        else:
-            K = X[np.ix_(order, order)] if k > 2 else X
+    share = k > 2 and kernel.name in SHARED_KERNELS and n * n * 8 <= budget * 2 ** 20
+    blocks = ClassBlocks(X, members, kernel) if share else None
     solutions, certs, rows = [], [], []
     for i, j in pairs:
         if k == 2:
-            idx = np.arange(n)
-            y_pair = y_index                              # classes_[1] is +1
-            Xp = X
+            idx, positive = np.arange(n), y_index == 1     # classes_[1] is +1
         else:
             idx = np.concatenate([members[i], members[j]])
-            y_pair = (y_index[idx] == i).astype(np.int8)  # class i is +1, as LIBSVM
-            Xp = _pair_block(K, start, stop, i, j) if precomputed else X[idx]
-        problem = SVMProblem(Xp, y_pair, C=est.C, kernel=kernel,
-                             fit_intercept=est.fit_intercept, sample_weight=weight[idx])
-        if share:
-            problem.data.use_gram(_pair_block(K, start, stop, i, j))
+            positive = y_index[idx] == i                   # class i is +1, as LIBSVM
+        Xp = X if k == 2 else (X[np.ix_(idx, idx)] if precomputed else X[idx])
+        problem = SVMProblem.from_validated(
+            Xp, np.where(positive, 1.0, -1.0), C=est.C, kernel=kernel,
+            fit_intercept=est.fit_intercept, sample_weight=weight[idx],
+            gram=blocks.pair(i, j) if share else None)
         sol, cert = solve_and_certify(est, problem, solver=solver)
         if on_pair is not None:
             on_pair(len(solutions), problem, sol)

@@ -116,11 +116,10 @@ def cv_decision_values(est, problem, solver, seed):
             continue
         X_tr = problem.X[np.ix_(tr, tr)] if problem.kernel.name == "precomputed" \
             else problem.X[tr]
-        sub = SVMProblem(X_tr, y_tr, C=problem.C, kernel=problem.kernel,
-                         fit_intercept=problem.fit_intercept,
-                         sample_weight=problem.sample_weight[tr])
-        if K is not None:
-            sub.data.use_gram(K[np.ix_(tr, tr)])
+        sub = SVMProblem.from_validated(
+            X_tr, y_tr, C=problem.C, kernel=problem.kernel, fit_intercept=problem.fit_intercept,
+            sample_weight=problem.sample_weight[tr],
+            gram=None if K is None else K[np.ix_(tr, tr)])
         sol, _ = solve_and_certify(est, sub, solver=solver, certify=False)
         dec[te_k] = _fold_decision(problem, sub, sol, tr, te, K)
     return dec, y

@@ -253,6 +253,7 @@ class SVC(ClassifierMixin, BaseEstimator):
         self._store(X, fit.support, fit.n_support, fit.dual_coef, fit.intercept, fit.n_iter,
                     fit.coef, fit.certificate)
         self.solutions_ = fit.solutions
+        self._shared_gram = fit.shared_gram
         if k == 2:
             self.solution_ = fit.solutions[0]
         if calibrate is not None:
