@@ -162,8 +162,8 @@ class MulticlassSVMProblem:
         """The primal as a cvxpy Problem in ``W`` (r, k), ``b`` (k,) and ``xi`` (n,).
 
         W is in the coordinates of :meth:`KernelData.features` (X for the linear
-        kernel, the pivoted Cholesky factor of K otherwise).  Constraint 0 holds the
-        n × k margin constraints (their dual values are λ).
+        kernel, the pivoted Cholesky factor of K otherwise).  Constraint r holds the
+        n margin constraints against class r (their dual values are λ[:, r]).
 
         Raises
         ------
@@ -174,18 +174,13 @@ class MulticlassSVMProblem:
             raise ValueError(f"formulation must be one of {self.formulations}, got "
                              f"{formulation!r}.")
         Phi = self.data.features()
-        n, k = self.n_samples, self.n_classes
-
-        def repeat(v, size):   # v as the k equal columns of a (size, k) expression
-            return cp.reshape(v, (size, 1), order="C") @ np.ones((1, k))
-
+        k = self.n_classes
         W = cp.Variable((Phi.shape[1], k), name="W")
-        F = Phi @ W
-        if self.fit_intercept:
-            F = F + np.ones((n, 1)) @ cp.reshape(cp.Variable(k, name="b"), (1, k), order="C")
-        xi = cp.Variable(n, name="xi")
-        Fy = cp.sum(cp.multiply(self.Y, F), axis=1)
-        margins = [repeat(Fy, n) - F >= (1.0 - self.Y) - repeat(xi, n)]
+        b = cp.Variable(k, name="b") if self.fit_intercept else np.zeros(k)
+        xi = cp.Variable(self.n_samples, name="xi")
+        f = [Phi @ W[:, r] + b[r] for r in range(k)]
+        f_y = sum(cp.multiply(self.Y[:, r], f[r]) for r in range(k))
+        margins = [f_y - f[r] >= (1.0 - self.Y[:, r]) - xi for r in range(k)]
         return cp.Problem(cp.Minimize(0.5 * cp.sum_squares(W) + self.C_i @ xi), margins)
 
     def dual(self, quad_form: str = "auto") -> cp.Problem:
@@ -223,8 +218,8 @@ class MulticlassSVMProblem:
     def _read_cvxpy_primal(self, cvx):
         W = np.asarray(cvx.var_dict["W"].value, dtype=float)
         b = cvx.var_dict["b"].value if self.fit_intercept else None
-        alpha = np.clip(np.asarray(cvx.constraints[0].dual_value, dtype=float), 0.0, None)
-        return W, self._intercept(b), alpha
+        alpha = np.column_stack([np.asarray(c.dual_value, dtype=float) for c in cvx.constraints])
+        return W, self._intercept(b), np.clip(alpha, 0.0, None)
 
     def infeasible_error(self, status):
         """None: the problem is always feasible (ξ large enough)."""
