@@ -87,3 +87,11 @@ def test_proba_only_with_probability():
         clf.predict_proba(X)
     with pytest.raises(ValueError, match="ovo"):
         SVC(multi_class="crammer_singer", probability=True).fit(X, y)
+
+
+def test_tiny_classes_still_calibrate():
+    X = np.array([[0.0, 0.0], [0.1, 0.2], [1.0, 1.0], [1.1, 0.9], [2.0, 0.0], [0.0, 2.0]])
+    y = np.array([0, 0, 1, 1, 2, 3])        # classes 2 and 3 have one sample each
+    clf = SVC(probability=True, random_state=0).fit(X, y)
+    p = clf.predict_proba(X)
+    assert p.shape == (6, 4) and np.allclose(p.sum(axis=1), 1.0) and np.all(p > 0)

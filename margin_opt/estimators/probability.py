@@ -18,10 +18,8 @@ Lin, Lin and Weng (2007); Wu, Lin and Weng (2004): see :mod:`margin_opt.calibrat
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
-from sklearn.model_selection import StratifiedKFold
+from sklearn.model_selection import KFold, StratifiedKFold
 from sklearn.utils import check_random_state
 
 from ..calibration import MIN_PROB, pairwise_coupling, sigmoid_fit, sigmoid_predict
@@ -88,9 +86,10 @@ def cv_decision_values(est, problem, solver, seed):
     """Cross-validated decision values of a binary pair problem (LIBSVM's procedure).
 
     The samples with a positive weight are split into stratified folds (LIBSVM
-    drops the others before training); each fold is scored by the model trained on
-    the other folds, with the same C, weights and kernel.  A training part with one
-    class only scores its held-out samples +1 or −1, as LIBSVM does.
+    drops the others before training; fewer than 5 folds when a class has fewer
+    than 5 samples, plain folds when it has one); each fold is scored by the model
+    trained on the other folds, with the same C, weights and kernel.  A training
+    part with one class only scores its held-out samples +1 or −1, as LIBSVM does.
 
     Returns
     -------
@@ -103,11 +102,12 @@ def cv_decision_values(est, problem, solver, seed):
     n_small = int(min(np.sum(y > 0), np.sum(y < 0)))
     dec = np.zeros(keep.size)
     K = problem.data.gram_if_computed
-    splitter = StratifiedKFold(n_splits=max(2, min(N_FOLDS, n_small)), shuffle=True,
-                               random_state=seed)
-    with warnings.catch_warnings():
-        warnings.filterwarnings("ignore", message="The least populated class")
-        folds = list(splitter.split(np.zeros(keep.size), y))
+    if n_small >= 2:
+        splitter = StratifiedKFold(n_splits=min(N_FOLDS, n_small), shuffle=True,
+                                   random_state=seed)
+    else:   # a class with one sample: plain folds (a training part may lack it)
+        splitter = KFold(n_splits=min(N_FOLDS, keep.size), shuffle=True, random_state=seed)
+    folds = list(splitter.split(np.zeros(keep.size), y))
     for tr_k, te_k in folds:
         tr, te = keep[tr_k], keep[te_k]
         y_tr = problem.y[tr]
