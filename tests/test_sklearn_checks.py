@@ -50,8 +50,12 @@ def test_every_method_says_not_fitted(estimator):
     from sklearn.exceptions import NotFittedError
 
     X = [[0.0, 1.0], [1.0, 0.0]]
-    for method in ("predict", "decision_function", "predict_proba", "staged_predict"):
+    for method in ("predict", "decision_function", "predict_proba", "staged_predict",
+                   "learner_outputs"):
         if hasattr(estimator, method):
             with pytest.raises(NotFittedError):
                 out = getattr(estimator, method)(X)
                 list(out) if method.startswith("staged") else None
+    if hasattr(estimator, "margins"):
+        with pytest.raises(NotFittedError):
+            estimator.margins(X, [0, 1])

@@ -464,6 +464,7 @@ class AdaBoost(ClassifierMixin, BaseEstimator):
         ValueError
             Labels not in ``classes_``.
         """
+        check_is_fitted(self)
         y_index = self._y_index(y)
         total = float(np.sum(self.estimator_weights_))
         k = self.classes_.size

@@ -88,8 +88,8 @@ class OneVsOneFit:
     shared_gram: bool
 
 
-#: Kernels whose blocks are shared: PSD by construction (a sigmoid or callable kernel
-#: is checked for PSD on each pair's own matrix instead).
+#: Kernels whose matrix is shared: PSD by construction (a sigmoid or callable kernel
+#: may be indefinite, so its pairs keep their own rows and their own PSD check).
 SHARED_KERNELS = ("linear", "poly", "rbf")
 
 
