@@ -6,7 +6,7 @@ residuals, complementary slackness, duality gap, support-vector table) check any
 solver's answer.
 """
 
-from .certificate import Certificate
+from .certificate import Certificate, CompositeCertificate
 from .estimators.adaboost import AdaBoost
 from .estimators.perceptron import Perceptron, novikoff_bound
 from .estimators.svc import SVC
@@ -23,6 +23,7 @@ from .exceptions import (
     UnboundedError,
 )
 from .kernels import Kernel, make_kernel
+from .problems.multiclass import MulticlassSVMProblem
 from .problems.separability import SeparabilityProblem, separability
 from .problems.svm import SVMProblem
 from .problems.svr import SVRProblem
@@ -35,11 +36,13 @@ __all__ = [
     "AdaBoost",
     "Certificate",
     "CertificateError",
+    "CompositeCertificate",
     "ConvergenceWarning",
     "DualQP",
     "InaccurateSolutionWarning",
     "InfeasibleError",
     "Kernel",
+    "MulticlassSVMProblem",
     "NonConvexWarning",
     "NotCertifiedError",
     "NotSeparableError",

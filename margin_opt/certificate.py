@@ -18,7 +18,7 @@ import numpy as np
 
 from .exceptions import CertificateError
 
-__all__ = ["Certificate", "Check", "TableRow"]
+__all__ = ["Certificate", "Check", "TableRow", "CompositeCertificate"]
 
 
 @dataclass(frozen=True)
@@ -202,4 +202,111 @@ class Certificate:
 
     def __repr__(self) -> str:
         return (f"<Certificate {self.title!r} ok={self.ok} "
+                f"kkt_violation={self.kkt_violation:.2e}>")
+
+
+class CompositeCertificate:
+    """A certificate made of named parts, e.g. the k(k−1)/2 pairs of a one-vs-one fit.
+
+    Parameters
+    ----------
+    parts : dict of str to Certificate
+        One certificate per sub-problem, in order (e.g. ``"setosa vs versicolor"``).
+    title : str, default="Certificate"
+    keys : list, optional
+        Extra keys by which the parts may be looked up too (e.g. the label pairs
+        ``(classes_[i], classes_[j])``), in the order of ``parts``.
+
+    Attributes
+    ----------
+    ok : bool
+        True when every part is ok.
+    kkt_violation : float
+        The largest residual over all parts.
+
+    Notes
+    -----
+    ``cert["a vs b"]``, ``cert[("a", "b")]`` (with ``keys``) and ``cert[p]`` (the
+    p-th part) give a part's :class:`Certificate`; iterating yields (name, part).
+    """
+
+    def __init__(self, parts, title="Certificate", keys=None):
+        self.parts = dict(parts)
+        self.title = title
+        names = list(self.parts)
+        self._keys = {} if keys is None else dict(zip(list(keys), names, strict=True))
+
+    def __len__(self) -> int:
+        return len(self.parts)
+
+    def __iter__(self):
+        return iter(self.parts.items())
+
+    def __getitem__(self, key):
+        if isinstance(key, (int, np.integer)):
+            return list(self.parts.values())[key]
+        if key in self._keys:
+            return self.parts[self._keys[key]]
+        return self.parts[key]
+
+    @property
+    def ok(self) -> bool:
+        """True when every part is ok (and there is at least one part)."""
+        return bool(self.parts) and all(c.ok for c in self.parts.values())
+
+    @property
+    def kkt_violation(self) -> float:
+        """Largest normalized residual over all parts (NaN propagates)."""
+        vals = [c.kkt_violation for c in self.parts.values()]
+        return float(max(vals)) if vals else 0.0
+
+    @property
+    def n_contradicting(self) -> int:
+        """Points contradicting their category, summed over the parts."""
+        return sum(c.n_contradicting for c in self.parts.values())
+
+    def failed(self) -> list:
+        """``"part: check"`` for every failed check of every part."""
+        return [f"{name}: {f}" for name, c in self.parts.items() for f in c.failed()]
+
+    def is_optimal(self, eps: float) -> bool:
+        """True when every part is optimal to ``eps``."""
+        return all(c.is_optimal(eps) for c in self.parts.values())
+
+    def assert_ok(self) -> None:
+        """Raise :class:`~margin_opt.exceptions.CertificateError` unless :attr:`ok`."""
+        if not self.ok:
+            raise CertificateError(f"certificate failed on {', '.join(self.failed())}:\n{self}")
+
+    def to_dict(self) -> dict:
+        """JSON-ready dict: ``ok``, ``kkt_violation`` and every part's dict."""
+        return {"ok": self.ok, "kkt_violation": self.kkt_violation,
+                "parts": {name: c.to_dict() for name, c in self.parts.items()}}
+
+    def __str__(self) -> str:
+        n_bad = sum(not c.ok for c in self.parts.values())
+        head = (f"{self.title}: {'OK' if self.ok else 'FAILED'} ({len(self.parts)} parts"
+                + (f", {n_bad} failed" if n_bad else "")
+                + f"; largest KKT residual {self.kkt_violation:.2e})")
+        w = max([len(name) for name in self.parts] + [4])
+        lines = [head]
+        for name, c in self.parts.items():
+            q = c.quantities
+            extra = []
+            gap = next((ch.value for ch in getattr(c, "checks", []) if ch.name == "duality_gap"),
+                       None)
+            if gap is not None:
+                extra.append(f"gap {gap:.1e}")
+            if "n_support" in q:
+                sv = f"SVs {q['n_support']}"
+                if "n_at_C" in q:
+                    sv += f" ({q['n_at_C']} at C)"
+                extra.append(sv)
+            bad = c.failed()
+            lines.append(f"  {'ok  ' if c.ok else 'FAIL'} {name:<{w}}  KKT {c.kkt_violation:.1e}  "
+                         + "  ".join(extra) + (f"  failed: {', '.join(bad)}" if bad else ""))
+        return "\n".join(lines)
+
+    def __repr__(self) -> str:
+        return (f"<CompositeCertificate {self.title!r} parts={len(self.parts)} ok={self.ok} "
                 f"kkt_violation={self.kkt_violation:.2e}>")

@@ -77,8 +77,8 @@ def _parser():
     f.add_argument("--json", action="store_true")
 
     b = sub.add_parser("bench", help="benchmarks side by side with the peer libraries")
-    b.add_argument("suites", nargs="*", help="smo, subgradient, svr, adaboost (default: all "
-                   "available)")
+    b.add_argument("suites", nargs="*", help="smo, subgradient, svr, adaboost, multiclass "
+                   "(default: all available)")
     b.add_argument("--quick", action="store_true", help="small sizes (a smoke test)")
     b.add_argument("--json", action="store_true")
     return p

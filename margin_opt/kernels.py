@@ -75,6 +75,10 @@ def _row_sq(A):
     return np.einsum("ij,ij->i", A, A)
 
 
+def _dense_row(M, i):
+    return M[i].toarray().ravel() if sp.issparse(M) else np.asarray(M[i]).ravel()
+
+
 def rbf(A, B, gamma, shift=None) -> np.ndarray:
     """exp(−γ‖a − b‖²) computed without cancellation, ndarray of shape (n_a, n_b).
 
@@ -96,8 +100,8 @@ def rbf(A, B, gamma, shift=None) -> np.ndarray:
     d2 = pairwise.euclidean_distances(A, B, squared=True)
     risky = np.argwhere(d2 <= 1e-6 * (_row_sq(A)[:, None] + _row_sq(B)[None, :]))
     for i, j in risky:
-        diff = A[i] - B[j]
-        d2[i, j] = float(diff.multiply(diff).sum()) if sp.issparse(diff) else float(diff @ diff)
+        diff = _dense_row(A, i) - _dense_row(B, j)
+        d2[i, j] = float(diff @ diff)
     return np.exp(-gamma * d2)
 
 

@@ -39,7 +39,8 @@ class Method:
     side : {"dual", "primal"}
         The variables the method computes; the other side is recovered.
     models : tuple of str
-        The problem kinds it poses (``"svc"``, ``"svr"``, ``"separability"``).
+        The problem kinds it poses (``"svc"``, ``"svr"``, ``"separability"``,
+        ``"multiclass"``: the Crammer–Singer SVM).
     summary : str
         One line for the command line's help and the docs.
     standard_form : {"DualQP", "PrimalERM"} or None
@@ -105,9 +106,9 @@ class Method:
 
 
 METHODS = {m.name: m for m in (
-    Method("cvxpy-dual", "cvxpy", "dual", ("svc", "svr", "separability"),
+    Method("cvxpy-dual", "cvxpy", "dual", ("svc", "svr", "separability", "multiclass"),
            "the dual QP in cvxpy (Clarabel, tolerances 1e-11): the reference"),
-    Method("cvxpy-primal", "cvxpy", "primal", ("svc", "svr", "separability"),
+    Method("cvxpy-primal", "cvxpy", "primal", ("svc", "svr", "separability", "multiclass"),
            "the primal in cvxpy, slack form (formulation='slack'|'hinge'|'loss')"),
     Method("cvxpy-hinge", "cvxpy", "primal", ("svc",),
            "the unconstrained hinge form in cvxpy (α recovered by least squares)",

@@ -192,6 +192,13 @@ class Solution:
     certificate: object = None
     attempts: list = field(default_factory=list)
 
+    def __getstate__(self):
+        """Pickle without a cvxpy Problem in ``raw`` (its solver objects do not pickle)."""
+        state = self.__dict__.copy()
+        if type(self.raw).__module__.split(".")[0] == "cvxpy":
+            state["raw"] = None
+        return state
+
     # ---------------------------------------------------------------- the variables
     def _var(self, name):
         try:

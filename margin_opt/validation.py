@@ -17,6 +17,10 @@ from sklearn.utils.validation import _check_sample_weight, check_array, check_X_
 __all__ = [
     "check_data",
     "check_binary_labels",
+    "check_class_labels",
+    "check_libsvm_sample_weight",
+    "check_classes_weighted",
+    "kernel_psd_defect",
     "check_C",
     "check_sample_weight",
     "check_precomputed_kernel",
@@ -274,3 +278,114 @@ def libsvm_rows(sample_weight):
     """
     return np.flatnonzero(np.asarray(sample_weight) > 0)
 
+
+
+def check_class_labels(y):
+    """Encode classification targets as class indices (two classes or more).
+
+    Parameters
+    ----------
+    y : ndarray of shape (n_samples,)
+        Discrete labels (numbers or strings).
+
+    Returns
+    -------
+    y_index : ndarray of int of shape (n_samples,)
+        Position of each label in ``classes``.
+    classes : ndarray of shape (n_classes,)
+        ``np.unique(y)`` (sorted, as scikit-learn's ``classes_``).
+
+    Raises
+    ------
+    ValueError
+        Continuous targets ("Unknown label type", scikit-learn's wording), or one
+        class only.
+    """
+    check_classification_targets(y)
+    classes, y_index = np.unique(y, return_inverse=True)
+    if classes.size < 2:
+        raise ValueError(
+            f"y has one class only ({classes[0]!r}): a classifier needs samples of at least "
+            "two classes.")
+    return y_index.ravel(), classes
+
+
+def check_libsvm_sample_weight(sample_weight, X):
+    """Per-sample weights with LIBSVM's semantics: a weight ≤ 0 drops its sample.
+
+    LIBSVM (and so scikit-learn's ``SVC``/``SVR``) removes the samples whose weight
+    is not positive before training; giving them the weight 0 (box bound Cᵢ = 0,
+    multiplier fixed at 0) is the same problem.
+
+    Parameters
+    ----------
+    sample_weight : array-like of shape (n_samples,), scalar or None
+    X : {ndarray, sparse matrix} of shape (n_samples, n_features)
+
+    Returns
+    -------
+    sample_weight : ndarray of shape (n_samples,)
+        A new array, ≥ 0 (negative weights set to 0; ones when None).
+
+    Raises
+    ------
+    ValueError
+        Wrong shape, NaN or infinite weights, or no positive weight at all.
+    """
+    sw = _check_sample_weight(sample_weight, X, dtype=np.float64, copy=True,
+                              allow_all_zero_weights=True)
+    if not np.all(np.isfinite(sw)):
+        raise ValueError("sample_weight contains NaN or infinity; weights must be finite.")
+    if not np.any(sw > 0):
+        raise ValueError("sample_weight is zero or negative for every sample; at least one "
+                         "weight must be > 0 (samples with weight ≤ 0 are left out, as LIBSVM "
+                         "does).")
+    return np.maximum(sw, 0.0)
+
+
+def check_classes_weighted(y_index, sample_weight, classes):
+    """Raise unless every class keeps at least one sample of positive weight.
+
+    Parameters
+    ----------
+    y_index : ndarray of int of shape (n_samples,)
+    sample_weight : ndarray of shape (n_samples,)
+    classes : ndarray of shape (n_classes,)
+
+    Raises
+    ------
+    ValueError
+        A class whose samples all have weight 0 (it could never be predicted and its
+        pairs would have no data).
+    """
+    mass = np.bincount(y_index, weights=sample_weight, minlength=classes.size)
+    empty = classes[mass <= 0]
+    if empty.size:
+        raise ValueError(
+            f"class {empty.tolist()} has no sample with positive weight (sample_weight × "
+            "class_weight): every class in y needs one. Drop that class from y, or give its "
+            "samples a positive weight.")
+
+
+def kernel_psd_defect(K) -> float:
+    """How far a square matrix is from a symmetric positive semidefinite kernel matrix.
+
+    Parameters
+    ----------
+    K : ndarray of shape (n, n)
+
+    Returns
+    -------
+    defect : float
+        max(‖K − Kᵀ‖_max, −λ_min((K + Kᵀ)/2)) / (max(1, ‖K‖_max) · max(1, n)); 0 for a
+        PSD matrix up to rounding (:func:`check_precomputed_kernel` refuses a matrix
+        whose defect exceeds 1e-8).
+    """
+    K = np.asarray(K, dtype=float)
+    n = K.shape[0]
+    if n == 0:
+        return 0.0
+    scale = max(1.0, float(np.abs(K).max())) * max(1, n)
+    asym = float(np.abs(K - K.T).max())
+    lam_min = float(np.linalg.eigvalsh(0.5 * (K + K.T))[0])
+    return max(asym, -lam_min, 0.0) / scale

@@ -1,7 +1,8 @@
 """Weak learners for boosting: weighted decision stumps, found exactly.
 
 A decision stump is ``h(x) = s`` if ``x[j] > θ`` else ``−s``: one feature ``j``,
-one threshold ``θ`` and one sign (polarity) ``s ∈ {−1, +1}``.  Given sample
+one threshold ``θ`` and one sign (polarity) ``s ∈ {−1, +1}``; with k classes
+(:class:`MulticlassStump`) it predicts one class on each side of θ.  Given sample
 weights ``wᵢ ≥ 0`` the best stump minimizes the weighted error
 ``ε = Σᵢ wᵢ 1[h(xᵢ) ≠ yᵢ] / Σᵢ wᵢ``.
 
@@ -33,7 +34,8 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .validation import check_binary_labels, check_data, check_sample_weight
 
-__all__ = ["Stump", "StumpSearch", "DecisionStump", "as_dense"]
+__all__ = ["Stump", "StumpSearch", "DecisionStump", "as_dense", "MulticlassStump",
+           "MulticlassStumpSearch"]
 
 
 @njit(cache=True)
@@ -95,11 +97,14 @@ class Stump:
 
     def predict(self, X) -> np.ndarray:
         """±1 predictions, ndarray of shape (n_samples,), for X of shape (n_samples, n_features)."""
-        col = X[:, self.feature]
-        if sp.issparse(col):
-            col = col.toarray().ravel()
-        return np.where(np.asarray(col).ravel() > self.threshold, self.polarity, -self.polarity
-                        ).astype(float)
+        return np.where(_column(X, self.feature) > self.threshold, self.polarity,
+                        -self.polarity).astype(float)
+
+
+def _column(X, j) -> np.ndarray:
+    """Feature j of dense or sparse X as a 1-D ndarray."""
+    col = X[:, j]
+    return np.asarray(col.toarray() if sp.issparse(col) else col).ravel()
 
 
 def as_dense(X) -> np.ndarray:
@@ -142,6 +147,14 @@ class StumpSearch:
         self.order = np.ascontiguousarray(order.T, dtype=idx_dtype)
         self.split_ok = np.ascontiguousarray(self.sorted_values[:, :-1] < self.sorted_values[:, 1:])
 
+    def _threshold(self, j, k) -> float:
+        """θ between sorted positions k and k + 1 of feature j (−∞ for k = −1)."""
+        if k < 0:
+            return -np.inf
+        a, b = self.sorted_values[j, k], self.sorted_values[j, k + 1]
+        thr = a + (b - a) / 2.0
+        return thr if thr < b else a   # a and b adjacent floats: the midpoint rounded up
+
     def best(self, sample_weight) -> Stump:
         """The stump of least weighted error (first one found on ties).
 
@@ -160,17 +173,117 @@ class StumpSearch:
         w_total = float(w.sum())
         w_neg = float(w[self.y < 0].sum())
         j, k, s, _ = _scan_stumps(self.order, self.split_ok, w * self.y, w_neg, w_total)
-        if k < 0:
-            thr = -np.inf
-        else:
-            a, b = self.sorted_values[j, k], self.sorted_values[j, k + 1]
-            thr = a + (b - a) / 2.0
-            if not thr < b:  # a and b adjacent floats: the midpoint rounded up
-                thr = a
+        thr = self._threshold(j, k)
         h_pos = self.sorted_values[j] > thr  # in sorted order of feature j
         miss = np.where(h_pos, s, -s) != self.y[self.order[j]]
         err = float(w[self.order[j]][miss].sum() / w_total)
         return Stump(int(j), float(thr), int(s), err)
+
+
+@njit(cache=True)
+def _scan_multiclass_stumps(order, split_ok, y, w, n_classes):
+    """Best (feature, split position, left class, right class, correct weight).
+
+    With the first ``pos + 1`` sorted points of feature ``j`` on the left, the best
+    classes are the heaviest class on each side; the weight predicted correctly is
+    max_c L_c + max_c (T_c − L_c) for the class weights L on the left and T in total.
+    Position −1 (threshold −∞) is the constant classifier.
+    """
+    d, n = order.shape
+    total = np.zeros(n_classes)
+    for i in range(n):
+        total[y[i]] += w[i]
+    best_c = 0
+    for c in range(1, n_classes):
+        if total[c] > total[best_c]:
+            best_c = c
+    best_gain = total[best_c]
+    best_j, best_pos, best_left, best_right = 0, -1, best_c, best_c
+    left = np.zeros(n_classes)
+    for j in range(d):
+        left[:] = 0.0
+        for pos in range(n - 1):
+            i = order[j, pos]
+            left[y[i]] += w[i]
+            if split_ok[j, pos]:
+                cl, cr = 0, 0
+                for c in range(1, n_classes):
+                    if left[c] > left[cl]:
+                        cl = c
+                    if total[c] - left[c] > total[cr] - left[cr]:
+                        cr = c
+                gain = left[cl] + (total[cr] - left[cr])
+                if gain > best_gain:
+                    best_gain, best_j, best_pos, best_left, best_right = gain, j, pos, cl, cr
+    return best_j, best_pos, best_left, best_right, best_gain
+
+
+@dataclass(frozen=True)
+class MulticlassStump:
+    """A fitted k-class decision stump: class ``right`` if ``x[feature] > threshold`` else ``left``.
+
+    Attributes
+    ----------
+    feature : int
+    threshold : float
+        θ; ``-inf`` for the constant classifier (always ``right``).
+    left, right : int
+        Class indices (positions in the estimator's ``classes_``).
+    error : float
+        Weighted training error (weights normalized to sum 1) when it was fitted.
+    """
+
+    feature: int
+    threshold: float
+    left: int
+    right: int
+    error: float = np.nan
+
+    def predict(self, X) -> np.ndarray:
+        """Class indices, ndarray of int of shape (n_samples,)."""
+        return np.where(_column(X, self.feature) > self.threshold, self.right, self.left)
+
+
+class MulticlassStumpSearch(StumpSearch):
+    """Exact weighted-error minimization over k-class decision stumps on fixed data.
+
+    Each side of the threshold predicts its heaviest class; sorting is done once at
+    construction (as :class:`StumpSearch`), then :meth:`best` costs ``O(n d k)``.
+
+    Parameters
+    ----------
+    X : {ndarray, sparse matrix} of shape (n_samples, n_features)
+    y : ndarray of int of shape (n_samples,)
+        Class indices in ``range(n_classes)``.
+    n_classes : int
+    """
+
+    def __init__(self, X, y, n_classes):
+        super().__init__(X, np.zeros(np.shape(y)[0]))
+        self.y = np.ascontiguousarray(y, dtype=np.int64)
+        self.n_classes = int(n_classes)
+
+    def best(self, sample_weight) -> MulticlassStump:
+        """The stump of least weighted error (first one found on ties).
+
+        Parameters
+        ----------
+        sample_weight : ndarray of shape (n_samples,)
+            Weights ≥ 0, not all zero.
+
+        Returns
+        -------
+        stump : MulticlassStump
+            ``error`` recomputed directly as ``Σ wᵢ 1[h(xᵢ) ≠ yᵢ] / Σ wᵢ``.
+        """
+        w = np.ascontiguousarray(sample_weight, dtype=np.float64)
+        j, pos, left, right, _ = _scan_multiclass_stumps(self.order, self.split_ok, self.y, w,
+                                                         self.n_classes)
+        thr = self._threshold(j, pos)
+        h = np.where(self.sorted_values[j] > thr, right, left)
+        miss = h != self.y[self.order[j]]
+        err = float(w[self.order[j]][miss].sum() / w.sum())
+        return MulticlassStump(int(j), float(thr), int(left), int(right), err)
 
 
 class DecisionStump(ClassifierMixin, BaseEstimator):

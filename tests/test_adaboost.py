@@ -189,7 +189,7 @@ def test_input_validation_and_no_mutation():
         AdaBoost(n_estimators=0).fit(X, y)
     with pytest.raises(ValueError, match="sample_weight"):
         AdaBoost(weak_learner=KNeighborsClassifier()).fit(X, y)
-    with pytest.raises(ValueError, match="single class"):
+    with pytest.raises(ValueError, match="one class"):
         AdaBoost().fit(X, np.ones(60))
     Xn = X.copy()
     Xn[0, 0] = np.nan

@@ -62,12 +62,6 @@ def test_sklearn_conventions(data):
         SVC(kernel="linear").fit(X, y).predict(X[:, :5])
 
 
-def test_three_classes_refused():
-    X = np.random.default_rng(0).normal(size=(30, 2))
-    with pytest.raises(ValueError, match="binary"):
-        SVC().fit(X, np.arange(30) % 3)
-
-
 def test_hard_margin_estimator(separable):
     X, y = separable
     clf = SVC(C=np.inf, kernel="linear").fit(X, y)

@@ -10,4 +10,5 @@ SUITES = {
     "svr": "margin_opt.bench.svr",
     "adaboost": "margin_opt.bench.adaboost",
     "truth": "margin_opt.bench.truth",
+    "multiclass": "margin_opt.bench.multiclass",
 }

@@ -3,47 +3,79 @@
 from __future__ import annotations
 
 import numpy as np
-from sklearn.utils.validation import check_array, check_is_fitted
+from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..methods import get_method, stopping_options
 from ..problems.solve_path import warn_nonconvex
 from ..validation import check_precomputed_kernel
 
-__all__ = ["fit_problem", "kernel_decision"]
+__all__ = ["fit_problem", "kernel_decision", "solve_and_certify", "check_predict_input",
+           "support_kernel"]
 
-
-def fit_problem(est, problem):
-    """Solve ``problem`` with the estimator's solver and store the fitted attributes.
+def solve_and_certify(est, problem, *, solver=None, certify=None):
+    """Solve ``problem`` with the estimator's solver; certified by default.
 
     The backend's stopping tolerance follows the registry's policy
     (:func:`margin_opt.methods.stopping_options`) so that its answer certifies at
     ``est.tol``; ``est.solver_options`` override it.  With ``est.certify`` (the
     default) the fit is certified by default: an answer whose certificate fails is
-    repaired by the solve path (``fallback=True``) or
-    :class:`~margin_opt.exceptions.NotCertifiedError` is raised (an iterative method —
-    subgradient, Pegasos — is held to its documented accuracy instead, and its answer
-    kept whatever its certificate says); a kernel matrix that
-    is not PSD gives a :class:`~margin_opt.exceptions.NonConvexWarning` and a
-    certificate that says so.  Sets ``solution_``,
-    ``support_``, ``support_vectors_``, ``dual_coef_`` of shape (n_functions, n_SV),
-    ``intercept_`` of shape (n_functions,), ``n_iter_``, ``coef_`` (linear kernel),
-    ``certificate_`` (when ``est.certify``) and ``n_features_in_``.
+    repaired by the solve path (``fallback=True``: a tighter restart, the exact dual,
+    SMO from the exact dual's answer) or :class:`~margin_opt.exceptions.NotCertifiedError`
+    says why.  An iterative method (subgradient, Pegasos) is held to its documented
+    accuracy instead, and its answer kept whatever its certificate says.  A kernel
+    matrix that is not PSD gives a :class:`~margin_opt.exceptions.NonConvexWarning`
+    and a certificate that says so.
+
+    Parameters
+    ----------
+    est : estimator
+        With ``solver``, ``tol``, ``solver_options`` and ``certify``.
+    problem : KernelProblem or MulticlassSVMProblem
+    solver : str, optional
+        The registry name to use instead of ``est.solver``.
+    certify : bool, optional
+        Whether to certify, instead of ``est.certify``.
+
+    Returns
+    -------
+    solution : Solution
+    certificate : Certificate or None
+        None when not certified.
+
+    Raises
+    ------
+    NotCertifiedError
+        No answer certified at ``est.tol``.
+    NotSeparableError
+        The hard margin on data that is not separable.
     """
-    options = {**stopping_options(est.solver, est.tol, float(np.max(problem.C_i))),
+    solver = est.solver if solver is None else solver
+    certify = est.certify if certify is None else certify
+    options = {**stopping_options(solver, est.tol, float(np.max(problem.C_i))),
                **(est.solver_options or {})}
-    spec = get_method(est.solver)
-    if est.certify and spec.iterative:
+    spec = get_method(solver)
+    if certify and spec.iterative:
         # a first-order method is held to the accuracy it is documented to reach, and its
         # answer is kept (its certificate reports the gap it reached)
-        sol = problem.solve(est.solver, certify=max(est.tol, spec.accuracy_for(problem.model)),
+        sol = problem.solve(solver, certify=max(est.tol, spec.accuracy_for(problem.model)),
                             **options)
-    elif est.certify:
-        # certified by default: an answer whose certificate fails at est.tol is repaired
-        # (a tighter restart, the exact dual) or NotCertifiedError says why
-        sol = problem.solve(est.solver, certify=est.tol, fallback=True, **options)
+    elif certify:
+        sol = problem.solve(solver, certify=est.tol, fallback=True, **options)
     else:
-        sol = problem.solve(est.solver, certify=False, **options)
+        sol = problem.solve(solver, certify=False, **options)
         warn_nonconvex(problem, stacklevel=3)
+    return sol, (sol.certificate if certify else None)
+
+
+def fit_problem(est, problem):
+    """Solve ``problem`` (:func:`solve_and_certify`) and store the fitted attributes.
+
+    Sets ``solution_``, ``support_``, ``support_vectors_``, ``dual_coef_`` of shape
+    (n_functions, n_SV), ``intercept_`` of shape (n_functions,), ``n_iter_``,
+    ``coef_`` (linear kernel), ``certificate_`` (when ``est.certify``) and
+    ``n_features_in_``.
+    """
+    sol, est.certificate_ = solve_and_certify(est, problem)
     support = sol.support_
     est.n_features_in_ = problem.X.shape[1]
     est._kernel = problem.kernel
@@ -56,8 +88,47 @@ def fit_problem(est, problem):
     est.n_iter_ = sol.n_iter
     if problem.kernel.is_linear:
         est.coef_ = np.asarray(sol.w)[None, :]
-    est.certificate_ = sol.certificate if est.certify else None
     return sol
+
+
+def check_predict_input(est, X):
+    """Validate X at prediction time (the estimator fitted, its features, its names).
+
+    scikit-learn's ``validate_data(reset=False)``: the wording "X has N features, but
+    SVC is expecting M features as input" and the warning when the feature names
+    differ from those seen in ``fit``.
+
+    Returns
+    -------
+    X : {ndarray, csr_matrix} of shape (n_samples, n_features)
+        For ``kernel="precomputed"``: K(X, X_train) of shape (n_samples, n_train).
+
+    Raises
+    ------
+    NotFittedError, ValueError
+        Not fitted; wrong number of features (or of kernel columns for precomputed).
+    """
+    check_is_fitted(est)
+    precomputed = est._kernel.name == "precomputed"
+    try:
+        X = validate_data(est, X, accept_sparse=False if precomputed else "csr",
+                          dtype=np.float64, reset=False)
+    except ValueError as exc:
+        if not (precomputed and "features as input" in str(exc)):
+            raise
+        raise ValueError(f"{exc} With kernel='precomputed' pass K(X_test, X_train) of shape "
+                         f"(n_test, {est._n_train}): its columns are the training samples."
+                         ) from None
+    return check_precomputed_kernel(X, n_train=est._n_train) if precomputed else X
+
+
+def support_kernel(est, X) -> np.ndarray:
+    """K(X, support_vectors_) of shape (n_samples, n_SV) for validated X."""
+    if est._kernel.name == "precomputed":
+        return X[:, est.support_]
+    if est.support_.size == 0:
+        return np.zeros((X.shape[0], 0))
+    return est._kernel(X, est.support_vectors_)
 
 
 def kernel_decision(est, X) -> np.ndarray:
@@ -70,20 +141,10 @@ def kernel_decision(est, X) -> np.ndarray:
     Raises
     ------
     NotFittedError, ValueError
-        Not fitted; wrong number of features (or of kernel columns for precomputed).
+        See :func:`check_predict_input`.
     """
-    check_is_fitted(est)
-    name = type(est).__name__
+    X = check_predict_input(est, X)
     coef, b = est.dual_coef_[0], est.intercept_[0]
-    if est._kernel.name == "precomputed":
-        K = check_precomputed_kernel(X, n_train=est._n_train)
-        return K[:, est.support_] @ coef + b
-    X = check_array(X, accept_sparse="csr", dtype=np.float64)
-    if X.shape[1] != est.n_features_in_:
-        raise ValueError(f"X has {X.shape[1]} features, but {name} was fitted with "
-                         f"{est.n_features_in_}.")
     if hasattr(est, "coef_"):
         return np.asarray(X @ est.coef_[0]).ravel() + b
-    if est.support_.size == 0:
-        return np.full(X.shape[0], b)
-    return est._kernel(X, est.support_vectors_) @ coef + b
+    return support_kernel(est, X) @ coef + b

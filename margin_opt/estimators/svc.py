@@ -1,4 +1,4 @@
-"""scikit-learn style binary support vector classifier on :class:`SVMProblem`."""
+"""scikit-learn style support vector classifier: binary, one-vs-one, or Crammer–Singer."""
 
 from __future__ import annotations
 
@@ -7,17 +7,38 @@ import numbers
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context
 from sklearn.utils._param_validation import Interval, Options, StrOptions
+from sklearn.utils.class_weight import compute_class_weight
+from sklearn.utils.metaestimators import available_if
+from sklearn.utils.validation import validate_data
 
-from ..kernels import KERNELS
+from ..kernels import KERNELS, make_kernel
 from ..methods import method_names
-from ..problems.svm import SVMProblem
-from .base import fit_problem, kernel_decision
+from ..problems.multiclass import MulticlassSVMProblem
+from ..validation import (
+    check_class_labels,
+    check_classes_weighted,
+    check_libsvm_sample_weight,
+    check_precomputed_kernel,
+)
+from .base import (
+    check_predict_input,
+    solve_and_certify,
+    support_kernel,
+)
+from .ovo import fit_one_vs_one, linear_decision, ovo_decision, ovo_votes, ovr_from_ovo
+from .probability import PairCalibrator, ovo_probabilities
 
 __all__ = ["SVC"]
 
 
 class SVC(ClassifierMixin, BaseEstimator):
-    """Binary C-support vector classifier solved as an explicit convex problem.
+    """C-support vector classifier solved as explicit convex problems, certified.
+
+    Two classes: one binary C-SVC (:class:`~margin_opt.problems.svm.SVMProblem`).
+    More classes: one-vs-one as LIBSVM (k(k − 1)/2 binary problems, each solved and
+    certified, LIBSVM's layout of the fitted attributes and its voting), or, with
+    ``multi_class="crammer_singer"``, the one joint problem of Crammer and Singer
+    (:class:`~margin_opt.problems.multiclass.MulticlassSVMProblem`).
 
     Parameters
     ----------
@@ -25,43 +46,83 @@ class SVC(ClassifierMixin, BaseEstimator):
         Penalty of the slacks (> 0); ``np.inf`` fits the hard margin.
     kernel : {"linear", "poly", "rbf", "sigmoid", "precomputed"} or callable, default="rbf"
     gamma : {"scale", "auto"} or float, default="scale"
-        As in scikit-learn: ``scale`` is 1 / (n_features · X.var()).
+        As in scikit-learn: ``scale`` is 1 / (n_features · X.var()) over all of X.
     degree : int, default=3
     coef0 : float, default=0.0
     fit_intercept : bool, default=True
     class_weight : dict or "balanced", default=None
-    solver : {"cvxpy-dual", "cvxpy-primal", "smo", "subgradient", "pegasos"}, default="smo"
-        Method passed to :meth:`SVMProblem.solve`: SMO (LIBSVM's algorithm, compiled)
-        by default, the cvxpy reference formulations, or the iterative primal methods.
+        Class c's samples get the box bound C · class_weight[c] · sample_weight.
+    solver : str, default="auto"
+        Method of :meth:`SVMProblem.solve`: ``"smo"`` (LIBSVM's algorithm, compiled),
+        ``"cvxpy-dual"``, ``"cvxpy-primal"``, ``"subgradient"``, ``"pegasos"``.
+        ``"auto"`` is ``"smo"`` for one-vs-one and ``"cvxpy-dual"`` for Crammer–Singer
+        (which takes only the cvxpy methods).
     tol : float, default=1e-6
-        Tolerance of the certificate computed after fitting.  SMO stops at
+        Tolerance of the certificates computed after fitting.  SMO stops at
         m(α) − M(α) ≤ tol / max(1, C) (the duality gap is bounded by that times
         Σα + ΣCᵢ), the subgradient method at a parameter change ≤ tol.
     solver_options : dict, default=None
-        Extra keywords for the solver (e.g. ``{"max_iter": 1000}``).
+        Extra keywords for the solver (e.g. ``{"max_iter": 1000}``).  Its
+        ``cache_size`` (MB, default 200) also bounds the kernel matrix that the
+        one-vs-one pairs share.
     certify : bool, default=True
         Compute ``certificate_`` after fitting.
+    multi_class : {"ovo", "crammer_singer"}, default="ovo"
+        How more than two classes are fitted.
+    decision_function_shape : {"ovr", "ovo"}, default="ovr"
+        As in scikit-learn: for k > 2 classes, ``decision_function`` returns the
+        one-vs-one values (n_samples, k(k − 1)/2) or their one-vs-rest aggregate
+        (n_samples, k) (votes plus confidences, monotone with the votes).
+    break_ties : bool, default=False
+        With ``decision_function_shape="ovr"`` and k > 2, predict the argmax of the
+        one-vs-rest values (ties between votes broken by confidence) instead of
+        LIBSVM's vote (ties to the first class).
+    probability : bool, default=False
+        Calibrate probabilities (LIBSVM's: per-pair Platt sigmoids on 5-fold
+        cross-validated decision values, then pairwise coupling); about 5× the fit.
+    random_state : int, RandomState instance or None, default=None
+        Shuffles the internal cross-validation of ``probability``.
 
     Attributes
     ----------
-    classes_ : ndarray of shape (2,)
-        ``classes_[1]`` is the positive class (decision_function > 0).
-    support_ : ndarray of shape (n_SV,)
-        Indices of the support vectors.
-    support_vectors_ : ndarray of shape (n_SV, n_features)
-    dual_coef_ : ndarray of shape (1, n_SV)
-        yᵢαᵢ of the support vectors (scikit-learn's convention).
-    intercept_ : ndarray of shape (1,)
-    coef_ : ndarray of shape (1, n_features)
-        Only for the linear kernel.
+    classes_ : ndarray of shape (n_classes,)
+    class_weight_ : ndarray of shape (n_classes,)
+    support_ : ndarray of int32 of shape (n_SV,)
+        Indices of the support vectors, grouped by class (LIBSVM's order).
+    support_vectors_ : {ndarray, sparse matrix} of shape (n_SV, n_features)
+    n_support_ : ndarray of int32 of shape (n_classes,)
+    dual_coef_ : ndarray of shape (n_classes − 1, n_SV)
+        One-vs-one: the coefficients yα of each SV in its k − 1 pairs (LIBSVM's
+        layout); two classes: (1, n_SV), positive for ``classes_[1]``.
+        Crammer–Singer: shape (n_classes, n_SV), row r the coefficients of f_r.
+    intercept_ : ndarray of shape (n_classes (n_classes − 1) / 2,)
+        One per pair (Crammer–Singer: one per class).
+    coef_ : ndarray of shape (n_pairs, n_features)
+        Linear kernel only: w of each pair (Crammer–Singer: of each class).
+    n_iter_ : ndarray of int32 of shape (n_pairs,)
+    probA_, probB_ : ndarray of shape (n_pairs,)
+        With ``probability``: P(i | x, pair (i, j)) = 1 / (1 + exp(A d + B)) for the
+        pair's value d > 0 toward i (two classes: d = −decision_function).
     solution_ : Solution
-    certificate_ : Certificate or None
-    n_iter_ : int or None
+        Two classes or Crammer–Singer: the solution.
+    solutions_ : list of Solution
+        One per pair (one-vs-one), on the pair's data (class i, then class j).
+    certificate_ : Certificate, CompositeCertificate or None
+        Two classes or Crammer–Singer: the problem's certificate; one-vs-one with
+        k > 2: the pairs' certificates (ok when every pair is), printing one line
+        per pair.
+    shape_fit_ : tuple
     n_features_in_ : int
+    feature_names_in_ : ndarray of shape (``n_features_in_``,)
+        When X has feature names (a DataFrame).
 
     References
     ----------
     C. Cortes and V. Vapnik, "Support-vector networks", Machine Learning 20, 1995.
+    C.-W. Hsu and C.-J. Lin, "A comparison of methods for multiclass support vector
+    machines", IEEE TNN 13(2), 2002.
+    K. Crammer and Y. Singer, "On the algorithmic implementation of multiclass
+    kernel-based vector machines", JMLR 2, 2001.
     """
 
     _parameter_constraints: dict = {
@@ -73,15 +134,22 @@ class SVC(ClassifierMixin, BaseEstimator):
         "coef0": [Interval(numbers.Real, None, None, closed="neither")],
         "fit_intercept": ["boolean"],
         "class_weight": [dict, StrOptions({"balanced"}), None],
-        "solver": [StrOptions(set(method_names("svc", estimator=True)))],
+        "solver": [StrOptions(set(method_names("svc", estimator=True))), StrOptions({"auto"})],
         "tol": [Interval(numbers.Real, 0, None, closed="neither")],
         "solver_options": [dict, None],
         "certify": ["boolean"],
+        "multi_class": [StrOptions({"ovo", "crammer_singer"})],
+        "decision_function_shape": [StrOptions({"ovr", "ovo"})],
+        "break_ties": ["boolean"],
+        "probability": ["boolean"],
+        "random_state": ["random_state"],
     }
 
     def __init__(self, C=1.0, kernel="rbf", gamma="scale", degree=3, coef0=0.0,
-                 fit_intercept=True, class_weight=None, solver="smo", tol=1e-6,
-                 solver_options=None, certify=True):
+                 fit_intercept=True, class_weight=None, solver="auto", tol=1e-6,
+                 solver_options=None, certify=True, multi_class="ovo",
+                 decision_function_shape="ovr", break_ties=False, probability=False,
+                 random_state=None):
         self.C = C
         self.kernel = kernel
         self.gamma = gamma
@@ -93,18 +161,51 @@ class SVC(ClassifierMixin, BaseEstimator):
         self.tol = tol
         self.solver_options = solver_options
         self.certify = certify
+        self.multi_class = multi_class
+        self.decision_function_shape = decision_function_shape
+        self.break_ties = break_ties
+        self.probability = probability
+        self.random_state = random_state
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.pairwise = self.kernel == "precomputed"
+        tags.input_tags.sparse = self.kernel != "precomputed"
+        return tags
+
+    def _resolved_solver(self) -> str:
+        joint = self.multi_class == "crammer_singer"
+        if self.solver == "auto":
+            return "cvxpy-dual" if joint else "smo"
+        if joint and self.solver not in method_names("multiclass", estimator=True):
+            raise ValueError(
+                f"multi_class='crammer_singer' is one joint problem solved in cvxpy; solver must "
+                f"be one of {method_names('multiclass', estimator=True)} or 'auto', got "
+                f"{self.solver!r}.")
+        return self.solver
+
+    def _class_weights(self, y, classes):
+        if self.class_weight is None:
+            return np.ones(classes.size)
+        cw = np.asarray(compute_class_weight(self.class_weight, classes=classes, y=y),
+                        dtype=float)
+        if not np.all(np.isfinite(cw)) or np.any(cw < 0):
+            raise ValueError(f"class_weight must be finite and ≥ 0, got {self.class_weight!r}.")
+        return cw
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, sample_weight=None):
-        """Fit the SVM.
+        """Fit the SVM (binary, one-vs-one or Crammer–Singer).
 
         Parameters
         ----------
         X : {array-like, sparse matrix} of shape (n_samples, n_features)
             Or the Gram matrix (n_samples, n_samples) for ``kernel="precomputed"``.
         y : array-like of shape (n_samples,)
-            Two classes.
+            Two classes or more.
         sample_weight : array-like of shape (n_samples,), default=None
+            Sample i gets the box bound C · sample_weight[i] · class_weight[yᵢ]; a
+            weight ≤ 0 leaves the sample out (as LIBSVM).
 
         Returns
         -------
@@ -113,20 +214,96 @@ class SVC(ClassifierMixin, BaseEstimator):
         Raises
         ------
         ValueError
-            Bad input (see :class:`SVMProblem`); more than two classes.
+            Bad input: one class ("one class"), continuous targets ("Unknown label
+            type"), NaN/inf, a class without positive weight, a precomputed matrix
+            that is not square or not PSD; a solver that does not apply.
         NotSeparableError
-            ``C=np.inf`` on data that is not separable.
+            ``C=np.inf`` on data (of a pair) that is not separable.
         """
-        problem = SVMProblem(X, y, C=self.C, kernel=self.kernel, gamma=self.gamma,
-                             degree=self.degree, coef0=self.coef0,
-                             fit_intercept=self.fit_intercept, sample_weight=sample_weight,
-                             class_weight=self.class_weight)
-        self.classes_ = problem.classes_
-        fit_problem(self, problem)
+        solver = self._resolved_solver()
+        precomputed = self.kernel == "precomputed"
+        X, y = validate_data(self, X, y, accept_sparse=False if precomputed else "csr",
+                             dtype=np.float64)
+        y_index, self.classes_ = check_class_labels(y)
+        if precomputed:     # fitted even when not PSD (as LIBSVM); the certificate says so
+            X = check_precomputed_kernel(X, check_psd=False)
+        sw = check_libsvm_sample_weight(sample_weight, X)
+        self.class_weight_ = self._class_weights(y, self.classes_)
+        weight = sw * self.class_weight_[y_index]
+        check_classes_weighted(y_index, weight, self.classes_)
+        kernel = make_kernel(self.kernel, X, gamma=self.gamma, degree=self.degree,
+                             coef0=self.coef0)
+        self._kernel, self._n_train, self.shape_fit_ = kernel, X.shape[0], X.shape
+        for name in ("solution_", "coef_", "probA_", "probB_"):
+            self.__dict__.pop(name, None)
+        if self.multi_class == "crammer_singer":
+            self._fit_crammer_singer(X, y_index, weight, kernel, solver)
+        else:
+            self._fit_one_vs_one(X, y_index, weight, kernel, solver)
         return self
 
+    def _fit_one_vs_one(self, X, y_index, weight, kernel, solver):
+        k = self.classes_.size
+        n_pairs = k * (k - 1) // 2
+        calibrate = None
+        if self.probability:
+            calibrate = PairCalibrator(self, solver, n_pairs, 1 if k > 2 else -1,
+                                       self.random_state)
+        fit = fit_one_vs_one(self, X, y_index, self.classes_, weight, kernel, solver=solver,
+                             on_pair=calibrate)
+        self._store(X, fit.support, fit.n_support, fit.dual_coef, fit.intercept, fit.n_iter,
+                    fit.coef, fit.certificate)
+        self.solutions_ = fit.solutions
+        self._shared_gram = fit.shared_gram
+        if k == 2:
+            self.solution_ = fit.solutions[0]
+        if calibrate is not None:
+            self.probA_, self.probB_ = calibrate.probA, calibrate.probB
+
+    def _fit_crammer_singer(self, X, y_index, weight, kernel, solver):
+        if self.probability:
+            raise ValueError("probability=True is calibrated per one-vs-one pair; use "
+                             "multi_class='ovo' for probabilities.")
+        problem = MulticlassSVMProblem(X, y_index, C=self.C, kernel=kernel,
+                                       fit_intercept=self.fit_intercept, sample_weight=weight)
+        sol, cert = solve_and_certify(self, problem, solver=solver)
+        is_sv = np.zeros(X.shape[0], dtype=bool)
+        is_sv[sol.support_] = True
+        per_class = [np.flatnonzero(is_sv & (y_index == c)) for c in range(self.classes_.size)]
+        support = np.concatenate(per_class).astype(np.int32)
+        coef = np.asarray(sol.variables.w).T if kernel.is_linear else None
+        self._store(X, support, np.array([m.size for m in per_class], dtype=np.int32),
+                    np.asarray(sol.dual_coef)[:, support], np.asarray(sol.intercept, float),
+                    np.array([sol.n_iter or 0], dtype=np.int32), coef, cert)
+        self.solution_ = sol
+        self.solutions_ = [sol]
+
+    def _store(self, X, support, n_support, dual_coef, intercept, n_iter, coef, certificate):
+        self.support_ = support
+        self.support_vectors_ = X[support]
+        self.n_support_ = n_support
+        self.dual_coef_ = dual_coef
+        self.intercept_ = intercept
+        self.n_iter_ = n_iter
+        self.certificate_ = certificate
+        if coef is not None:
+            self.coef_ = coef
+
+    # ------------------------------------------------------------------ prediction
+    def _raw_decision(self, X) -> np.ndarray:
+        """(n_samples, n_pairs) one-vs-one values, or (n_samples, k) Crammer–Singer f."""
+        X = check_predict_input(self, X)
+        if self.multi_class == "crammer_singer":
+            if hasattr(self, "coef_"):
+                return linear_decision(X, self.coef_, self.intercept_)
+            return support_kernel(self, X) @ self.dual_coef_.T + self.intercept_
+        if hasattr(self, "coef_"):
+            return linear_decision(X, self.coef_, self.intercept_)
+        return ovo_decision(support_kernel(self, X), self.n_support_, self.dual_coef_,
+                            self.intercept_)
+
     def decision_function(self, X):
-        """Signed distance-like score f(x) = Σᵢ yᵢαᵢK(x, xᵢ) + b.
+        """Decision values.
 
         Parameters
         ----------
@@ -135,12 +312,71 @@ class SVC(ClassifierMixin, BaseEstimator):
 
         Returns
         -------
-        scores : ndarray of shape (n_samples,)
-            > 0 means ``classes_[1]``.
+        scores : ndarray of shape (n_samples,), (n_samples, n_classes) or (n_samples, n_pairs)
+            Two classes: f(x) = Σᵢ yᵢαᵢK(x, xᵢ) + b, > 0 meaning ``classes_[1]``.
+            One-vs-one, k > 2: the pairs' values (> 0 votes for the pair's first class)
+            with ``decision_function_shape="ovo"``, else their one-vs-rest aggregate.
+            Crammer–Singer: f_r(x) of every class (two classes: f₁ − f₀).
         """
-        return kernel_decision(self, X)
+        dec = self._raw_decision(X)
+        k = self.classes_.size
+        if self.multi_class == "crammer_singer":
+            return dec[:, 1] - dec[:, 0] if k == 2 else dec
+        if k == 2:
+            return dec[:, 0]
+        return ovr_from_ovo(dec, k) if self.decision_function_shape == "ovr" else dec
 
     def predict(self, X):
-        """Class labels, ndarray of shape (n_samples,)."""
-        scores = self.decision_function(X)
-        return self.classes_[(scores > 0).astype(int)]
+        """Class labels, ndarray of shape (n_samples,).
+
+        One-vs-one: LIBSVM's vote (a pair's value > 0 votes for its first class, else
+        for the second; the first class with most votes wins), or with
+        ``break_ties`` the argmax of the one-vs-rest values.  Crammer–Singer:
+        argmax_r f_r(x).
+        """
+        if self.break_ties and self.decision_function_shape == "ovo":
+            raise ValueError("break_ties must be False when decision_function_shape is 'ovo'.")
+        dec = self._raw_decision(X)
+        k = self.classes_.size
+        if self.multi_class == "crammer_singer":
+            return self.classes_[np.argmax(dec, axis=1)]
+        if k == 2:
+            return self.classes_[(dec[:, 0] > 0).astype(int)]
+        if self.break_ties:
+            return self.classes_[np.argmax(ovr_from_ovo(dec, k), axis=1)]
+        return self.classes_[np.argmax(ovo_votes(dec, k), axis=1)]
+
+    def _check_proba(self):
+        if not self.probability:
+            raise AttributeError("predict_proba is not available when probability=False; "
+                                 "fit with SVC(probability=True).")
+        return True
+
+    @available_if(_check_proba)
+    def predict_proba(self, X):
+        """Class probabilities (LIBSVM's: Platt sigmoids per pair, pairwise coupling).
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+
+        Returns
+        -------
+        proba : ndarray of shape (n_samples, n_classes)
+            Columns in ``classes_`` order; rows sum to 1.  Their argmax may differ from
+            ``predict`` (the vote), as in LIBSVM.
+
+        Raises
+        ------
+        AttributeError
+            ``probability=False``.
+        NotFittedError
+        """
+        dec = self._raw_decision(X)
+        k = self.classes_.size
+        return ovo_probabilities(dec, self.probA_, self.probB_, k, 1 if k > 2 else -1)
+
+    @available_if(_check_proba)
+    def predict_log_proba(self, X):
+        """Logarithm of :meth:`predict_proba`, ndarray of shape (n_samples, n_classes)."""
+        return np.log(self.predict_proba(X))

@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import numbers
 
+import numpy as np
 from sklearn.base import BaseEstimator, RegressorMixin, _fit_context
 from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.validation import validate_data
 
-from ..kernels import KERNELS
+from ..kernels import KERNELS, make_kernel
 from ..methods import method_names
 from ..problems.svr import SVRProblem
+from ..validation import check_libsvm_sample_weight, check_precomputed_kernel
 from .base import fit_problem, kernel_decision
 
 __all__ = ["SVR"]
@@ -91,6 +94,7 @@ class SVR(RegressorMixin, BaseEstimator):
         X : {array-like, sparse matrix} of shape (n_samples, n_features)
         y : array-like of shape (n_samples,)
         sample_weight : array-like of shape (n_samples,), default=None
+            A weight ≤ 0 leaves its sample out, as in LIBSVM.
 
         Returns
         -------
@@ -99,13 +103,31 @@ class SVR(RegressorMixin, BaseEstimator):
         Raises
         ------
         ValueError
-            Bad input (see :class:`SVRProblem`).
+            Bad input (see :class:`SVRProblem`), one sample only.  A precomputed
+            matrix that is not PSD is fitted (as by LIBSVM) and its certificate fails
+            on ``kernel_psd``.
         """
-        problem = SVRProblem(X, y, C=self.C, epsilon=self.epsilon, kernel=self.kernel,
+        precomputed = self.kernel == "precomputed"
+        X, y = validate_data(self, X, y, accept_sparse=False if precomputed else "csr",
+                             dtype=np.float64, y_numeric=True)
+        if X.shape[0] < 2:
+            raise ValueError("SVR needs at least 2 samples; got n_samples = 1.")
+        kernel = self.kernel
+        if precomputed:     # checked here: fitted even when not PSD (as LIBSVM); the
+            X = check_precomputed_kernel(X, check_psd=False)   # certificate says so
+            kernel = make_kernel("precomputed")
+        sample_weight = check_libsvm_sample_weight(sample_weight, X)
+        problem = SVRProblem(X, y, C=self.C, epsilon=self.epsilon, kernel=kernel,
                              gamma=self.gamma, degree=self.degree, coef0=self.coef0,
                              sample_weight=sample_weight)
         fit_problem(self, problem)
         return self
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.pairwise = self.kernel == "precomputed"
+        tags.input_tags.sparse = self.kernel != "precomputed"
+        return tags
 
     def predict(self, X):
         """f(x) = Σᵢ(aᵢ − âᵢ)K(x, xᵢ) + b, ndarray of shape (n_samples,)."""

@@ -7,7 +7,9 @@ Notation: ``M[i, t] = yᵢ hₜ(xᵢ)`` is the margin of weak learner ``t`` on s
 - **Stage line search** (forward stagewise additive modelling under the
   exponential loss): ``min_α Σᵢ wᵢ exp(−α mᵢ)``.  For ``mᵢ = ±1`` and ``Σ w = 1``
   it is ``(1 − ε) e^{−α} + ε e^{α}`` with the weighted error ``ε``, minimized by
-  ``α = ½ log((1 − ε)/ε)`` at the value ``Z = 2√(ε(1 − ε))``.
+  ``α = ½ log((1 − ε)/ε)`` at the value ``Z = 2√(ε(1 − ε))``.  With k classes
+  (SAMME) a learner's stage margins are ``mᵢ = 1/(k − 1)`` (correct) or
+  ``−1/(k − 1)²`` (wrong), and ``α = ((k − 1)²/k)(log((1 − ε)/ε) + log(k − 1))``.
 - **Totally corrective refit**: ``min_{α ≥ 0} Σᵢ wᵢ exp(−(Mα)ᵢ)``, the exponential
   loss of the whole additive model, convex in all α at once; optionally with
   ``Σ α ≤ l1_bound`` (without a bound the infimum is 0 and not attained when
@@ -19,6 +21,8 @@ References
 ----------
 J. Friedman, T. Hastie and R. Tibshirani, "Additive logistic regression: a
 statistical view of boosting", Ann. Statist. 28(2), 2000.
+J. Zhu, H. Zou, S. Rosset and T. Hastie, "Multi-class AdaBoost", Statistics and
+Its Interface 2, 2009 (SAMME, the multiclass exponential loss).
 R. E. Schapire, Y. Freund, P. Bartlett and W. S. Lee, "Boosting the margin: a new
 explanation for the effectiveness of voting methods", Ann. Statist. 26(5), 1998.
 A. Demiriz, K. P. Bennett and J. Shawe-Taylor, "Linear programming boosting via
@@ -42,6 +46,7 @@ __all__ = [
     "EPS_MIN",
     "ALPHA_MAX",
     "closed_form_alpha",
+    "stage_margins",
     "weighted_error",
     "StageLineSearch",
     "TotallyCorrectiveProblem",
@@ -66,18 +71,25 @@ _OPTIONS = {"SCS": dict(eps_abs=1e-12, eps_rel=1e-12, max_iters=200_000),
             "CLARABEL": {}, "HIGHS": {}}
 
 
-def closed_form_alpha(error):
-    """The exponential-loss line search in closed form, ``α = ½ log((1 − ε)/ε)``.
+def closed_form_alpha(error, n_classes=2):
+    """The exponential-loss line search in closed form.
+
+    Two classes: ``α = ½ log((1 − ε)/ε)``.  k classes (SAMME, the stage of the
+    multiclass exponential loss ``exp(−fᵀY/k)``):
+    ``α = ((k − 1)²/k)(log((1 − ε)/ε) + log(k − 1))``, which is the two-class value
+    for k = 2.
 
     Parameters
     ----------
     error : float or ndarray
-        Weighted error ε ∈ [0, ½] of a ±1 weak learner (weights summing to 1).
+        Weighted error ε ∈ [0, 1] of the weak learner (weights summing to 1).
+    n_classes : int, default=2
 
     Returns
     -------
     alpha : float or ndarray
-        ``½ log((1 − ε)/ε)``; ``ALPHA_MAX`` where ε < ``EPS_MIN`` (a perfect learner).
+        The minimizer; its value at ε = ``EPS_MIN`` where ε < ``EPS_MIN`` (a perfect
+        learner; ``ALPHA_MAX`` for two classes).
 
     Raises
     ------
@@ -87,14 +99,38 @@ def closed_form_alpha(error):
     References
     ----------
     Freund and Schapire (1997); Friedman, Hastie and Tibshirani (2000), eq. (10.12)
-    of *The Elements of Statistical Learning*.
+    of *The Elements of Statistical Learning*; Zhu, Zou, Rosset and Hastie (2009),
+    eq. (11) (SAMME's β).
     """
     e = np.asarray(error, dtype=float)
     if np.any(~(e >= 0) | ~(e <= 1)):
         raise ValueError(f"a weighted error must lie in [0, 1], got {error!r}.")
     safe = np.maximum(e, EPS_MIN)
-    a = np.where(e < EPS_MIN, ALPHA_MAX, 0.5 * np.log((1.0 - safe) / safe))
+    if n_classes == 2:
+        a = np.where(e < EPS_MIN, ALPHA_MAX, 0.5 * np.log((1.0 - safe) / safe))
+    else:
+        k = float(n_classes)
+        a = (k - 1) ** 2 / k * (np.log((1.0 - safe) / safe) + np.log(k - 1))
     return float(a) if np.ndim(error) == 0 else a
+
+
+def stage_margins(correct, n_classes=2) -> np.ndarray:
+    """Stage margins mᵢ of a k-class weak learner: 1/(k − 1) where right, −1/(k − 1)² where wrong.
+
+    The stage objective of the multiclass exponential loss is then Σᵢ wᵢ exp(−α mᵢ)
+    (±1 for two classes).
+
+    Parameters
+    ----------
+    correct : ndarray of bool of shape (n_samples,)
+    n_classes : int, default=2
+
+    Returns
+    -------
+    margins : ndarray of shape (n_samples,)
+    """
+    k = n_classes
+    return np.where(correct, 1.0 / (k - 1), -1.0 / (k - 1) ** 2)
 
 
 def weighted_error(sample_weight, margins) -> float:
@@ -338,16 +374,19 @@ LP_TOL = 1e-7
 
 def certify_stagewise(errors, stage_weights, normalizers, train_errors, error_bounds,
                       exp_bounds, *, stage_gradients=None, verified_weights=None,
-                      lp_margin=None, min_margin=None, tol=1e-9) -> Certificate:
+                      lp_margin=None, min_margin=None, tol=1e-9, n_classes=2) -> Certificate:
     """The certificate of a stagewise exponential-loss fit (AdaBoost), round by round.
 
     Checks, over the rounds t with 0 < εₜ:
 
     - ``stage_stationarity``: each line search is solved — the derivative of the stage
       objective ``Σᵢ wᵢ exp(−α mᵢ)`` at αₜ, relative to Zₜ, is 0 (|·| ≤ ``tol``);
-    - ``alpha_closed_form``: αₜ = ½ log((1 − εₜ)/εₜ) (exactly, for ±1 learners);
-    - ``error_le_bound``: training error ≤ ∏ Z (Freund and Schapire's bound);
-    - ``bound_le_exp_bound``: ∏ Z ≤ exp(−2 Σ γ²) (to rounding, 1e-12);
+    - ``alpha_closed_form``: αₜ = ½ log((1 − εₜ)/εₜ) (exactly, for ±1 learners; the
+      SAMME value of :func:`closed_form_alpha` for k classes);
+    - ``error_le_bound``: training error ≤ the recorded bound (∏ Z, Freund and
+      Schapire's bound, for two classes);
+    - ``bound_le_exp_bound``: ∏ Z ≤ exp(−2 Σ γ²) (to rounding, 1e-12; two classes,
+      when ``exp_bounds`` is given);
     - with ``verified_weights``: ``alpha_cvxpy`` |α − α cvxpy| ≤ :data:`ALPHA_TOL`;
     - with ``lp_margin``: ``lp_margin_ge_min_margin``, the max-min-margin LP's optimum
       is at least AdaBoost's smallest normalized margin (slack :data:`LP_TOL`).
@@ -356,13 +395,15 @@ def certify_stagewise(errors, stage_weights, normalizers, train_errors, error_bo
     ----------
     errors, stage_weights, normalizers, train_errors, error_bounds, exp_bounds :
         ndarray of shape (n_rounds,)
-        The per-round records of the fit (see :class:`margin_opt.AdaBoost`).
+        The per-round records of the fit (see :class:`margin_opt.AdaBoost`);
+        ``exp_bounds`` may be None (k > 2).
     stage_gradients : ndarray of shape (n_rounds,), optional
         d/dα of the normalized stage objective at αₜ, divided by Zₜ.
     verified_weights : ndarray of shape (n_rounds,), optional
         The cvxpy line searches' α (NaN for a perfect learner).
     lp_margin, min_margin : float, optional
     tol : float, default=1e-9
+    n_classes : int, default=2
 
     Returns
     -------
@@ -376,22 +417,26 @@ def certify_stagewise(errors, stage_weights, normalizers, train_errors, error_bo
     eps = np.asarray(errors, dtype=float)
     alpha = np.asarray(stage_weights, dtype=float)
     pos = (eps > 0) & (eps >= EPS_MIN)
-    closed = closed_form_alpha(eps[pos]) if pos.any() else np.empty(0)
+    closed = closed_form_alpha(eps[pos], n_classes) if pos.any() else np.empty(0)
     checks = []
     if stage_gradients is not None:
         g = np.asarray(stage_gradients, dtype=float)[pos]
         checks.append(Check("stage_stationarity", float(np.max(np.abs(g), initial=0.0)), tol,
                             "max |d/dα Σ wᵢexp(−α mᵢ)| / Z at each αₜ (the line search solved)"))
+    formula = "½log((1−εₜ)/εₜ)" if n_classes == 2 else "((k−1)²/k)(log((1−εₜ)/εₜ) + log(k−1))"
+    bound = "∏Z" if n_classes == 2 else "∏Z·exp(Σα(k−2)/(2(k−1)²))"
     checks += [
         Check("alpha_closed_form", float(np.max(np.abs(alpha[pos] - closed), initial=0.0)),
-              0.0, "max |αₜ − ½log((1−εₜ)/εₜ)| over rounds with εₜ > 0"),
+              0.0, f"max |αₜ − {formula}| over rounds with εₜ > 0"),
         Check("error_le_bound", float(np.max(np.asarray(train_errors) - error_bounds,
                                              initial=0.0).clip(0)), 0.0,
-              "max(training error − ∏Z, 0) over rounds"),
-        Check("bound_le_exp_bound", float(np.max(np.asarray(error_bounds) / exp_bounds - 1,
-                                                 initial=0.0).clip(0)), 1e-12,
-              "max(∏Z / exp(−2Σγ²) − 1, 0) over rounds"),
+              f"max(training error − {bound}, 0) over rounds"),
     ]
+    if exp_bounds is not None:
+        checks.append(Check("bound_le_exp_bound",
+                            float(np.max(np.asarray(error_bounds) / exp_bounds - 1,
+                                         initial=0.0).clip(0)), 1e-12,
+                            "max(∏Z / exp(−2Σγ²) − 1, 0) over rounds"))
     if verified_weights is not None:
         diff = np.abs(np.asarray(verified_weights, dtype=float) - alpha)
         checks.append(Check("alpha_cvxpy", float(np.nanmax(diff, initial=0.0)), ALPHA_TOL,

@@ -53,8 +53,9 @@ class KernelData:
             self.kernel = Kernel("callable", func=lambda A, B: feature_map(A) @ feature_map(B).T)
             self._features = Phi
         else:
-            if kernel == "precomputed":
+            if kernel == "precomputed":      # the string: validated PSD here
                 X = check_precomputed_kernel(X)
+                self._validated_psd = True
             self.kernel = make_kernel(kernel, X, gamma=gamma, degree=degree, coef0=coef0)
             if self.kernel.name == "rbf" and not sp.issparse(X) and X.shape[0]:
                 # translation invariant: distances on centred data keep their precision
@@ -64,6 +65,7 @@ class KernelData:
         self._gram = None
         self._factor = None
         self._psd = None
+        self._validated_psd = getattr(self, "_validated_psd", False)
         if self.kernel.name not in ("precomputed", "callable"):
             _check_scale(X, self.kernel)
 
@@ -82,13 +84,38 @@ class KernelData:
             self._gram = self.kernel.gram(self.X)
         return self._gram
 
+    def use_gram(self, K) -> None:
+        """Take the kernel matrix from the caller instead of computing it.
+
+        For sub-problems of a larger one (the pairs of a one-vs-one fit): their
+        kernel matrix is a block of a matrix computed once.
+
+        Parameters
+        ----------
+        K : ndarray of shape (n_samples, n_samples)
+            K(X, X) for this data and kernel (not checked beyond its shape: the
+            caller vouches for it); kept, not copied.
+
+        Raises
+        ------
+        ValueError
+            A matrix of the wrong shape.
+        """
+        K = np.asarray(K, dtype=np.float64)
+        if K.shape != (self.n_samples, self.n_samples):
+            raise ValueError(f"the kernel matrix must have shape {(self.n_samples,) * 2}, got "
+                             f"{K.shape}.")
+        self._gram = K
+
     @property
     def psd_by_construction(self) -> bool:
         """True when K is PSD by theorem: linear, RBF, polynomial with γ > 0 and coef0 ≥ 0,
-        an explicit feature map, or a precomputed matrix (validated at construction)."""
+        an explicit feature map, or a precomputed matrix validated PSD at construction
+        (``kernel="precomputed"``; a ``Kernel("precomputed")`` object is not validated
+        and is checked like a callable)."""
         k = self.kernel
-        return (self.feature_map is not None or k.name in ("linear", "rbf", "precomputed")
-                or (k.name == "poly" and k.coef0 >= 0))
+        return (self.feature_map is not None or k.name in ("linear", "rbf")
+                or self._validated_psd or (k.name == "poly" and k.coef0 >= 0))
 
     def psd_report(self) -> PSDReport:
         """Whether K is positive semidefinite on this data, checked once.

@@ -191,7 +191,7 @@ def _tighter(problem, sol, spec, tol, options):
 
 def _exact(problem, sol, spec, tol, options):
     """The exact cvxpy dual, where its size allows."""
-    if sol.method == "cvxpy-dual" or (not problem.explicit_w
+    if sol.method == "cvxpy-dual" or (not _explicit(problem)
                                       and problem.n_samples > FALLBACK_MAX_N):
         return None
     exact = get_method("cvxpy-dual", problem.model)
@@ -222,8 +222,12 @@ def _smo_from(problem, sol, spec, tol, options):
     return new
 
 
+def _explicit(problem) -> bool:
+    return problem.data.explicit_w if hasattr(problem, "data") else True
+
+
 def _advice(problem) -> str:
-    if not problem.explicit_w and problem.n_samples > FALLBACK_MAX_N:
+    if not _explicit(problem) and problem.n_samples > FALLBACK_MAX_N:
         return (f"The exact fallback (cvxpy-dual) was not tried at n = {problem.n_samples} > "
                 f"{FALLBACK_MAX_N} with a kernel: scale the features (StandardScaler), use a "
                 "smaller C, or call problem.solve('cvxpy-dual') yourself.")

@@ -104,21 +104,71 @@ class SVMProblem(KernelProblem):
     def __init__(self, X, y, *, C=1.0, kernel="linear", gamma="scale", degree=3, coef0=0.0,
                  fit_intercept=True, sample_weight=None, class_weight=None, feature_map=None):
         X, y_raw = check_data(X, y)
-        self.y, self.classes_ = check_binary_labels(y_raw)
-        self.C = check_C(C)
-        self.hard_margin = bool(np.isinf(self.C))
-        self.fit_intercept = check_bool(fit_intercept, "fit_intercept")
-        self.data = KernelData(X, kernel, gamma=gamma, degree=degree, coef0=coef0,
-                               feature_map=feature_map)
-        self.feature_map = feature_map
-        self.kernel = self.data.kernel
-        self.X = X = self.data.X
-        sw = check_sample_weight(sample_weight, X)
-        self._instance_weight = sw
+        y_pm, classes = check_binary_labels(y_raw)
+        data = KernelData(X, kernel, gamma=gamma, degree=degree, coef0=coef0,
+                          feature_map=feature_map)
+        self._assign(data, y_pm, classes, C, fit_intercept,
+                     check_sample_weight(sample_weight, data.X))
         if class_weight is not None:
             cw = compute_class_weight(class_weight, classes=np.array([-1.0, 1.0]), y=self.y) \
                 if class_weight == "balanced" else self._class_weight_dict(class_weight)
-            sw = sw * np.where(self.y > 0, cw[1], cw[0])
+            self._set_weights(self._instance_weight * np.where(self.y > 0, cw[1], cw[0]))
+
+    @classmethod
+    def from_validated(cls, X, y, *, C, kernel, fit_intercept=True, sample_weight,
+                       gram=None) -> SVMProblem:
+        """The problem on data that is already validated, e.g. one pair of a one-vs-one fit.
+
+        The constructor's input checks are skipped (they cost more than solving a small
+        pair): the caller vouches for the arguments.
+
+        Parameters
+        ----------
+        X : {ndarray, csr_matrix} of shape (n_samples, n_features)
+            Finite float64 data; for a precomputed kernel the Gram block
+            (n_samples, n_samples).
+        y : ndarray of shape (n_samples,)
+            Labels ±1 (both present).
+        C : float
+        kernel : Kernel
+            Resolved (e.g. ``gamma`` from the whole training set).
+        fit_intercept : bool, default=True
+        sample_weight : ndarray of shape (n_samples,)
+            Finite weights ≥ 0 (class weights included).
+        gram : ndarray of shape (n_samples, n_samples), optional
+            The kernel matrix, when the caller has it (:meth:`KernelData.use_gram`).
+
+        Returns
+        -------
+        problem : SVMProblem
+            With ``classes_ = [-1, 1]``.
+
+        Raises
+        ------
+        ValueError
+            C ≤ 0, or zero weights under the hard margin.
+        """
+        problem = cls.__new__(cls)
+        data = KernelData(X, kernel)
+        if gram is not None:
+            data.use_gram(gram)
+        problem._assign(data, np.asarray(y, dtype=float), np.array([-1.0, 1.0]), C,
+                        fit_intercept, sample_weight)
+        return problem
+
+    def _assign(self, data, y_pm, classes, C, fit_intercept, sample_weight):
+        self.y, self.classes_ = y_pm, classes
+        self.C = check_C(C)
+        self.hard_margin = bool(np.isinf(self.C))
+        self.fit_intercept = check_bool(fit_intercept, "fit_intercept")
+        self.data = data
+        self.feature_map = data.feature_map
+        self.kernel = data.kernel
+        self.X = data.X
+        self._instance_weight = sample_weight
+        self._set_weights(sample_weight)
+
+    def _set_weights(self, sw):
         if self.hard_margin and np.any(sw == 0):
             raise ValueError("the hard margin (C = inf) needs positive sample and class "
                              "weights: a weight of 0 would drop the point's constraint; remove "

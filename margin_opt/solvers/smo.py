@@ -165,6 +165,9 @@ def _kernel_arrays(qp, n_slots_budget, dense_budget=0):
                 "kernel (linear, poly, rbf, sigmoid) whose rows are computed on demand.")
         gram = np.ascontiguousarray(kernel.gram(X), dtype=np.float64)
     if gram is not None:
+        # the row cache holds the full matrix, and its compiled code needs it writable
+        # (it is never written when all rows are valid); a read-only input is copied
+        gram = np.require(gram, np.float64, ["C", "W"])
         n = gram.shape[0]
         if gram.shape != (n, n):
             raise ValueError(f"the kernel matrix must be square, got shape {gram.shape}.")

@@ -1,0 +1,283 @@
+"""One-vs-one multiclass SVM, as LIBSVM does it: k(k−1)/2 certified binary problems.
+
+For classes i < j (in ``classes_`` order) the pair problem is the binary C-SVC
+(:class:`~margin_opt.problems.svm.SVMProblem`) on the samples of classes i and j,
+class i labelled +1, each solved by the estimator's method and certified.  Its
+data are the samples of class i then those of class j (each in their original
+order), as in LIBSVM's ``svm_train``, so that SMO visits them in LIBSVM's order.
+
+Kernel rows are shared across the pairs where that saves work: when the n × n
+kernel matrix fits the cache budget it is computed once (BLAS), with the samples
+grouped by class, and every pair takes its block instead of computing its own rows
+(LIBSVM recomputes them pair by pair); otherwise each pair's SMO computes and caches
+its own rows.
+
+The fitted attributes are LIBSVM's layout (``support_`` grouped by class,
+``dual_coef_`` of shape (k − 1, n_SV), ``intercept_`` of shape (k(k − 1)/2,)), and
+the decision values, the votes and their tie-breaking are LIBSVM's and
+scikit-learn's.
+
+References
+----------
+S. Knerr, L. Personnaz and G. Dreyfus, "Single-layer learning revisited: a stepwise
+procedure for building and training a neural network", 1990 (one-vs-one).
+C.-W. Hsu and C.-J. Lin, "A comparison of methods for multiclass support vector
+machines", IEEE TNN 13(2), 2002.
+C.-C. Chang and C.-J. Lin, "LIBSVM: a library for support vector machines", ACM TIST
+2(3), 2011, §7 (multi-class classification, the layout of the model).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.utils.multiclass import _ovr_decision_function
+
+from ..certificate import CompositeCertificate
+from ..problems.svm import SVMProblem
+from .base import solve_and_certify
+
+__all__ = ["class_pairs", "OneVsOneFit", "ClassBlocks", "fit_one_vs_one", "ovo_decision",
+           "ovo_votes", "ovr_from_ovo", "linear_decision", "GRAM_BUDGET_MB"]
+
+#: Memory budget (MB) under which the whole kernel matrix is computed once and shared
+#: by the pairs, unless the estimator's ``solver_options`` give a ``cache_size``.
+GRAM_BUDGET_MB = 200
+
+
+def class_pairs(n_classes: int) -> list:
+    """The pairs (i, j), i < j, in LIBSVM's order: (0, 1), (0, 2), …, (k − 2, k − 1)."""
+    return [(i, j) for i in range(n_classes) for j in range(i + 1, n_classes)]
+
+
+@dataclass
+class OneVsOneFit:
+    """The fitted pairs, in LIBSVM's layout.
+
+    Attributes
+    ----------
+    support : ndarray of int of shape (n_SV,)
+        Rows of the training data, grouped by class, ascending within a class.
+    n_support : ndarray of int32 of shape (n_classes,)
+    dual_coef : ndarray of shape (n_classes − 1, n_SV)
+    intercept : ndarray of shape (n_pairs,)
+    n_iter : ndarray of int32 of shape (n_pairs,)
+    solutions : list of Solution
+        One per pair, on the pair's own data (class i then class j).
+    certificate : CompositeCertificate, Certificate or None
+        The pairs' certificates (the one certificate for two classes).
+    coef : ndarray of shape (n_pairs, n_features) or None
+        The primal w of each pair (linear kernel).
+    pair_rows : list of ndarray of int
+        The training rows of each pair's data, in the pair's order.
+    shared_gram : bool
+        Whether the pairs took their kernel blocks from one shared matrix.
+    """
+
+    support: np.ndarray
+    n_support: np.ndarray
+    dual_coef: np.ndarray
+    intercept: np.ndarray
+    n_iter: np.ndarray
+    solutions: list
+    certificate: object
+    coef: np.ndarray | None
+    pair_rows: list
+    shared_gram: bool
+
+
+#: Kernels whose matrix is shared: PSD by construction (a sigmoid or callable kernel
+#: may be indefinite, so its pairs keep their own rows and their own PSD check).
+SHARED_KERNELS = ("linear", "poly", "rbf")
+
+
+class ClassBlocks:
+    """The kernel matrix of the training data grouped by class, shared by the pairs.
+
+    Pair (i, j) takes its block [[K_ii, K_ij], [K_ji, K_jj]] as four contiguous
+    copies (computing only the upper block triangle, then transposing, was measured
+    slower than this).
+
+    Parameters
+    ----------
+    X : {ndarray, csr_matrix} of shape (n_samples, n_features)
+    members : list of ndarray of int
+        The rows of each class.
+    kernel : Kernel
+    """
+
+    def __init__(self, X, members, kernel):
+        sizes = np.array([m.size for m in members])
+        self.stop = np.cumsum(sizes)
+        self.start = self.stop - sizes
+        self.K = kernel.gram(X[np.concatenate(members)])
+
+    def pair(self, i, j) -> np.ndarray:
+        """The kernel matrix of pair (i, j): class i's samples, then class j's."""
+        ri = slice(self.start[i], self.stop[i])
+        rj = slice(self.start[j], self.stop[j])
+        ni = ri.stop - ri.start
+        B = np.empty((ni + rj.stop - rj.start,) * 2)
+        B[:ni, :ni] = self.K[ri, ri]
+        B[:ni, ni:] = self.K[ri, rj]
+        B[ni:, :ni] = self.K[rj, ri]
+        B[ni:, ni:] = self.K[rj, rj]
+        return B
+
+
+def fit_one_vs_one(est, X, y_index, classes, weight, kernel, *, solver, on_pair=None
+                   ) -> OneVsOneFit:
+    """Solve and certify the k(k − 1)/2 pair problems; assemble LIBSVM's layout.
+
+    Parameters
+    ----------
+    est : SVC
+        Its ``C``, ``fit_intercept``, ``tol``, ``solver_options`` and ``certify`` are
+        used.
+    X : {ndarray, csr_matrix} of shape (n_samples, n_features)
+        Validated data; the Gram matrix (n_samples, n_samples) for a precomputed kernel.
+    y_index : ndarray of int of shape (n_samples,)
+        Class of each sample as a position in ``classes``.
+    classes : ndarray of shape (n_classes,)
+    weight : ndarray of shape (n_samples,)
+        Sample weight × class weight (≥ 0): sample i has the box bound C·weightᵢ.
+    kernel : Kernel
+        Resolved on the whole training data (``gamma="scale"`` sees all of X).
+    solver : str
+        The registry method of every pair.
+    on_pair : callable, optional
+        ``on_pair(p, problem, solution)`` after pair p is solved (e.g. to calibrate
+        probabilities while the pair's kernel block is at hand).
+
+    Returns
+    -------
+    fit : OneVsOneFit
+    """
+    k = classes.size
+    n = X.shape[0]
+    pairs = class_pairs(k)
+    precomputed = kernel.name == "precomputed"
+    members = [np.flatnonzero(y_index == c) for c in range(k)]
+    budget = float((est.solver_options or {}).get("cache_size", GRAM_BUDGET_MB))
+    share = k > 2 and kernel.name in SHARED_KERNELS and n * n * 8 <= budget * 2 ** 20
+    blocks = ClassBlocks(X, members, kernel) if share else None
+    solutions, certs, rows = [], [], []
+    for i, j in pairs:
+        if k == 2:
+            idx, positive = np.arange(n), y_index == 1     # classes_[1] is +1
+        else:
+            idx = np.concatenate([members[i], members[j]])
+            positive = y_index[idx] == i                   # class i is +1, as LIBSVM
+        Xp = X if k == 2 else (X[np.ix_(idx, idx)] if precomputed else X[idx])
+        problem = SVMProblem.from_validated(
+            Xp, np.where(positive, 1.0, -1.0), C=est.C, kernel=kernel,
+            fit_intercept=est.fit_intercept, sample_weight=weight[idx],
+            gram=blocks.pair(i, j) if share else None)
+        sol, cert = solve_and_certify(est, problem, solver=solver)
+        if on_pair is not None:
+            on_pair(len(solutions), problem, sol)
+        solutions.append(sol)
+        certs.append(cert)
+        rows.append(idx)
+    return _assemble(est, X, y_index, classes, pairs, solutions, certs, rows, kernel, share)
+
+
+def _assemble(est, X, y_index, classes, pairs, solutions, certs, rows, kernel, share):
+    k = classes.size
+    is_sv = np.zeros(X.shape[0], dtype=bool)
+    for sol, idx in zip(solutions, rows, strict=True):
+        is_sv[idx[sol.support_]] = True
+    per_class = [np.flatnonzero(is_sv & (y_index == c)) for c in range(k)]
+    support = np.concatenate(per_class).astype(np.int32)
+    n_support = np.array([m.size for m in per_class], dtype=np.int32)
+    column = np.full(X.shape[0], -1)
+    column[support] = np.arange(support.size)
+    dual_coef = np.zeros((k - 1, support.size))
+    for (i, j), sol, idx in zip(pairs, solutions, rows, strict=True):
+        coef = np.asarray(sol.dual_coef)[0]
+        local = np.zeros(idx.size, dtype=bool)
+        local[sol.support_] = True
+        for c, row in ((i, j - 1), (j, i)):
+            sel = local & (y_index[idx] == c)
+            dual_coef[row, column[idx[sel]]] = coef[sel]
+    intercept = np.array([float(s.b) for s in solutions])
+    n_iter = np.array([0 if s.n_iter is None else int(s.n_iter) for s in solutions],
+                      dtype=np.int32)
+    coef = None
+    if kernel.is_linear:
+        coef = np.vstack([np.asarray(s.w, dtype=float) for s in solutions])
+    certificate = None
+    if est.certify:
+        if k == 2:
+            certificate = certs[0]
+        else:
+            names = [f"{classes[i]} vs {classes[j]}" for i, j in pairs]
+            certificate = CompositeCertificate(
+                dict(zip(names, certs, strict=True)), title="one-vs-one SVM certificate",
+                keys=[(classes[i], classes[j]) for i, j in pairs])
+    return OneVsOneFit(support, n_support, dual_coef, intercept, n_iter, solutions, certificate,
+                       coef, rows, share)
+
+
+def ovo_decision(K_sv, n_support, dual_coef, intercept) -> np.ndarray:
+    """The pairs' decision values from the kernel against the support vectors.
+
+    Parameters
+    ----------
+    K_sv : ndarray of shape (n_samples, n_SV)
+        K(x, svₘ) for the support vectors in ``support_`` order.
+    n_support : ndarray of shape (n_classes,)
+    dual_coef : ndarray of shape (n_classes − 1, n_SV)
+    intercept : ndarray of shape (n_pairs,)
+
+    Returns
+    -------
+    dec : ndarray of shape (n_samples, n_pairs)
+        Pair (i, j): Σ over the SVs of i and j of their coefficient × K + intercept;
+        > 0 votes for class i (for two classes: > 0 means ``classes_[1]``).
+    """
+    k = len(n_support)
+    stop = np.cumsum(n_support)
+    start = stop - n_support
+    dec = np.empty((K_sv.shape[0], len(intercept)))
+    for p, (i, j) in enumerate(class_pairs(k)):
+        si, sj = slice(start[i], stop[i]), slice(start[j], stop[j])
+        dec[:, p] = K_sv[:, si] @ dual_coef[j - 1, si] + K_sv[:, sj] @ dual_coef[i, sj] \
+            + intercept[p]
+    return dec
+
+
+def linear_decision(X, coef, intercept) -> np.ndarray:
+    """Decision values X wᵀ + b of every pair, ndarray of shape (n_samples, n_pairs)."""
+    out = X @ coef.T
+    return np.asarray(out.toarray() if sp.issparse(out) else out) + intercept
+
+
+def ovo_votes(dec, n_classes) -> np.ndarray:
+    """LIBSVM's votes: pair (i, j) votes for i when its value is > 0, else for j.
+
+    Returns
+    -------
+    votes : ndarray of int of shape (n_samples, n_classes)
+    """
+    votes = np.zeros((dec.shape[0], n_classes), dtype=np.int64)
+    for p, (i, j) in enumerate(class_pairs(n_classes)):
+        pos = dec[:, p] > 0
+        votes[:, i] += pos
+        votes[:, j] += ~pos
+    return votes
+
+
+def ovr_from_ovo(dec, n_classes) -> np.ndarray:
+    """scikit-learn's one-vs-rest shape of the one-vs-one values (votes + confidences).
+
+    ``votes + s / (3(|s| + 1))`` with s the summed pair values of each class, as
+    ``sklearn.svm.SVC(decision_function_shape="ovr")`` returns.
+
+    Returns
+    -------
+    decision : ndarray of shape (n_samples, n_classes)
+    """
+    return _ovr_decision_function(dec < 0, -dec, n_classes)

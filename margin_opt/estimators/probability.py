@@ -1,0 +1,153 @@
+"""SVC probabilities as LIBSVM computes them: per-pair Platt sigmoids, then coupling.
+
+For every pair problem (class i labelled +1), decision values are obtained by
+5-fold cross-validation inside the pair (each fold's model never sees the samples
+it scores), a sigmoid ``P(i | x, pair) = 1 / (1 + exp(A f + B))`` is fitted to them
+(:func:`margin_opt.calibration.sigmoid_fit`), and at prediction time the pairwise
+probabilities are coupled into class probabilities
+(:func:`margin_opt.calibration.pairwise_coupling`; for two classes the sigmoid
+itself).  A and B are stored in LIBSVM's convention, for decision values that are
+positive for the pair's first class i (for two classes: for ``classes_[0]``, the
+opposite sign of ``decision_function``), as scikit-learn's ``probA_``/``probB_``.
+
+References
+----------
+C.-C. Chang and C.-J. Lin, LIBSVM, ACM TIST 2(3), 2011, §8 (probability estimates).
+Lin, Lin and Weng (2007); Wu, Lin and Weng (2004): see :mod:`margin_opt.calibration`.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from sklearn.model_selection import KFold, StratifiedKFold
+from sklearn.utils import check_random_state
+
+from ..calibration import MIN_PROB, pairwise_coupling, sigmoid_fit, sigmoid_predict
+from ..problems.svm import SVMProblem
+from .base import solve_and_certify
+from .ovo import class_pairs
+
+__all__ = ["PairCalibrator", "ovo_probabilities", "N_FOLDS"]
+
+#: LIBSVM's number of internal cross-validation folds.
+N_FOLDS = 5
+
+
+class PairCalibrator:
+    """Fits one Platt sigmoid per pair problem, as an ``on_pair`` hook of the OvO fit.
+
+    Parameters
+    ----------
+    est : SVC
+        Its ``C``, ``fit_intercept``, ``tol`` and ``solver_options`` are used.
+    solver : str
+        Registry method of the folds' problems.
+    n_pairs : int
+    sign : {1, -1}
+        +1 when the pair problem's +1 class is LIBSVM's first class (k > 2), −1 for
+        two classes (the pair problem has ``classes_[1]`` as +1).
+    random_state : int, RandomState or None
+        Shuffles the folds.
+
+    Attributes
+    ----------
+    probA, probB : ndarray of shape (n_pairs,)
+    """
+
+    def __init__(self, est, solver, n_pairs, sign, random_state):
+        self.est, self.solver, self.sign = est, solver, sign
+        rng = check_random_state(random_state)
+        self.seeds = rng.randint(np.iinfo(np.int32).max, size=n_pairs)
+        self.probA = np.zeros(n_pairs)
+        self.probB = np.zeros(n_pairs)
+
+    def __call__(self, p, problem, solution) -> None:
+        dec, y = cv_decision_values(self.est, problem, self.solver, int(self.seeds[p]))
+        self.probA[p], self.probB[p] = sigmoid_fit(self.sign * dec, self.sign * y)
+
+
+def _fold_decision(problem, sub, sol, tr, te, K):
+    """Decision values of a fold's model on the held-out rows of the pair."""
+    sv = sol.support_
+    coef = np.asarray(sol.dual_coef)[0, sv]
+    cols = tr[sv]
+    if problem.kernel.name == "precomputed":
+        Kte = problem.X[np.ix_(te, cols)]
+    elif K is not None:
+        Kte = K[np.ix_(te, cols)]
+    elif sv.size:
+        Kte = problem.kernel(problem.X[te], problem.X[cols])
+    else:
+        Kte = np.zeros((te.size, 0))
+    return Kte @ coef + sol.b
+
+
+def cv_decision_values(est, problem, solver, seed):
+    """Cross-validated decision values of a binary pair problem (LIBSVM's procedure).
+
+    The samples with a positive weight are split into stratified folds (LIBSVM
+    drops the others before training; fewer than 5 folds when a class has fewer
+    than 5 samples, plain folds when it has one); each fold is scored by the model
+    trained on the other folds, with the same C, weights and kernel.  A training
+    part with one class only scores its held-out samples +1 or −1, as LIBSVM does.
+
+    Returns
+    -------
+    dec : ndarray of shape (n_kept,)
+    y : ndarray of shape (n_kept,)
+        The ±1 labels of the kept samples.
+    """
+    keep = np.flatnonzero(problem.sample_weight > 0)
+    y = problem.y[keep]
+    n_small = int(min(np.sum(y > 0), np.sum(y < 0)))
+    dec = np.zeros(keep.size)
+    K = problem.data.gram_if_computed
+    if n_small >= 2:
+        splitter = StratifiedKFold(n_splits=min(N_FOLDS, n_small), shuffle=True,
+                                   random_state=seed)
+    else:   # a class with one sample: plain folds (a training part may lack it)
+        splitter = KFold(n_splits=min(N_FOLDS, keep.size), shuffle=True, random_state=seed)
+    folds = list(splitter.split(np.zeros(keep.size), y))
+    for tr_k, te_k in folds:
+        tr, te = keep[tr_k], keep[te_k]
+        y_tr = problem.y[tr]
+        if np.all(y_tr > 0) or np.all(y_tr < 0):
+            dec[te_k] = 1.0 if y_tr[0] > 0 else -1.0
+            continue
+        X_tr = problem.X[np.ix_(tr, tr)] if problem.kernel.name == "precomputed" \
+            else problem.X[tr]
+        sub = SVMProblem.from_validated(
+            X_tr, y_tr, C=problem.C, kernel=problem.kernel, fit_intercept=problem.fit_intercept,
+            sample_weight=problem.sample_weight[tr],
+            gram=None if K is None else K[np.ix_(tr, tr)])
+        sol, _ = solve_and_certify(est, sub, solver=solver, certify=False)
+        dec[te_k] = _fold_decision(problem, sub, sol, tr, te, K)
+    return dec, y
+
+
+def ovo_probabilities(dec, probA, probB, n_classes, sign) -> np.ndarray:
+    """Class probabilities from the pairs' decision values.
+
+    Parameters
+    ----------
+    dec : ndarray of shape (n_samples, n_pairs)
+        Decision values in the estimator's orientation.
+    probA, probB : ndarray of shape (n_pairs,)
+        LIBSVM-convention sigmoids.
+    n_classes : int
+    sign : {1, -1}
+        See :class:`PairCalibrator`.
+
+    Returns
+    -------
+    proba : ndarray of shape (n_samples, n_classes)
+        Rows sum to 1; columns in ``classes_`` order.
+    """
+    r = np.clip(sigmoid_predict(sign * dec, probA, probB), MIN_PROB, 1.0 - MIN_PROB)
+    if n_classes == 2:
+        return np.column_stack([r[:, 0], 1.0 - r[:, 0]])
+    R = np.zeros((dec.shape[0], n_classes, n_classes))
+    for p, (i, j) in enumerate(class_pairs(n_classes)):
+        R[:, i, j] = r[:, p]
+        R[:, j, i] = 1.0 - r[:, p]
+    return pairwise_coupling(R)
