@@ -1,0 +1,148 @@
+"""Kernel blocks by BLAS and the Newton polish of SMO's free set.
+
+SMO (first order) converges fast to a loose tolerance and then slowly: at
+m(α) − M(α) ≈ 1e-3 the free multipliers (0 < αₜ < uₜ) of the answer are usually
+the final ones, and the rest of the run only tunes their values.  On a fixed
+free set F, with the others held at their bounds, the dual is an
+equality-constrained quadratic whose minimizer solves one symmetric system,
+
+    [Q_FF  y_F] [Δ]   [−∇_F]
+    [y_Fᵀ   0 ] [ν] = [  0 ]          (ν is then the intercept b),
+
+so :func:`polish` takes that Newton step (damped, kept inside the box by a ratio
+test; variables that reach a bound leave F and the step is repeated) and brings
+the gradient of every variable up to date with one blocked product against the
+kernel columns of F.  SMO then resumes from the polished point to the requested
+tolerance: the answer is SMO's, certified by the same stopping rule, only reached
+sooner.  The polish never increases the dual objective (a step along a descent
+direction of a convex quadratic, no longer than its minimizer).
+
+Kernel blocks come from :mod:`.kernel_blocks` (BLAS, a bounded number of rows at
+a time, so that memory stays within the cache budget).
+
+References
+----------
+J. Nocedal and S. J. Wright, *Numerical Optimization*, 2nd ed., Springer 2006,
+§16.1 (equality-constrained QP, the KKT system) and §16.5 (active-set steps).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import scipy.linalg as sla
+
+from . import kernel_blocks as _kb
+
+__all__ = ["polish", "max_free"]
+
+#: largest free set polished (the dense factorization is O(|F|³))
+MAX_FREE = 3000
+#: relative damping of the Newton system (Levenberg–Marquardt): singular Q_FF
+#: (a linear kernel with more free points than features) stays solvable
+DAMPING = 1e-12
+ROUNDS = 6
+
+
+def max_free(budget_bytes: float) -> int:
+    """Largest free set whose |F|² system fits a quarter of ``budget_bytes``."""
+    return int(min(MAX_FREE, np.sqrt(max(budget_bytes, 0.0) / 32.0)))
+
+
+def _newton_direction(Q, y, g, damping):
+    """Δ, ν of the damped KKT system (Q + δI)Δ + yν = −g, yᵀΔ = 0, by Cholesky."""
+    d = damping * max(1.0, float(np.max(np.diag(Q))))
+    for _ in range(4):
+        try:
+            c = sla.cho_factor(Q + d * np.eye(Q.shape[0]), lower=True, check_finite=False)
+            break
+        except np.linalg.LinAlgError:
+            d *= 100.0
+    else:
+        return None, None
+    u = sla.cho_solve(c, g, check_finite=False)
+    v = sla.cho_solve(c, y, check_finite=False)
+    den = float(y @ v)
+    nu = -float(y @ u) / den if den > 0 else 0.0
+    return -(u + nu * v), nu
+
+
+def _restore_on(a, y, C, delta, F) -> bool:
+    """Make yᵀα = Δ exact again by moving the variables of F within their box."""
+    excess = float(y @ a) - delta
+    scale = max(1.0, float(np.abs(a[F]).max(initial=0.0)))
+    for i in F:
+        if abs(excess) <= 1e-15 * scale:
+            return True
+        d = -excess * y[i]
+        d = max(d, -a[i]) if d < 0 else min(d, C[i] - a[i])
+        a[i] += d
+        excess += y[i] * d
+    return abs(excess) <= 1e-12 * scale
+
+
+def polish(run, budget_bytes) -> bool:
+    """One Newton polish of the free set of ``run`` (an ``_SMORun``, all variables active).
+
+    Updates ``run.alpha``, ``run.G`` and ``run.G_bar`` in place.  Returns False when
+    there is nothing to do (no free variable, or a free set above :func:`max_free`).
+    """
+    a, G, y, C, index = run.alpha, run.G, run.y, run.C, run.index
+    free = np.flatnonzero((a > 0.0) & (a < C))
+    if free.size == 0 or free.size > max_free(budget_bytes):
+        return False
+    a_old = a.copy()
+    F = free
+    K_FF = _kb.kernel_block(run.kd, run.gram, run.csr, index[F], index[F])
+    gF = G[F].copy()
+    Q0, g0 = K_FF * np.outer(y[F], y[F]), gF.copy()
+    for _ in range(ROUNDS):
+        yF = y[F]
+        Q = K_FF * np.outer(yF, yF)
+        delta, _nu = _newton_direction(Q, yF, gF, DAMPING)
+        if delta is None:
+            break
+        aF, CF = a[F], C[F]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            room = np.where(delta > 0, (CF - aF) / delta, np.where(delta < 0, -aF / delta,
+                                                                   np.inf))
+        t = min(1.0, float(room.min(initial=np.inf)))
+        if t <= 0.0:
+            break
+        hitting = room <= t * (1.0 + 1e-12)
+        aF_new = aF + t * delta
+        aF_new[hitting & (delta < 0)] = 0.0
+        aF_new[hitting & (delta > 0)] = CF[hitting & (delta > 0)]
+        aF_new = np.clip(aF_new, 0.0, CF)
+        a[F] = aF_new
+        gF = gF + Q @ (aF_new - aF)
+        hit = hitting | (aF_new <= 0.0) | (aF_new >= CF)
+        if t >= 1.0 or not hit.any():
+            break
+        keep = ~hit
+        F, gF, K_FF = F[keep], gF[keep], K_FF[np.ix_(keep, keep)]
+        if F.size == 0:
+            break
+    if not _restore_on(a, y, C, run.delta, free):
+        a[:] = a_old
+        return False
+    step = a[free] - a_old[free]
+    if float(g0 @ step + 0.5 * step @ (Q0 @ step)) > 0.0:
+        a[:] = a_old                # a step spoilt by rounding (ill-conditioned Q_FF)
+        return False
+    changed = np.flatnonzero(a != a_old)
+    if changed.size == 0:
+        return True
+    da = (a[changed] - a_old[changed]) * y[changed]
+    was_up, is_up = a_old[changed] >= C[changed], a[changed] >= C[changed]
+    dbar = np.where(is_up & ~was_up, C[changed], np.where(was_up & ~is_up, -C[changed], 0.0))
+    dbar = dbar * y[changed]
+    coefs = np.column_stack([da, dbar])
+    # several variables may share a data row (ε-SVR): sum their coefficients per row
+    rows, inv = np.unique(index[changed], return_inverse=True)
+    summed = np.zeros((rows.size, 2))
+    np.add.at(summed, inv, coefs)
+    v = _kb.combination(run.kd, run.gram, run.csr, rows, summed, block_bytes=budget_bytes / 4)
+    G += y * v[index, 0]
+    if np.any(dbar != 0):
+        run.G_bar += y * v[index, 1]
+    return True
