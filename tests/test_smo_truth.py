@@ -165,3 +165,25 @@ def test_cvxpy_reference_of_the_tiny_margin_problem():
     w, b = cp.Variable(2), cp.Variable()
     cp.Problem(cp.Minimize(0.5 * cp.sum_squares(w)), [cp.multiply(y, X @ w + b) >= 1]).solve()
     np.testing.assert_allclose(w.value, [0, 1 / m], rtol=1e-6, atol=1e-6)
+
+
+def test_block_decomposition_reaches_the_same_optimum():
+    # working sets of 64 on 600 variables, single-precision rows, then pair steps in
+    # double confirm the tolerance: the same optimum as pair SMO and cvxpy
+    X, y = data(600, seed=9)
+    qp = svc_qp(X, y, 2.0, "rbf", gamma=0.3)
+    ref = solve_smo(qp, tol=1e-9, block_size=0)
+    res = solve_smo(qp, tol=1e-9, block_size=64)
+    assert res.status == "optimal" and res.cache["block_size"] == 64
+    assert res.cache["rows_block"] > 0
+    assert abs(res.fun - ref.fun) <= 1e-9 * abs(ref.fun)
+    np.testing.assert_allclose(res.x, ref.x, atol=1e-6)
+    svr = _svr_problem().to_standard_form()
+    a, b = solve_smo(svr, tol=1e-8, block_size=0), solve_smo(svr, tol=1e-8, block_size=100)
+    assert abs(a.fun - b.fun) <= 1e-8 * abs(a.fun)
+
+
+def test_block_size_is_checked():
+    X, y = data(50)
+    with pytest.raises(ValueError, match="block_size"):
+        solve_smo(svc_qp(X, y), block_size=1)

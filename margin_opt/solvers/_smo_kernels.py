@@ -33,7 +33,7 @@ import math
 from collections import namedtuple
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
 #: How kernel rows are computed.  ``kind`` (K_*), ``gamma``, ``coef0``, ``degree``;
 #: ``sparse``; dense ``X`` (n, d) and its transpose ``XT`` (d, n) — for sparse X,
@@ -41,11 +41,10 @@ from numba import njit, prange
 #: (1, 1) placeholder; ``sq`` the squared row norms; the CSR arrays ``data``,
 #: ``indices``, ``indptr`` and the CSC copy ``cdata``, ``cindices``, ``cindptr`` (used
 #: for whole rows: K[r, :] = Σ_f x_rf X[:, f]); scratch ``xbuf`` (d), ``kbuf`` (n,
-#: int64), ``tmp`` (n); ``all_cols`` = arange(n); ``threads``, the numba threads whole
-#: rows may use.
+#: int64), ``tmp`` (n); ``all_cols`` = arange(n).
 KernelArrays = namedtuple("KernelArrays", [
     "kind", "gamma", "coef0", "degree", "sparse", "X", "XT", "sq", "data", "indices",
-    "indptr", "xbuf", "kbuf", "tmp", "cdata", "cindices", "cindptr", "all_cols", "threads"])
+    "indptr", "xbuf", "kbuf", "tmp", "cdata", "cindices", "cindptr", "all_cols"])
 
 #: The row cache: ``cache`` (n_slots, n_data) float64 rows (only read: it may be a
 #: read-only or memory-mapped kernel matrix), ``slot_of_row`` (n_data,),
@@ -70,8 +69,6 @@ R_OPTIMAL, R_CHUNK, R_MAX_ITER, R_STALLED, R_CAP = 0, 1, 2, 3, 4
 FULL = -1            # slot_epoch of a row valid for every column
 TAU = 1e-12          # LIBSVM's guard for non-positive curvature
 GUARD = 1e-4         # RBF: recompute ‖x − z‖² exactly below GUARD·(‖x‖² + ‖z‖²)
-PAR_MIN = 8192       # whole rows at least this long are computed by all threads
-PAR_BLOCK = 2048     # columns per block of a parallel row
 _FM = {"nnan", "ninf", "nsz", "contract", "arcp"}   # no reassociation: exp stays exact
 
 _LOG2E = 1.4426950408889634
@@ -185,25 +182,14 @@ def _dense_dots(r, buf, lo, hi, X, XT, sparse, data, indices, indptr):
                     buf[k] += v * XT[f, k]
 
 
-@njit(cache=True, fastmath=_FM, parallel=True)
-def _full_row_parallel(r, out, kd):
-    """K[r, :] over every column, column blocks spread over the threads."""
-    n = out.shape[0]
-    nb = (n + PAR_BLOCK - 1) // PAR_BLOCK
-    for blk in prange(nb):
-        lo = blk * PAR_BLOCK
-        hi = min(n, lo + PAR_BLOCK)
-        _dense_dots(r, out, lo, hi, kd.X, kd.XT, kd.sparse, kd.data, kd.indices, kd.indptr)
-        _transform(r, out, kd.all_cols, lo, hi, kd, kd.kbuf)
-
-
 @njit(cache=True, fastmath=_FM)
 def kernel_row(r, out, cols, ncols, kd):
     """Kernel values K[r, c] for data row r.
 
     ``ncols < 0``: every column, written to ``out[c]``; else only the columns
-    ``cols[:ncols]`` (data rows), written to ``out[cols[k]]``.  Whole rows of at
-    least ``PAR_MIN`` columns from dense columns are computed by all threads.
+    ``cols[:ncols]`` (data rows), written to ``out[cols[k]]``.  (Splitting whole rows
+    over threads was measured: 1.3–3× slower per row on a shared 2-core machine,
+    so rows stay single-threaded; blocks of rows use threads, see kernel_blocks.)
     """
     sparse, X, XT = kd.sparse, kd.X, kd.XT
     data, indices, indptr, xbuf, tmp = kd.data, kd.indices, kd.indptr, kd.xbuf, kd.tmp
@@ -212,9 +198,6 @@ def kernel_row(r, out, cols, ncols, kd):
     n = n_all if full else ncols
     buf = out if full else tmp
     dense_cols = (not sparse) or XT.shape[1] == n_all
-    if full and dense_cols and n_all >= PAR_MIN and kd.threads > 1:
-        _full_row_parallel(r, out, kd)
-        return
     if full and dense_cols:
         _dense_dots(r, buf, 0, n, X, XT, sparse, data, indices, indptr)
     elif sparse and full:
@@ -251,7 +234,7 @@ def kernel_row(r, out, cols, ncols, kd):
             out[cols[k]] = buf[k]
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def get_row(v, need_full, index, st, kd, cc, all_cols):
     """Slot of the cache holding K[index[v], ·], valid on the active set (or all).
 
@@ -454,7 +437,7 @@ def _first_pass(alpha, G, y, C, na, firstf, firsti):
     firsti[1] = jmax
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def select_pair(alpha, G, y, C, QD, index, st, kd, cc, all_cols, tol, wss2,
                 out, fresh, firstf, firsti):
     """Working pair (out[0], out[1]) and the gap m(α) − M(α); returns the gap.
@@ -509,7 +492,7 @@ def select_pair(alpha, G, y, C, QD, index, st, kd, cc, all_cols, tol, wss2,
     return gap
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _update_pair(i, j, alpha, G, y, C, QD, Kij):
     """Analytic minimization on y_i a_i + y_j a_j = const, clipped to the box.
 
@@ -572,7 +555,7 @@ def _update_pair(i, j, alpha, G, y, C, QD, Kij):
     return oi, oj
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _update_gbar(v, old, alpha, G_bar, y, C, index, st, kd, cc, all_cols):
     was_upper = old >= C[v]
     is_upper = alpha[v] >= C[v]
@@ -585,7 +568,7 @@ def _update_gbar(v, old, alpha, G_bar, y, C, index, st, kd, cc, all_cols):
         G_bar[t] += c * y[t] * row[index[t]]
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _progress(gap, st, fout, stall_window):
     """The progress test: True when m(α) − M(α) has not halved for ``stall_window``
     iterations (``fout[1]`` holds the gap at the last mark, ``st[S_MARK]`` its iteration)."""

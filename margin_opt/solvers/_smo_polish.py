@@ -31,6 +31,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.linalg as sla
 
+from . import _smo_kernels as _k
 from . import kernel_blocks as _kb
 
 __all__ = ["polish", "max_free"]
@@ -78,6 +79,46 @@ def _restore_on(a, y, C, delta, F) -> bool:
         a[i] += d
         excess += y[i] * d
     return abs(excess) <= 1e-12 * scale
+
+
+def _update_and_seed(run, rows, coefs, block_bytes):
+    """K[:, rows] @ coefs by blocks of rows; the rows also go into SMO's row cache
+    (the free variables are those the remaining pair steps work on)."""
+    cc, st = run.cc, run.st
+    n_data = run.n_data
+    out = np.zeros((n_data, coefs.shape[1]))
+    step = max(1, int(block_bytes // (8 * n_data)))
+    n_slots = cc.cache.shape[0]
+    seed = run.gram is None and cc.store.shape[0] == n_slots
+    for s in range(0, rows.size, step):
+        r = rows[s:s + step]
+        blk = _kb.kernel_block(run.kd, run.gram, run.csr, r)
+        out += blk.T @ coefs[s:s + step]
+        if seed:
+            _seed_rows(cc, st, r, blk, n_slots >= n_data)
+    return out
+
+
+def _seed_rows(cc, st, rows, blk, direct):
+    """Put the full kernel rows ``blk`` of data rows ``rows`` into the LRU cache."""
+    keep = cc.slot_of_row[rows] < 0
+    rows, blk = rows[keep], blk[keep]
+    if rows.size == 0:
+        return
+    if direct:
+        slots = rows
+    else:
+        k = min(rows.size, cc.slot_tick.size)
+        slots = np.argpartition(cc.slot_tick, k - 1)[:k]
+        rows, blk = rows[:k], blk[:k]
+        old = cc.row_of_slot[slots]
+        cc.slot_of_row[old[old >= 0]] = -1
+    cc.store[slots] = blk
+    cc.row_of_slot[slots] = rows
+    cc.slot_of_row[rows] = slots
+    cc.slot_epoch[slots] = _k.FULL
+    st[_k.S_TICK] += 1
+    cc.slot_tick[slots] = st[_k.S_TICK]
 
 
 def polish(run, budget_bytes) -> bool:
@@ -141,7 +182,7 @@ def polish(run, budget_bytes) -> bool:
     rows, inv = np.unique(index[changed], return_inverse=True)
     summed = np.zeros((rows.size, 2))
     np.add.at(summed, inv, coefs)
-    v = _kb.combination(run.kd, run.gram, run.csr, rows, summed, block_bytes=budget_bytes / 4)
+    v = _update_and_seed(run, rows, summed, budget_bytes / 4)
     G += y * v[index, 0]
     if np.any(dbar != 0):
         run.G_bar += y * v[index, 1]

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 import scipy.sparse as sp
-from numba import get_num_threads, njit, prange
+from numba import njit, prange
 
 from . import _smo_kernels as _k
 
@@ -50,7 +50,7 @@ def arrays(kind, *, n, d=1, gamma=0.0, coef0=0.0, degree=1, sparse=False, X=None
         X=e2 if X is None else X, XT=e2 if XT is None else XT, sq=ef if sq is None else sq,
         data=data, indices=indices, indptr=indptr, xbuf=np.zeros(d if sparse else 1),
         kbuf=np.zeros(n, dtype=np.int64), tmp=np.zeros(n), cdata=cdata, cindices=cind,
-        cindptr=cptr, all_cols=np.arange(n, dtype=np.int64), threads=int(get_num_threads()))
+        cindptr=cptr, all_cols=np.arange(n, dtype=np.int64))
 
 
 def named_kernel_arrays(X, kernel, dense_budget=0.0):

@@ -29,6 +29,7 @@ import scipy.sparse as sp
 from scipy.optimize import OptimizeResult
 
 from ..exceptions import ConvergenceWarning
+from . import _smo_blocks as _blocks
 from . import _smo_kernels as _k
 from . import _smo_polish as _pol
 from . import kernel_blocks as _kb
@@ -199,8 +200,8 @@ def _make_cache(gram, n_data, cache_size):
                        np.zeros(n_slots, dtype=np.int64), rows), n_slots
 
 
-def solve_smo(qp, *, tol=1e-3, gap_tol=None, polish=True, cache_size=200, shrinking=True,
-              wss="second-order", max_iter=None, alpha0=None, callback=None,
+def solve_smo(qp, *, tol=1e-3, gap_tol=None, polish=True, block_size=None, cache_size=200,
+              shrinking=True, wss="second-order", max_iter=None, alpha0=None, callback=None,
               callback_every=1000):
     """Solve a :class:`~margin_opt.standard_forms.DualQP` by SMO (LIBSVM's algorithm).
 
@@ -224,6 +225,13 @@ def solve_smo(qp, *, tol=1e-3, gap_tol=None, polish=True, cache_size=200, shrink
         multipliers (:mod:`margin_opt.solvers._smo_polish`), then run SMO on to
         ``tol``; likewise after a stall.  The stopping rule is the same; the long
         first-order tail is skipped.
+    block_size : int or None, default=None
+        Working-set decomposition (:mod:`margin_opt.solvers._smo_blocks`, opt-in):
+        each outer step solves the subproblem of ``block_size`` violating variables
+        by this SMO on single-precision kernel rows from matrix products and updates
+        the gradient once; the gradient is then recomputed in double and pair steps
+        confirm the tolerance.  None or 0: pair steps only (LIBSVM's algorithm), the
+        faster of the two as measured here (docs/smo.md).
     cache_size : float, default=200
         Kernel row cache in MB (2**20 bytes), float64 rows of length n_data.  When
         the whole kernel fits, every row gets a slot and is computed at most once
@@ -296,6 +304,17 @@ def solve_smo(qp, *, tol=1e-3, gap_tol=None, polish=True, cache_size=200, shrink
     if index.min() < 0 or index.max() >= n_data:
         raise ValueError(f"qp.index must hold data rows in [0, {n_data}).")
     run = _SMORun(qp, y, p, C, index, cache_size, alpha0, shrinking, n_data)
+    if block_size is None:
+        block_size = 0
+    elif isinstance(block_size, bool) or int(block_size) != block_size or block_size < 0 or \
+            block_size == 1:
+        raise ValueError(f"block_size must be None, 0 or an integer ≥ 2, got {block_size!r}.")
+    if block_size and not run.equality:
+        block_size = 0                      # coordinate descent has no blocks
+    run.q = run.q_used = int(block_size)
+    run.shrinking_wanted = run.shrinking
+    if run.q:
+        run.shrinking = False
     t1 = time.perf_counter()
     code, stopped = run.solve(float(tol), gap_tol, bool(polish), wss == "second-order",
                               max_iter, callback, callback_every)
@@ -335,6 +354,7 @@ class _SMORun:
         self.fout = np.array([np.inf, np.inf])
         self.stall_window = max(_STALL_MIN, 10 * m)
         self.n_polish = 0
+        self.q, self.q_used, self.rows, self.rows_block = 0, 0, None, 0
         self.rel_gap = np.nan
         self.y, self.p, self.C = y.copy(), p.copy(), C.copy()   # never the caller's arrays
         _k.init_gradient(self.alpha, self.G, self.G_bar, self.y, self.p, self.C, *self._args())
@@ -398,6 +418,15 @@ class _SMORun:
         """Run the compiled loop, in chunks between callbacks; (code, stopped)."""
         chunk = int(callback_every) if callback is not None else max_iter
         a, G, y, p, C, st = self.alpha, self.G, self.y, self.p, self.C, self.st
+        if self.q:
+            code = _blocks.run_blocks(self, tol, self.q, max_iter)
+            # from here on in double: the exact gradient, then pair steps (which
+            # confirm the tolerance on it), the single-precision rows released
+            _blocks.exact_gradient(self)
+            self.q_used, self.q, self.rows = self.q, 0, None
+            self.shrinking = self.shrinking_wanted
+            if code != _k.R_OPTIMAL:
+                return code, False
         while True:
             stop_at = int(st[_k.S_ITER]) + chunk
             if self.equality:
@@ -460,7 +489,8 @@ class _SMORun:
                  "cache_mb": float(self.cc.cache.nbytes / _MB),
                  "rows_full": int(st[_k.S_ROWS_FULL]), "rows_partial": int(st[_k.S_ROWS_PARTIAL]),
                  "hits": int(st[_k.S_HITS]), "misses": int(st[_k.S_MISSES]),
-                 "mean_active": float(st[_k.S_ACTIVE_SUM] / max(nit, 1))}
+                 "mean_active": float(st[_k.S_ACTIVE_SUM] / max(nit, 1)),
+                 "block_size": int(self.q_used), "rows_block": int(self.rows_block)}
         return OptimizeResult(
             x=_unpermute(a, self.perm), b=b, grad=_unpermute(G, self.perm), fun=fun, nit=nit,
             status=status, success=status == "optimal", message=msg, gap=gap,
