@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import numpy as np
 import scipy.linalg as sla
+from numba import njit
 
 from . import _smo_kernels as _k
 from . import kernel_blocks as _kb
@@ -103,6 +104,13 @@ def _update_and_seed(run, rows, coefs, block_bytes):
     step = max(1, int(block_bytes // (8 * n_data)))
     n_slots = cc.cache.shape[0]
     seed = run.gram is None and cc.store.shape[0] == n_slots
+    # whole rows SMO already holds are used as they are
+    slot = cc.slot_of_row[rows]
+    held = slot >= 0
+    held[held] = cc.slot_epoch[slot[held]] == _k.FULL
+    if held.any():
+        _accumulate2(cc.cache, slot[held], coefs[held], out)
+        rows, coefs = rows[~held], coefs[~held]
     for s in range(0, rows.size, step):
         r = rows[s:s + step]
         blk = _kb.kernel_block(run.kd, run.gram, run.csr, r)
@@ -110,6 +118,19 @@ def _update_and_seed(run, rows, coefs, block_bytes):
         if seed:
             _seed_rows(cc, st, r, blk, n_slots >= n_data)
     return out
+
+
+@njit(cache=True)
+def _accumulate2(cache, slots, coefs, out):
+    """out[:, j] += Σₖ coefs[k, j]·cache[slots[k]] (rows read in place)."""
+    n, k = out.shape
+    for i in range(slots.shape[0]):
+        row = cache[slots[i]]
+        for j in range(k):
+            c = coefs[i, j]
+            if c != 0.0:
+                for t in range(n):
+                    out[t, j] += c * row[t]
 
 
 def _seed_rows(cc, st, rows, blk, direct):
