@@ -411,8 +411,6 @@ class _SMORun:
             # "optimal" must certify: go on at a tighter m − M
             phase = max(floor, min(phase, float(self.fout[0])) * 0.25)
             self.st[_k.S_UNSHRINK] = 0
-            if polish:
-                self._polish()
 
     def iterate(self, tol, wss2, max_iter, callback, callback_every):
         """Run the compiled loop, in chunks between callbacks; (code, stopped)."""
