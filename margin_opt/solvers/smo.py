@@ -27,6 +27,7 @@ import warnings
 import numpy as np
 import scipy.sparse as sp
 from scipy.optimize import OptimizeResult
+from threadpoolctl import threadpool_limits
 
 from ..exceptions import ConvergenceWarning
 from . import _smo_blocks as _blocks
@@ -367,7 +368,8 @@ class _SMORun:
         """Newton polish of the free set (all variables active); resets the progress mark."""
         if not self.equality or self.n_polish >= _POLISH_MAX:
             return False
-        done = _pol.polish(self, self.budget)
+        with threadpool_limits(1):      # BLAS threads spin after a call and slow SMO's loop
+            done = _pol.polish(self, self.budget)
         if done:
             self.n_polish += 1
             self.st[_k.S_MARK] = self.st[_k.S_ITER]
@@ -417,10 +419,11 @@ class _SMORun:
         chunk = int(callback_every) if callback is not None else max_iter
         a, G, y, p, C, st = self.alpha, self.G, self.y, self.p, self.C, self.st
         if self.q:
-            code = _blocks.run_blocks(self, tol, self.q, max_iter)
-            # from here on in double: the exact gradient, then pair steps (which
-            # confirm the tolerance on it), the single-precision rows released
-            _blocks.exact_gradient(self)
+            with threadpool_limits(1):
+                code = _blocks.run_blocks(self, tol, self.q, max_iter)
+                # from here on in double: the exact gradient, then pair steps (which
+                # confirm the tolerance on it), the single-precision rows released
+                _blocks.exact_gradient(self)
             self.q_used, self.q, self.rows = self.q, 0, None
             self.shrinking = self.shrinking_wanted
             if code != _k.R_OPTIMAL:
