@@ -14,6 +14,7 @@ from sklearn.preprocessing import StandardScaler
 from test_smo import cvxpy_optimum, data, svc_qp
 
 from margin_opt import SVMProblem, SVRProblem
+from margin_opt.exceptions import ConvergenceWarning
 from margin_opt.methods import stopping_options
 from margin_opt.solution import STATUSES
 from margin_opt.solvers.smo import solve_smo
@@ -71,7 +72,8 @@ def test_hard_margin_without_intercept_on_overlapping_data_stalls_early():
     y = np.r_[np.ones(50), -np.ones(50)]
     qp = DualQP(X=X, kernel=svc_qp(X, y, np.inf, "linear").kernel, y=y, p=-np.ones(100),
                 upper=np.full(100, np.inf), equality=False)
-    res = solve_smo(qp, tol=1e-6)
+    with pytest.warns(ConvergenceWarning, match="progress|exceeded"):
+        res = solve_smo(qp, tol=1e-6)
     assert res.status == "stalled" and not res.success
     assert res.nit < 1_000_000            # default max_iter is 10**7
     assert "progress" in res.message or "exceeded" in res.message
@@ -81,7 +83,8 @@ def test_hard_margin_with_intercept_on_overlapping_data_never_says_unbounded():
     rng = np.random.default_rng(0)
     X = np.vstack([rng.normal(0.5, 1, (50, 2)), rng.normal(-0.5, 1, (50, 2))])
     y = np.r_[np.ones(50), -np.ones(50)]
-    res = solve_smo(svc_qp(X, y, np.inf, "linear"), tol=1e-6)
+    with pytest.warns(ConvergenceWarning):
+        res = solve_smo(svc_qp(X, y, np.inf, "linear"), tol=1e-6)
     assert res.status == "stalled" and res.nit < 1_000_000
 
 

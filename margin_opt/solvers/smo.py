@@ -482,6 +482,7 @@ class _SMORun:
             msg = (f"SMO reached max_iter={max_iter} with m(α) − M(α) = {gap:.3g} > tol = "
                    f"{tol:g}. Raise max_iter, loosen tol, scale the features (e.g. "
                    "StandardScaler) or use a smaller C.")
+        if status in ("max_iter", "stalled"):
             warnings.warn(msg, ConvergenceWarning, stacklevel=3)
         b = float(_k.calculate_b(a, G, y, self.C)) if self.equality else 0.0
         fun = float(0.5 * a @ (G + self.p))
