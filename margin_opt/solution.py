@@ -18,8 +18,10 @@ import numpy as np
 __all__ = ["Solution", "SVCVariables", "SVRVariables", "MulticlassVariables", "STATUSES"]
 
 #: cvxpy's status vocabulary, used by every backend (``max_iter``/``stopped`` for
-#: iterative solvers that ended without their convergence test).
-STATUSES = ("optimal", "optimal_inaccurate", "max_iter", "stopped", "infeasible", "unbounded")
+#: iterative solvers that ended without their convergence test; ``stalled`` for one
+#: whose progress test stopped it: no proof of anything, the caller falls back).
+STATUSES = ("optimal", "optimal_inaccurate", "max_iter", "stopped", "stalled", "infeasible",
+            "unbounded")
 
 
 @dataclass(eq=False, kw_only=True)

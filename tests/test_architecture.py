@@ -42,9 +42,9 @@ def test_estimator_solvers_come_from_the_registry():
 
 
 def test_stopping_policy_is_written_once():
-    assert stopping_options("smo", 1e-6, 1.0) == {"tol": 1e-6}
-    assert stopping_options("smo", 1e-6, 100.0) == {"tol": pytest.approx(1e-8)}
-    assert stopping_options("smo", 1e-6, np.inf) == {"tol": 1e-6}       # hard margin
+    assert stopping_options("smo", 1e-6, 1.0) == {"tol": 1e-6, "gap_tol": pytest.approx(9e-7)}
+    assert stopping_options("smo", 1e-6, 100.0) == {"tol": 1e-6, "gap_tol": pytest.approx(9e-7)}
+    assert stopping_options("smo", 1e-6, np.inf) == {"tol": 1e-6, "gap_tol": pytest.approx(9e-7)}
     assert stopping_options("subgradient", 1e-4, 10.0) == {"tol": 1e-4}
     assert stopping_options("cvxpy-dual", 1e-6, 10.0) == {}
 

@@ -168,25 +168,25 @@ def test_hard_margin_matches_cvxpy():
     assert margins.min() >= 1 - 1e-6
 
 
-def test_hard_margin_not_separable_reports_unbounded():
+def test_hard_margin_not_separable_stops_as_stalled():
+    # coincident points with opposite labels: the dual diverges; SMO claims no proof
+    # of non-separability (that is the separability LP's job), it stops and says so
     X = np.array([[0.0, 0.0], [0.0, 0.0], [1.0, 1.0], [-1.0, -1.0]])
     y = np.array([1.0, -1.0, 1.0, -1.0])
-    res = solve_smo(svc_qp(X, y, np.inf, "linear"), tol=1e-6, max_iter=10_000)
-    assert res.status == "unbounded" and not res.success
+    with pytest.warns(ConvergenceWarning, match="finite C"):
+        res = solve_smo(svc_qp(X, y, np.inf, "linear"), tol=1e-6, max_iter=10_000)
+    assert res.status == "stalled" and not res.success
     assert "finite C" in res.message
 
 
-def test_hard_margin_overlapping_classes_stop_early_as_unbounded():
+def test_hard_margin_overlapping_classes_stop_early_as_stalled():
     rng = np.random.default_rng(0)
     X = np.vstack([rng.normal(0.5, 1, (50, 2)), rng.normal(-0.5, 1, (50, 2))])
     y = np.r_[np.ones(50), -np.ones(50)]
     qp = svc_qp(X, y, np.inf, "linear")
-    res = solve_smo(qp, max_iter=100_000)
-    assert res.status == "unbounded" and res.nit < 100_000
-    # the certificate of non-separability: ‖Σαᵢyᵢxᵢ‖ < 1e-4·R·Σαᵢ (R² = max ‖xᵢ‖²)
-    w = (res.x * y) @ X
-    R = np.sqrt((X ** 2).sum(axis=1).max())
-    assert np.linalg.norm(w) < 1e-4 * R * res.x.sum()
+    with pytest.warns(ConvergenceWarning, match="progress"):
+        res = solve_smo(qp, max_iter=2_000_000)
+    assert res.status == "stalled" and res.nit < 2_000_000
     # the same data is separable with a soft margin: SMO converges there
     assert solve_smo(svc_qp(X, y, 1.0, "linear")).status == "optimal"
 

@@ -1,9 +1,12 @@
-"""Benchmark suite ``smo``: our SMO against scikit-learn's SVC (LIBSVM), side by side.
+"""Benchmark suite ``smo``: our SMO against LIBSVM and oneDAL, side by side.
 
-Both solve the same C-SVC dual (same data, kernel, C, tol, 200 MB cache,
-shrinking on) in one process; our kernels are JIT-compiled on a small problem
-before any timing, runs alternate (ours, LIBSVM, ours, ...) and the best of
-``repeats`` (5) is kept, so the ratio is robust to other load on the machine.  Each
+Our SMO, scikit-learn's SVC (LIBSVM) and, where scikit-learn-intelex is installed,
+``sklearnex.svm.SVC`` (oneDAL) solve the same C-SVC dual (same data, kernel, C,
+tol, 200 MB cache) in one process, and ``margin_opt.SVC()`` is timed at its
+defaults (tol 1e-6, certificate included); our kernels are JIT-compiled on a
+small problem before any timing, runs alternate and the best of ``repeats`` is
+kept, so the ratios are robust to other load on the machine (whose load average is
+recorded with every row).  Each
 objective (½αᵀQα − 1ᵀα, LIBSVM's "obj") is evaluated by the same code from
 the returned α and compared with a tight reference (our SMO at ``ref_tol``).
 
@@ -20,6 +23,7 @@ import resource
 import subprocess
 import sys
 import time
+import warnings
 
 import numpy as np
 import scipy.sparse as sp
@@ -27,7 +31,7 @@ import scipy.sparse as sp
 from ..progress import progress
 from ..validation import libsvm_input
 
-__all__ = ["run", "format_rows", "memory_probe", "synthetic", "svc_dual_qp"]
+__all__ = ["run", "format_rows", "memory_probe", "synthetic", "svc_dual_qp", "compare"]
 
 SIZES = (1000, 5000, 20000)
 QUICK_SIZES = (500, 2000)
@@ -69,15 +73,24 @@ def _objective(qp, alpha, chunk=256):
 
 
 def _warm_up():
+    """Compile (or load) every numba loop the timed runs use, outside the timings."""
+    from ..estimators.svc import SVC as OurSVC
     from ..solvers.smo import solve_smo
 
-    X, y = synthetic(60)
+    X, y = synthetic(200)
     solve_smo(svc_dual_qp(X, y, 1.0, 0.05))
     solve_smo(svc_dual_qp(sp.csr_matrix(X), y, 1.0, 0.05), cache_size=0.001)
+    with warnings.catch_warnings():                  # parallel whole rows (n ≥ 8192)
+        warnings.simplefilter("ignore")
+        solve_smo(svc_dual_qp(np.tile(X, (50, 1)), np.tile(y, 50), 1.0, 0.05), max_iter=3)
+    OurSVC(gamma=0.05).fit(X, y)
+    OurSVC(gamma=0.05).fit(sp.csr_matrix(X), y)
 
 
-def compare(X, y, *, name, C=1.0, gamma, tol=1e-3, ref_tol=1e-6, repeats=3, cache_size=200):
-    """Time our SMO and LIBSVM on one problem; return one JSON-ready row.
+def compare(X, y, *, name, C=1.0, gamma, tol=1e-3, ref_tol=1e-6, repeats=3, cache_size=200,
+            default=True):
+    """Time our SMO, LIBSVM, oneDAL (where installed) and ``margin_opt.SVC()`` on one
+    problem, alternated, best of ``repeats``; return one JSON-ready row.
 
     Parameters
     ----------
@@ -88,43 +101,57 @@ def compare(X, y, *, name, C=1.0, gamma, tol=1e-3, ref_tol=1e-6, repeats=3, cach
     C, gamma : float
         Box bound and RBF coefficient.
     tol : float, default=1e-3
-        Stopping tolerance of both solvers (m − M ≤ tol).
+        Stopping tolerance of the three solvers (m − M ≤ tol).
     ref_tol : float, default=1e-6
         Tolerance of the reference run (our SMO) the objectives are measured from.
     repeats : int, default=3
         Alternating runs of each; the best time is kept.
     cache_size : float, default=200
-        Kernel cache of both, MB.
+        Kernel cache of each, MB.
+    default : bool, default=True
+        Also time ``margin_opt.SVC(C=C, kernel="rbf", gamma=gamma)`` at its defaults
+        (tol 1e-6, certificate included) and record whether the certificate holds.
 
     Returns
     -------
     row : dict
+        Times (``time_ours``, ``time_libsvm``, ``time_onedal`` or None,
+        ``time_default``), ratios, objectives and their distance from the reference,
+        nSV, iterations, and the load average.
     """
     from sklearn.svm import SVC
 
+    from ..estimators.svc import SVC as OurSVC
     from ..solvers.smo import solve_smo
+    from .peers import best_of, load_average, onedal
 
     qp = svc_dual_qp(X, y, C, gamma)
     Xl = libsvm_input(X)
-    t_ours, t_lib = np.inf, np.inf
-    for _ in progress(range(repeats), desc=f"{name} n = {X.shape[0]}: repeats"):
-        t = time.perf_counter()
-        res = solve_smo(qp, tol=tol, cache_size=cache_size)
-        t_ours = min(t_ours, time.perf_counter() - t)
-        svc = SVC(C=C, kernel="rbf", gamma=gamma, tol=tol, cache_size=cache_size)
-        t = time.perf_counter()
-        svc.fit(Xl, y)
-        t_lib = min(t_lib, time.perf_counter() - t)
+    fns = {"ours": lambda: solve_smo(qp, tol=tol, cache_size=cache_size),
+           "libsvm": lambda: SVC(C=C, kernel="rbf", gamma=gamma, tol=tol,
+                                 cache_size=cache_size).fit(Xl, y)}
+    DAL = onedal("SVC")
+    if DAL is not None:
+        fns["onedal"] = lambda: DAL(C=C, kernel="rbf", gamma=gamma, tol=tol,
+                                    cache_size=cache_size).fit(X, y)
+    if default:
+        fns["default"] = lambda: OurSVC(C=C, kernel="rbf", gamma=gamma).fit(X, y)
+    load = load_average()
+    times, out = best_of(fns, repeats)
+    res, svc = out["ours"], out["libsvm"]
     a_lib = np.zeros(y.size)
     coef = svc.dual_coef_
     a_lib[svc.support_] = np.abs(np.asarray(coef.todense() if sp.issparse(coef) else coef)[0])
-    ref = solve_smo(qp, tol=ref_tol, cache_size=cache_size)
+    ref = solve_smo(qp, tol=ref_tol, gap_tol=ref_tol, cache_size=cache_size)
     obj_ref = _objective(qp, ref.x)
     obj_ours, obj_lib = _objective(qp, res.x), _objective(qp, a_lib)
-    return {
+    t_dal = times.get("onedal")
+    row = {
         "data": name, "n": int(X.shape[0]), "d": int(X.shape[1]), "sparse": sp.issparse(X),
         "kernel": f"rbf(gamma={gamma:.4g})", "C": float(C), "tol": float(tol),
-        "time_ours": t_ours, "time_libsvm": t_lib, "ratio": t_ours / t_lib,
+        "time_ours": times["ours"], "time_libsvm": times["libsvm"], "time_onedal": t_dal,
+        "ratio": times["ours"] / times["libsvm"],
+        "ratio_onedal": times["ours"] / t_dal if t_dal else None,
         "obj_ours": obj_ours, "obj_libsvm": obj_lib, "obj_ref": obj_ref, "ref_tol": ref_tol,
         "rel_err_ours": abs(obj_ours - obj_ref) / abs(obj_ref),
         "rel_err_libsvm": abs(obj_lib - obj_ref) / abs(obj_ref),
@@ -132,12 +159,18 @@ def compare(X, y, *, name, C=1.0, gamma, tol=1e-3, ref_tol=1e-6, repeats=3, cach
         "iter_ours": int(res.nit), "iter_libsvm": int(np.sum(svc.n_iter_)),
         "b_ours": float(res.b), "b_libsvm": float(svc.intercept_[0]),
         "cache_rows_computed": res.cache["rows_full"] + res.cache["rows_partial"],
-        "repeats": int(repeats),
+        "repeats": int(repeats), "load": load,
     }
+    if default:
+        est = out["default"]
+        row.update(time_default=times["default"], default_certified=bool(est.certificate_.ok),
+                   default_vs_onedal=times["default"] / t_dal if t_dal else None,
+                   default_vs_libsvm=times["default"] / times["libsvm"])
+    return row
 
 
 def run(quick=False, sizes=None, json=None, *, datasets=("a9a.t",), tol=1e-3, ref_tol=1e-6,
-        repeats=5, memory=False):
+        repeats=5, memory=False, default=True):
     """Run the suite and return its rows.
 
     Parameters
@@ -154,9 +187,11 @@ def run(quick=False, sizes=None, json=None, *, datasets=("a9a.t",), tol=1e-3, re
     tol, ref_tol : float
         Solver and reference tolerances (see :func:`compare`).
     repeats : int, default=5
-        Alternating repeats for n ≤ 5000 (one run above: each takes seconds).
+        Alternating repeats for n ≤ 5000 (two above: each takes seconds).
     memory : bool or int, default=False
         Also run :func:`memory_probe` (True: n = 50000) and add its row.
+    default : bool, default=True
+        Also time ``margin_opt.SVC()`` at its defaults, certificate included.
 
     Returns
     -------
@@ -172,7 +207,8 @@ def run(quick=False, sizes=None, json=None, *, datasets=("a9a.t",), tol=1e-3, re
     for n in progress(sizes, desc="smo: sizes"):
         X, y = synthetic(n)
         rows.append(compare(X, y, name="synthetic", gamma=1 / 20, tol=tol, ref_tol=ref_tol,
-                            repeats=repeats if n <= 5000 else 1))
+                            repeats=repeats if n <= 5000 else min(repeats, 2),
+                            default=default))
     for name in datasets:
         if shared_data_dir() is None:
             rows.append({"data": name, "skipped": "shared data folder ../shared/data absent"})
@@ -180,7 +216,7 @@ def run(quick=False, sizes=None, json=None, *, datasets=("a9a.t",), tol=1e-3, re
         ds = load_dataset(name)
         y = np.where(ds.y > 0, 1.0, -1.0)
         rows.append(compare(ds.X, y, name=name, gamma=1 / ds.X.shape[1], tol=tol,
-                            ref_tol=ref_tol, repeats=1))
+                            ref_tol=ref_tol, repeats=min(repeats, 2), default=default))
     if memory:
         rows.append(memory_probe(50000 if memory is True else int(memory)))
     if json is not None:
@@ -235,12 +271,19 @@ def memory_probe(n=50000, cache_size=200.0):
     return _json.loads(out.stdout.strip().splitlines()[-1])
 
 
+def _fmt(v, spec):
+    return "—" if v is None else format(v, spec)
+
+
 def format_rows(rows):
-    """The rows as a plain-text table (one line per problem)."""
-    head = (f"{'data':<10} {'n':>6} {'d':>4} {'kernel':<16} {'ours s':>8} {'LIBSVM s':>9} "
-            f"{'ratio':>6} {'obj ours':>14} {'obj LIBSVM':>14} {'|Δ|/ref ours':>12} "
-            f"{'|Δ|/ref lib':>11} {'nSV':>11} {'iter':>13}")
-    lines = [head, "-" * len(head)]
+    """The rows as a plain-text table (one line per problem) under the load line."""
+    from .peers import load_line
+
+    head = (f"{'data':<10} {'n':>6} {'d':>4} {'oneDAL s':>9} {'LIBSVM s':>9} {'ours s':>8} "
+            f"{'÷DAL':>5} {'÷LIB':>5} {'SVC() s':>8} {'÷DAL':>5} {'÷LIB':>5} {'cert':>4} "
+            f"{'|Δ|/ref ours':>12} {'|Δ|/ref lib':>11} {'nSV':>11} {'iter':>13} {'load':>5}")
+    lines = [f"SMO at tol 1e-3 vs LIBSVM and oneDAL; SVC() = margin_opt.SVC() defaults "
+             f"(tol 1e-6, certificate included); {load_line()}", head, "-" * len(head)]
     for r in rows:
         if "skipped" in r:
             lines.append(f"{r['data']:<10} skipped: {r['skipped']}")
@@ -250,10 +293,15 @@ def format_rows(rows):
                          f"(before solve {r['rss_before_mb']:.0f} MB, cache {r['cache_mb']:.0f}"
                          f" MB, n×n would be {r['nxn_mb']:.0f} MB)")
         else:
+            cert = {True: "OK", False: "FAIL", None: "—"}[r.get("default_certified")]
             lines.append(
-                f"{r['data']:<10} {r['n']:>6} {r['d']:>4} {r['kernel']:<16} "
-                f"{r['time_ours']:>8.3f} {r['time_libsvm']:>9.3f} {r['ratio']:>6.2f} "
-                f"{r['obj_ours']:>14.6f} {r['obj_libsvm']:>14.6f} {r['rel_err_ours']:>12.1e} "
-                f"{r['rel_err_libsvm']:>11.1e} {r['nsv_ours']:>5}/{r['nsv_libsvm']:<5} "
-                f"{r['iter_ours']:>6}/{r['iter_libsvm']:<6}")
+                f"{r['data']:<10} {r['n']:>6} {r['d']:>4} {_fmt(r['time_onedal'], '9.3f')} "
+                f"{r['time_libsvm']:>9.3f} {r['time_ours']:>8.3f} "
+                f"{_fmt(r['ratio_onedal'], '5.2f')} {r['ratio']:>5.2f} "
+                f"{_fmt(r.get('time_default'), '8.3f')} "
+                f"{_fmt(r.get('default_vs_onedal'), '5.2f')} "
+                f"{_fmt(r.get('default_vs_libsvm'), '5.2f')} {cert:>4} "
+                f"{r['rel_err_ours']:>12.1e} {r['rel_err_libsvm']:>11.1e} "
+                f"{r['nsv_ours']:>5}/{r['nsv_libsvm']:<5} {r['iter_ours']:>6}/{r['iter_libsvm']:<6}"
+                f" {r.get('load', 0.0):>5.2f}")
     return "\n".join(lines)

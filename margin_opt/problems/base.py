@@ -590,6 +590,10 @@ class KernelProblem:
         """The multipliers the certificate reads (a canonical representative)."""
         return alpha
 
+    def warm_start(self, alpha) -> np.ndarray:
+        """A good starting point for a dual backend from standard-form α (default: α)."""
+        return np.asarray(alpha, dtype=float)
+
     def _certificate_parts(self, res, alpha, solution, tol):  # pragma: no cover - abstract
         """(extra checks, table rows, quantities) of the model's certificate."""
         raise NotImplementedError

@@ -17,6 +17,7 @@ from scipy.linalg import lapack
 
 from ..exceptions import SolverError
 from ..kernels import Kernel, make_kernel
+from ..solvers import kernel_blocks as _kb
 from ..validation import check_precomputed_kernel
 
 __all__ = ["KernelData", "kernel_factor", "QUAD_FORMS", "PSDReport", "PSD_EXACT_MAX"]
@@ -170,7 +171,14 @@ class KernelData:
         return np.asarray(self.features().T @ beta).ravel()
 
     def combination(self, beta) -> np.ndarray:
-        """Kβ = Σⱼ βⱼK(·, xⱼ) on the training points, shape (n_samples,)."""
+        """Kβ = Σⱼ βⱼK(·, xⱼ) on the training points, shape (n_samples,).
+
+        Computed from β alone (never from a solver's gradient): for poly, rbf and
+        sigmoid by blocks of kernel rows over the support (BLAS, in parallel, memory
+        O(block + n·d); RBF distances on centred data, small ones recomputed
+        exactly, see :mod:`margin_opt.solvers.kernel_blocks`).  The last result is
+        remembered, so that reading an answer and certifying it compute Kβ once.
+        """
         beta = np.asarray(beta, dtype=float)
         if self.explicit_w:
             return np.asarray(self._features @ (self._features.T @ beta)).ravel()
@@ -179,7 +187,18 @@ class KernelData:
             return self._gram[:, nz] @ beta[nz]
         if nz.size == 0:
             return np.zeros(self.n_samples)
-        return self.kernel.rows(self.X, nz).T @ beta[nz]
+        memo = self.__dict__.get("_last_combination")
+        if memo is not None and np.array_equal(memo[0], beta):
+            return memo[1].copy()
+        if self.kernel.name in _kb.KINDS:
+            if "_blocks" not in self.__dict__:
+                self._blocks = _kb.named_kernel_arrays(self.X, self.kernel, 2.0 ** 26)
+            kd, csr = self._blocks
+            f = _kb.combination(kd, None, csr, nz, beta[nz, None])[:, 0]
+        else:
+            f = self.kernel.rows(self.X, nz).T @ beta[nz]
+        self._last_combination = (beta.copy(), f.copy())
+        return f
 
     def resolve_quad_form(self, form: str) -> str:
         """The quadratic form actually used for ``form`` (see :meth:`quadratic`)."""

@@ -181,7 +181,9 @@ def _tighter(problem, sol, spec, tol, options):
     if spec.standard_form != "DualQP" or sol.status != "optimal":
         return None
     opts = {**options, "tol": float(options.get("tol", 1e-3)) / 100,
-            "alpha0": sol.variables.standard_alpha}
+            "alpha0": problem.warm_start(sol.variables.standard_alpha)}
+    if options.get("gap_tol") is not None:
+        opts["gap_tol"] = float(options["gap_tol"]) / 100
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         new = _run(problem, sol.method, spec, None, None, None, False, opts)
@@ -211,7 +213,7 @@ def _smo_from(problem, sol, spec, tol, options):
         return None
     smo = get_method("smo", problem.model)
     opts = {**stopping_options("smo", tol, float(np.max(problem.C_i))),
-            "alpha0": sol.variables.standard_alpha}
+            "alpha0": problem.warm_start(sol.variables.standard_alpha)}
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", ConvergenceWarning)

@@ -207,6 +207,13 @@ class SVRProblem(KernelProblem):
         beta = alpha[:self.n_samples] - alpha[self.n_samples:]
         return self._alpha_from_coefficients(beta)
 
+    def warm_start(self, alpha):
+        """(a, â) → (max(a − â, 0), max(â − a, 0)): the same f, still feasible, and a dual
+        objective higher by 2ε·Σ min(aᵢ, âᵢ) — an interior-point answer, which keeps both
+        away from 0, would otherwise leave SMO a degenerate direction to wander in."""
+        alpha = np.asarray(alpha, dtype=float)
+        return self._alpha_from_coefficients(alpha[:self.n_samples] - alpha[self.n_samples:])
+
     def _certificate_parts(self, res, alpha, solution, tol):
         return svr_kkt.table(self, res, alpha, tol)
 

@@ -44,7 +44,7 @@ def method_options(problem, name) -> dict:
     """
     spec = get_method(name, problem.model)
     options = dict(spec.verify_options)
-    if spec.stopping == "gap_over_C" and "tol" in options:
+    if spec.stopping == "certified_gap" and "tol" in options:
         options.update(stopping_options(name, options["tol"], float(problem.C_i.max())))
     return options
 

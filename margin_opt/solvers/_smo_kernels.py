@@ -41,30 +41,34 @@ from numba import njit
 #: (1, 1) placeholder; ``sq`` the squared row norms; the CSR arrays ``data``,
 #: ``indices``, ``indptr`` and the CSC copy ``cdata``, ``cindices``, ``cindptr`` (used
 #: for whole rows: K[r, :] = Σ_f x_rf X[:, f]); scratch ``xbuf`` (d), ``kbuf`` (n,
-#: int64), ``tmp`` (n).
+#: int64), ``tmp`` (n); ``all_cols`` = arange(n).
 KernelArrays = namedtuple("KernelArrays", [
     "kind", "gamma", "coef0", "degree", "sparse", "X", "XT", "sq", "data", "indices",
-    "indptr", "xbuf", "kbuf", "tmp", "cdata", "cindices", "cindptr"])
+    "indptr", "xbuf", "kbuf", "tmp", "cdata", "cindices", "cindptr", "all_cols"])
 
-#: The row cache: ``cache`` (n_slots, n_data) float64 rows, ``slot_of_row`` (n_data,),
+#: The row cache: ``cache`` (n_slots, n_data) float64 rows (only read: it may be a
+#: read-only or memory-mapped kernel matrix), ``slot_of_row`` (n_data,),
 #: ``row_of_slot`` (n_slots,), ``slot_epoch`` (FULL, or the shrinking epoch whose
-#: active columns a row is valid for) and ``slot_tick`` (last use, for LRU).
+#: active columns a row is valid for), ``slot_tick`` (last use, for LRU) and
+#: ``store``, the same array as ``cache`` where rows are computed (written), a
+#: (1, 1) placeholder where the whole matrix is given.
 RowCache = namedtuple("RowCache", ["cache", "slot_of_row", "row_of_slot", "slot_epoch",
-                                   "slot_tick"])
+                                   "slot_tick", "store"])
 
 # kernel kinds
 K_LINEAR, K_POLY, K_RBF, K_SIGMOID, K_PRECOMPUTED = 0, 1, 2, 3, 4
 
 # int64 state vector
 S_ITER, S_COUNTER, S_ACTIVE, S_UNSHRINK, S_EPOCH, S_TICK = 0, 1, 2, 3, 4, 5
-S_ROWS_FULL, S_ROWS_PARTIAL, S_HITS, S_MISSES, S_ACTIVE_SUM = 6, 7, 8, 9, 10
-N_STATE = 11
+S_ROWS_FULL, S_ROWS_PARTIAL, S_HITS, S_MISSES, S_ACTIVE_SUM, S_MARK = 6, 7, 8, 9, 10, 11
+N_STATE = 12
 
 # return codes of the run loop
-R_OPTIMAL, R_CHUNK, R_MAX_ITER, R_UNBOUNDED = 0, 1, 2, 3
+R_OPTIMAL, R_CHUNK, R_MAX_ITER, R_STALLED, R_CAP = 0, 1, 2, 3, 4
 
 FULL = -1            # slot_epoch of a row valid for every column
 TAU = 1e-12          # LIBSVM's guard for non-positive curvature
+GUARD = 1e-4         # RBF: recompute ‖x − z‖² exactly below GUARD·(‖x‖² + ‖z‖²)
 _FM = {"nnan", "ninf", "nsz", "contract", "arcp"}   # no reassociation: exp stays exact
 
 _LOG2E = 1.4426950408889634
@@ -93,27 +97,89 @@ def vexp(a, n, kbuf):
         a[i] *= kf[i]
 
 
+@njit(cache=True)
+def exact_d2(r, c, kd):
+    """‖x_r − x_c‖² summed coordinate by coordinate (no cancellation).
+
+    Sparse rows are merged on their sorted column indices.
+    """
+    if not kd.sparse:
+        X = kd.X
+        s = 0.0
+        for f in range(X.shape[1]):
+            t = X[r, f] - X[c, f]
+            s += t * t
+        return s
+    data, indices, indptr = kd.data, kd.indices, kd.indptr
+    p, pe, q, qe = indptr[r], indptr[r + 1], indptr[c], indptr[c + 1]
+    s = 0.0
+    while p < pe or q < qe:
+        fp = indices[p] if p < pe else np.iinfo(np.int64).max
+        fq = indices[q] if q < qe else np.iinfo(np.int64).max
+        if fp == fq:
+            t = data[p] - data[q]
+            p += 1
+            q += 1
+        elif fp < fq:
+            t = data[p]
+            p += 1
+        else:
+            t = data[q]
+            q += 1
+        s += t * t
+    return s
+
+
 @njit(cache=True, fastmath=_FM)
-def _transform(r, buf, cols, n, kd):
-    """Turn dot products buf[:n] (columns cols[:n], data rows) into kernel values."""
+def _transform(r, buf, cols, lo, hi, kd, kbuf):
+    """Turn dot products buf[lo:hi] (columns cols[lo:hi], data rows) into kernel values.
+
+    RBF: ‖x − z‖² = ‖x‖² + ‖z‖² − 2xᵀz loses its digits when ‖x − z‖² is small
+    against ‖x‖² + ‖z‖² (the data are centred once, which removes the common case:
+    a large offset of the features); those entries are recomputed coordinate by
+    coordinate (:func:`exact_d2`).
+    """
     kind, gamma, coef0, degree = kd.kind, kd.gamma, kd.coef0, kd.degree
-    sq, kbuf = kd.sq, kd.kbuf
+    sq = kd.sq
     if kind == K_RBF:
         sr = sq[r]
-        for k in range(n):
-            d2 = sr + sq[cols[k]] - 2.0 * buf[k]
+        for k in range(lo, hi):
+            c = cols[k]
+            norms = sr + sq[c]
+            d2 = norms - 2.0 * buf[k]
+            if d2 <= GUARD * norms:
+                d2 = 0.0 if c == r else exact_d2(r, c, kd)
             buf[k] = -gamma * max(d2, 0.0)
-        vexp(buf, n, kbuf)
+        vexp(buf[lo:hi], hi - lo, kbuf[lo:hi])
     elif kind == K_POLY:
-        for k in range(n):
+        for k in range(lo, hi):
             z = gamma * buf[k] + coef0
             v = 1.0
             for _ in range(degree):
                 v *= z
             buf[k] = v
     elif kind == K_SIGMOID:
-        for k in range(n):
+        for k in range(lo, hi):
             buf[k] = math.tanh(gamma * buf[k] + coef0)
+
+
+@njit(cache=True, fastmath=_FM)
+def _dense_dots(r, buf, lo, hi, X, XT, sparse, data, indices, indptr):
+    """buf[lo:hi] = xᵣᵀ X[lo:hi]ᵀ by axpys over the transposed data (dense XT)."""
+    for k in range(lo, hi):
+        buf[k] = 0.0
+    if sparse:
+        for q in range(indptr[r], indptr[r + 1]):
+            v = data[q]
+            f = indices[q]
+            for k in range(lo, hi):
+                buf[k] += v * XT[f, k]       # (2-D indexing vectorizes; a row view did not)
+    else:
+        for f in range(XT.shape[0]):
+            v = X[r, f]
+            if v != 0.0:
+                for k in range(lo, hi):
+                    buf[k] += v * XT[f, k]
 
 
 @njit(cache=True, fastmath=_FM)
@@ -121,7 +187,9 @@ def kernel_row(r, out, cols, ncols, kd):
     """Kernel values K[r, c] for data row r.
 
     ``ncols < 0``: every column, written to ``out[c]``; else only the columns
-    ``cols[:ncols]`` (data rows), written to ``out[cols[k]]``.
+    ``cols[:ncols]`` (data rows), written to ``out[cols[k]]``.  (Splitting whole rows
+    over threads was measured: 1.3–3× slower per row on a shared 2-core machine,
+    so rows stay single-threaded; blocks of rows use threads, see kernel_blocks.)
     """
     sparse, X, XT = kd.sparse, kd.X, kd.XT
     data, indices, indptr, xbuf, tmp = kd.data, kd.indices, kd.indptr, kd.xbuf, kd.tmp
@@ -129,15 +197,9 @@ def kernel_row(r, out, cols, ncols, kd):
     full = ncols < 0
     n = n_all if full else ncols
     buf = out if full else tmp
-    if sparse and full and XT.shape[1] == n_all:
-        # dense columns of X (when they fit): a few long vectorized axpys
-        for k in range(n):
-            buf[k] = 0.0
-        for q in range(indptr[r], indptr[r + 1]):
-            v = data[q]
-            f = indices[q]
-            for k in range(n):
-                buf[k] += v * XT[f, k]       # (2-D indexing vectorizes; a row view did not)
+    dense_cols = (not sparse) or XT.shape[1] == n_all
+    if full and dense_cols:
+        _dense_dots(r, buf, 0, n, X, XT, sparse, data, indices, indptr)
     elif sparse and full:
         cdata, cindices, cindptr = kd.cdata, kd.cindices, kd.cindptr
         for k in range(n):
@@ -158,15 +220,6 @@ def kernel_row(r, out, cols, ncols, kd):
             buf[k] = s
         for q in range(indptr[r], indptr[r + 1]):
             xbuf[indices[q]] = 0.0
-    elif full:
-        d = XT.shape[0]
-        for k in range(n):
-            buf[k] = 0.0
-        for f in range(d):
-            v = X[r, f]
-            if v != 0.0:
-                for k in range(n):
-                    buf[k] += v * XT[f, k]
     else:
         d = X.shape[1]
         for k in range(n):
@@ -175,13 +228,13 @@ def kernel_row(r, out, cols, ncols, kd):
             for f in range(d):
                 s += X[r, f] * X[c, f]
             buf[k] = s
-    _transform(r, buf, cols, n, kd)   # full rows: cols is arange(n_data)
+    _transform(r, buf, kd.all_cols if full else cols, 0, n, kd, kd.kbuf)
     if not full:
         for k in range(n):
             out[cols[k]] = buf[k]
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def get_row(v, need_full, index, st, kd, cc, all_cols):
     """Slot of the cache holding K[index[v], ·], valid on the active set (or all).
 
@@ -220,12 +273,13 @@ def get_row(v, need_full, index, st, kd, cc, all_cols):
     slot_tick[s] = st[S_TICK]
     n_data = cache.shape[1]
     na = st[S_ACTIVE]
+    store = cc.store
     if need_full or 2 * na > n_data:
-        kernel_row(r, cache[s], all_cols, -1, kd)
+        kernel_row(r, store[s], all_cols, -1, kd)
         slot_epoch[s] = FULL
         st[S_ROWS_FULL] += 1
     else:
-        kernel_row(r, cache[s], index, na, kd)
+        kernel_row(r, store[s], index, na, kd)
         slot_epoch[s] = st[S_EPOCH]
         st[S_ROWS_PARTIAL] += 1
     return s
@@ -383,7 +437,7 @@ def _first_pass(alpha, G, y, C, na, firstf, firsti):
     firsti[1] = jmax
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def select_pair(alpha, G, y, C, QD, index, st, kd, cc, all_cols, tol, wss2,
                 out, fresh, firstf, firsti):
     """Working pair (out[0], out[1]) and the gap m(α) − M(α); returns the gap.
@@ -438,7 +492,7 @@ def select_pair(alpha, G, y, C, QD, index, st, kd, cc, all_cols, tol, wss2,
     return gap
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _update_pair(i, j, alpha, G, y, C, QD, Kij):
     """Analytic minimization on y_i a_i + y_j a_j = const, clipped to the box.
 
@@ -501,7 +555,7 @@ def _update_pair(i, j, alpha, G, y, C, QD, Kij):
     return oi, oj
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _update_gbar(v, old, alpha, G_bar, y, C, index, st, kd, cc, all_cols):
     was_upper = old >= C[v]
     is_upper = alpha[v] >= C[v]
@@ -514,31 +568,28 @@ def _update_gbar(v, old, alpha, G_bar, y, C, index, st, kd, cc, all_cols):
         G_bar[t] += c * y[t] * row[index[t]]
 
 
-@njit(cache=True)
-def _margin_below(alpha, G, p, na, min_margin2):
-    """αᵀQα < min_margin2·(1ᵀα)² on the active set (shrunk variables have α = 0
-    under a hard margin, so the sums are exact)."""
-    quad = 0.0
-    ssum = 0.0
-    for t in range(na):
-        quad += alpha[t] * (G[t] - p[t])
-        ssum += alpha[t]
-    return ssum > 0.0 and quad < min_margin2 * ssum * ssum
+@njit(cache=True, inline="always")
+def _progress(gap, st, fout, stall_window):
+    """The progress test: True when m(α) − M(α) has not halved for ``stall_window``
+    iterations (``fout[1]`` holds the gap at the last mark, ``st[S_MARK]`` its iteration)."""
+    if gap <= 0.5 * fout[1]:
+        fout[1] = gap
+        st[S_MARK] = st[S_ITER]
+        return False
+    return st[S_ITER] - st[S_MARK] > stall_window
 
 
 @njit(cache=True)
 def smo_run(alpha, G, G_bar, y, p, C, QD, index, perm, st, kd, cc, all_cols,
-            tol, wss2, shrinking, max_iter, stop_iter, alpha_cap, min_margin2, fout):
-    """Run SMO iterations until optimal, ``stop_iter`` (chunk end) or ``max_iter``.
+            tol, wss2, shrinking, max_iter, stop_iter, alpha_cap, stall_window, fout):
+    """Run SMO iterations until optimal, ``stop_iter`` (chunk end), ``max_iter`` or a stall.
 
     The per-variable arrays are permuted in place by shrinking (``perm[k]`` is
     the original variable at position k).  ``fout[0]`` receives the last gap
-    m(α) − M(α).  Returns one of the ``R_*`` codes.
-
-    ``min_margin2 > 0`` (hard margin, every upper bound infinite) enables the
-    separability check: for separable data with margin γ every feasible α has
-    ‖Σαᵢyᵢφ(xᵢ)‖ ≥ γ·1ᵀα, so αᵀQα < min_margin2·(1ᵀα)² proves γ² < min_margin2
-    and the run stops with ``R_UNBOUNDED``.
+    m(α) − M(α).  Returns one of the ``R_*`` codes: ``R_STALLED`` when the gap has
+    not halved in ``stall_window`` iterations (see :func:`_progress`), ``R_CAP``
+    when a multiplier exceeds ``alpha_cap`` (a diverging dual: e.g. the hard
+    margin on data that no hyperplane separates).
     """
     m = alpha.shape[0]
     cache = cc.cache
@@ -559,8 +610,6 @@ def smo_run(alpha, G, G_bar, y, p, C, QD, index, perm, st, kd, cc, all_cols,
                 do_shrinking(alpha, G, G_bar, y, p, C, QD, index, perm, st, kd, cc, all_cols,
                              tol)
                 fresh = False
-            if min_margin2 > 0.0 and _margin_below(alpha, G, p, st[S_ACTIVE], min_margin2):
-                return R_UNBOUNDED
         gap = select_pair(alpha, G, y, C, QD, index, st, kd, cc, all_cols,
                           tol, wss2, pair, fresh, firstf, firsti)
         if pair[0] < 0:
@@ -573,6 +622,8 @@ def smo_run(alpha, G, G_bar, y, p, C, QD, index, perm, st, kd, cc, all_cols,
             if pair[0] < 0:
                 return R_OPTIMAL
         fout[0] = gap
+        if _progress(gap, st, fout, stall_window):
+            return R_STALLED
         st[S_ITER] += 1
         st[S_ACTIVE_SUM] += st[S_ACTIVE]
         i = pair[0]
@@ -617,19 +668,20 @@ def smo_run(alpha, G, G_bar, y, p, C, QD, index, perm, st, kd, cc, all_cols,
         firsti[0] = imax
         firsti[1] = jmax
         fresh = True
-        if alpha[i] > alpha_cap or alpha[j] > alpha_cap:
-            return R_UNBOUNDED
         _update_gbar(i, oi, alpha, G_bar, y, C, index, st, kd, cc, all_cols)
         _update_gbar(j, oj, alpha, G_bar, y, C, index, st, kd, cc, all_cols)
+        if alpha[i] > alpha_cap or alpha[j] > alpha_cap:
+            return R_CAP
 
 
 @njit(cache=True)
 def coordinate_run(alpha, G, y, C, QD, index, st, kd, cc, all_cols, tol, max_iter, stop_iter,
-                   fout):
+                   alpha_cap, stall_window, fout):
     """Greedy single-variable coordinate descent for the form without yᵀα = Δ.
 
     Picks the variable with the largest projected-gradient violation, minimizes
-    exactly along it and clips to [0, C_i]; stops when the violation is ≤ tol.
+    exactly along it and clips to [0, C_i]; stops when the violation is ≤ tol, or
+    with ``R_STALLED`` / ``R_CAP`` as :func:`smo_run`.
     """
     m = alpha.shape[0]
     cache = cc.cache
@@ -654,6 +706,8 @@ def coordinate_run(alpha, G, y, C, QD, index, st, kd, cc, all_cols, tol, max_ite
         fout[0] = viol
         if i < 0 or viol <= tol:
             return R_OPTIMAL
+        if _progress(viol, st, fout, stall_window):
+            return R_STALLED
         st[S_ITER] += 1
         q = QD[i] if QD[i] > 0.0 else TAU
         old = alpha[i]
@@ -663,6 +717,25 @@ def coordinate_run(alpha, G, y, C, QD, index, st, kd, cc, all_cols, tol, max_ite
         d = (alpha[i] - old) * y[i]
         for t in range(m):
             G[t] += d * y[t] * row[index[t]]
+        if alpha[i] > alpha_cap:
+            return R_CAP
+
+
+@njit(cache=True)
+def objectives(alpha, G, y, p, C, b):
+    """(P, D): the primal ½αᵀQα + Σ uₜξₜ at the intercept b (ξₜ = max(0, −(∇ₜ + yₜb)),
+    finite uₜ) and the dual −(½αᵀQα + pᵀα), in O(m) from ∇ = Qα + p."""
+    quad = 0.0
+    lin = 0.0
+    slack = 0.0
+    for t in range(alpha.shape[0]):
+        quad += alpha[t] * (G[t] - p[t])
+        lin += p[t] * alpha[t]
+        if C[t] < np.inf:
+            s = G[t] + y[t] * b
+            if s < 0.0:
+                slack -= C[t] * s
+    return 0.5 * quad + slack, -(0.5 * quad + lin)
 
 
 @njit(cache=True)

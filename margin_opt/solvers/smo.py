@@ -27,21 +27,26 @@ import warnings
 import numpy as np
 import scipy.sparse as sp
 from scipy.optimize import OptimizeResult
+from threadpoolctl import threadpool_limits
 
 from ..exceptions import ConvergenceWarning
+from . import _smo_blocks as _blocks
 from . import _smo_kernels as _k
+from . import _smo_polish as _pol
+from . import kernel_blocks as _kb
 
 __all__ = ["solve_smo", "WSS"]
 
 #: accepted working-set selection names
 WSS = ("second-order", "first-order")
 
-_KINDS = {"linear": _k.K_LINEAR, "poly": _k.K_POLY, "rbf": _k.K_RBF,
-          "sigmoid": _k.K_SIGMOID}
 _MB = 2 ** 20
 _DEFAULT_MAX_ITER = 10_000_000
-_ALPHA_CAP = 1e12
-_MIN_MARGIN = 1e-4     # hard margin: "not separable" below this × the data radius
+_ALPHA_CAP = 1e12       # a multiplier above this: the dual diverges (stop, "stalled")
+_STALL_MIN = 100_000    # progress window: m − M must halve within max(this, 10 m) iterations
+_POLISH_TOL = 1e-3      # SMO runs to this before the Newton polish of its free set
+_POLISH_MAX = 4         # polishes per run
+_TOL_FLOOR = 1e-15      # relative to the gradient scale: below, m − M is rounding
 
 
 def _check_options(tol, cache_size, wss, max_iter, callback_every, m):
@@ -145,17 +150,20 @@ def _start_point(alpha0, y, C, delta, equality):
 
 
 def _kernel_arrays(qp, n_slots_budget, dense_budget=0):
-    """The :class:`~._smo_kernels.KernelArrays` of ``qp`` and, where a full matrix is at
-    hand (precomputed, given, or a callable kernel), that matrix and its diagonal."""
+    """``(kd, gram, diag, csr)``: the :class:`~._smo_kernels.KernelArrays` of ``qp``;
+    where a full matrix is at hand (precomputed, given, or a callable kernel), that
+    matrix (a read-only or memory-mapped one is used as it is, never copied); the
+    kernel diagonal; the CSR data for sparse X (else None)."""
     X = qp.X
     kernel = qp.kernel
     name = kernel.name
     gram = None
     if qp.gram is not None:
-        gram = np.ascontiguousarray(qp.gram, dtype=np.float64)
+        gram = np.ascontiguousarray(np.asarray(qp.gram), dtype=np.float64)
     elif name == "precomputed":
-        gram = np.ascontiguousarray(X.toarray() if sp.issparse(X) else X, dtype=np.float64)
-    elif name not in _KINDS:
+        gram = np.ascontiguousarray(X.toarray() if sp.issparse(X) else np.asarray(X),
+                                    dtype=np.float64)
+    elif name not in _kb.KINDS:
         n = X.shape[0]
         if n > n_slots_budget:
             raise ValueError(
@@ -171,47 +179,9 @@ def _kernel_arrays(qp, n_slots_budget, dense_budget=0):
         n = gram.shape[0]
         if gram.shape != (n, n):
             raise ValueError(f"the kernel matrix must be square, got shape {gram.shape}.")
-        return _arrays(_k.K_PRECOMPUTED, n=n), gram, np.diag(gram).copy()
-    kind = _KINDS[name]
-    params = dict(gamma=float(kernel.gamma) if kernel.gamma is not None else 1.0,
-                  coef0=float(kernel.coef0), degree=int(kernel.degree))
-    n, d = X.shape
-    if sp.issparse(X):
-        Xc = sp.csr_matrix(X, dtype=np.float64)
-        Xcsc = Xc.tocsc()
-        dense_T = n * d * 8 <= dense_budget
-        kd = _arrays(kind, n=n, d=d, sparse=True, **params,
-                     XT=np.ascontiguousarray(Xcsc.T.toarray()) if dense_T else None,
-                     sq=np.asarray(Xc.multiply(Xc).sum(axis=1), dtype=np.float64).ravel(),
-                     csr=(Xc.data, Xc.indices, Xc.indptr),
-                     csc=(Xcsc.data, Xcsc.indices, Xcsc.indptr))
-    else:
-        Xd = np.ascontiguousarray(X, dtype=np.float64)
-        kd = _arrays(kind, n=n, d=d, **params, X=Xd, XT=np.ascontiguousarray(Xd.T),
-                     sq=np.einsum("ij,ij->i", Xd, Xd))
-    return kd, None, np.asarray(kernel.diag(X), dtype=np.float64)
-
-
-def _arrays(kind, *, n, d=1, gamma=0.0, coef0=0.0, degree=1, sparse=False, X=None, XT=None,
-            sq=None, csr=None, csc=None):
-    """A KernelArrays with placeholders for what this kind of data does not use."""
-    e2 = np.zeros((1, 1))
-    ef, ei = np.zeros(1), np.zeros(1, dtype=np.int64)
-
-    def f64(a):
-        return np.ascontiguousarray(a, dtype=np.float64)
-
-    def i64(a):
-        return np.ascontiguousarray(a, dtype=np.int64)
-
-    data, indices, indptr = (f64(csr[0]), i64(csr[1]), i64(csr[2])) if csr else (ef, ei, ei)
-    cdata, cind, cptr = (f64(csc[0]), i64(csc[1]), i64(csc[2])) if csc else (ef, ei, ei)
-    return _k.KernelArrays(
-        kind=kind, gamma=gamma, coef0=coef0, degree=degree, sparse=sparse,
-        X=e2 if X is None else X, XT=e2 if XT is None else XT, sq=ef if sq is None else sq,
-        data=data, indices=indices, indptr=indptr, xbuf=np.zeros(d if sparse else 1),
-        kbuf=np.zeros(n, dtype=np.int64), tmp=np.zeros(n), cdata=cdata, cindices=cind,
-        cindptr=cptr)
+        return _kb.arrays(_k.K_PRECOMPUTED, n=n), gram, np.diag(gram).copy(), None
+    kd, csr = _kb.named_kernel_arrays(X, kernel, dense_budget)
+    return kd, None, np.asarray(kernel.diag(X), dtype=np.float64), csr
 
 
 def _unpermute(values, perm):
@@ -226,31 +196,53 @@ def _make_cache(gram, n_data, cache_size):
     if gram is not None:
         ar = np.arange(n_data, dtype=np.int64)
         return _k.RowCache(gram, ar.copy(), ar.copy(), np.full(n_data, _k.FULL, dtype=np.int64),
-                           np.zeros(n_data, dtype=np.int64)), n_data
+                           np.zeros(n_data, dtype=np.int64), np.zeros((1, 1))), n_data
     n_slots = int(max(2, min(n_data, cache_size * _MB // (8 * n_data))))
-    return _k.RowCache(np.empty((n_slots, n_data)), np.full(n_data, -1, dtype=np.int64),
+    rows = np.empty((n_slots, n_data))
+    return _k.RowCache(rows, np.full(n_data, -1, dtype=np.int64),
                        np.full(n_slots, -1, dtype=np.int64), np.zeros(n_slots, dtype=np.int64),
-                       np.zeros(n_slots, dtype=np.int64)), n_slots
+                       np.zeros(n_slots, dtype=np.int64), rows), n_slots
 
 
-def solve_smo(qp, *, tol=1e-3, cache_size=200, shrinking=True, wss="second-order",
-              max_iter=None, alpha0=None, callback=None, callback_every=1000):
+def solve_smo(qp, *, tol=1e-3, gap_tol=None, polish=True, block_size=None, cache_size=200,
+              shrinking=True, wss="second-order", max_iter=None, alpha0=None, callback=None,
+              callback_every=1000):
     """Solve a :class:`~margin_opt.standard_forms.DualQP` by SMO (LIBSVM's algorithm).
 
     Parameters
     ----------
     qp : DualQP
         ``min ½αᵀQα + pᵀα s.t. yᵀα = Δ (if qp.equality), 0 ≤ αᵢ ≤ qp.upper[i]``.
-        ``upper`` may hold ``np.inf`` (hard margin).  Dense or ``scipy.sparse`` X.
+        ``upper`` may hold ``np.inf`` (hard margin).  Dense or ``scipy.sparse`` X;
+        a given kernel matrix may be read-only or memory-mapped (it is only read).
     tol : float, default=1e-3
         Stop when m(α) − M(α) ≤ tol, the maximal KKT violation of LIBSVM's
         stopping rule (in the units of the gradient, i.e. of p).
+    gap_tol : float, optional
+        Also require the relative duality gap |P − D| / max(1, |P|) ≤ gap_tol, the
+        quantity :func:`margin_opt.kkt.dual_qp_checks` certifies (P = ½αᵀQα + Σuₜξₜ
+        with ξₜ = max(0, −(∇ₜ + yₜb)), D = −(½αᵀQα + pᵀα), both in O(m) from the
+        gradient).  While it fails, SMO goes on at a tighter m − M.  None: m − M only
+        (LIBSVM's rule).
+    polish : bool, default=True
+        For ``tol`` below 1e-3: run SMO to 1e-3, take a Newton step on the free
+        multipliers (:mod:`margin_opt.solvers._smo_polish`), then run SMO on to
+        ``tol``; likewise after a stall.  The stopping rule is the same; the long
+        first-order tail is skipped.
+    block_size : int or None, default=None
+        Working-set decomposition (:mod:`margin_opt.solvers._smo_blocks`, opt-in):
+        each outer step solves the subproblem of ``block_size`` violating variables
+        by this SMO on single-precision kernel rows from matrix products and updates
+        the gradient once; the gradient is then recomputed in double and pair steps
+        confirm the tolerance.  None or 0: pair steps only (LIBSVM's algorithm), the
+        faster of the two as measured here (docs/smo.md).
     cache_size : float, default=200
         Kernel row cache in MB (2**20 bytes), float64 rows of length n_data.  When
         the whole kernel fits, every row gets a slot and is computed at most once
-        (more often only on the active columns).  Memory is this plus O(n·d).  For
-        sparse X a dense copy of the columns (faster whole rows) is kept when it
-        fits a quarter of the budget, and is counted in it.
+        (more often only on the active columns).  Memory is this plus O(n·d) (the
+        polish works in blocks within the same budget).  For sparse X a dense copy of
+        the columns (faster whole rows) is kept when it fits a quarter of the budget,
+        and is counted in it.
     shrinking : bool, default=True
         LIBSVM's shrinking heuristic; the gradient is reconstructed before the
         final check, so the answer is the same as without it.
@@ -275,10 +267,11 @@ def solve_smo(qp, *, tol=1e-3, cache_size=200, shrinking=True, wss="second-order
     result : scipy.optimize.OptimizeResult
         ``x`` (α, ndarray of shape (m,)), ``b`` (intercept, LIBSVM's −ρ; 0.0 when
         ``qp.equality`` is False), ``grad`` (∇ = Qα + p), ``fun`` (½αᵀQα + pᵀα),
-        ``nit``, ``status`` ("optimal" | "max_iter" | "stopped" | "unbounded"),
+        ``nit``, ``status`` ("optimal" | "max_iter" | "stopped" | "stalled"),
         ``success``, ``message``, ``gap`` (final m − M, or the largest projected
-        gradient without equality), ``cache`` (dict of row-cache statistics) and
-        ``timings`` (seconds: ``setup``, ``solve``, ``total``).
+        gradient without equality), ``duality_gap`` (relative, as above),
+        ``n_polish``, ``cache`` (dict of row-cache statistics) and ``timings``
+        (seconds: ``setup``, ``solve``, ``total``).
 
     Raises
     ------
@@ -291,11 +284,13 @@ def solve_smo(qp, *, tol=1e-3, cache_size=200, shrinking=True, wss="second-order
     Without the equality (``qp.equality`` False: no intercept) the pairwise step
     does not apply; greedy single-variable coordinate descent with the same
     row cache is used instead, stopping when the largest projected gradient is
-    ≤ tol.  Hard margin on non-separable data makes the dual unbounded: the
-    solver stops with status ``"unbounded"`` once the iterate proves that no
-    separating hyperplane has a margin above 1e-4 × the data radius (for separable
-    data with margin γ, ‖Σαᵢyᵢφ(xᵢ)‖ ≥ γ·1ᵀα for every feasible α), or some αᵢ
-    exceeds 1e12.
+    ≤ tol.
+
+    Progress test: when m − M has not halved within ``max(10**5, 10 m)``
+    iterations (after a polish, where one is possible) the run stops with status
+    ``"stalled"``, and likewise when a multiplier exceeds 1e12 (the dual diverges:
+    e.g. the hard margin on data that no hyperplane separates).  Neither is a
+    proof of anything; the caller decides (an exact method, a separability LP).
 
     References
     ----------
@@ -306,21 +301,35 @@ def solve_smo(qp, *, tol=1e-3, cache_size=200, shrinking=True, wss="second-order
     y, p, C, index = _check_qp(qp)
     m = y.shape[0]
     max_iter = _check_options(tol, cache_size, wss, max_iter, callback_every, m)
+    if gap_tol is not None and not (isinstance(gap_tol, (int, float, np.number))
+                                    and np.isfinite(gap_tol) and gap_tol > 0):
+        raise ValueError(f"gap_tol must be a positive finite number or None, got {gap_tol!r}.")
     n_data = qp.n_data
     if index.min() < 0 or index.max() >= n_data:
         raise ValueError(f"qp.index must hold data rows in [0, {n_data}).")
     run = _SMORun(qp, y, p, C, index, cache_size, alpha0, shrinking, n_data)
+    if block_size is None:
+        block_size = 0
+    elif isinstance(block_size, bool) or int(block_size) != block_size or block_size < 0 or \
+            block_size == 1:
+        raise ValueError(f"block_size must be None, 0 or an integer ≥ 2, got {block_size!r}.")
+    if block_size and not run.equality:
+        block_size = 0                      # coordinate descent has no blocks
+    run.q = run.q_used = int(block_size)
+    run.shrinking_wanted = run.shrinking
+    if run.q:
+        run.shrinking = False
     t1 = time.perf_counter()
-    code, stopped = run.iterate(float(tol), wss == "second-order", max_iter, callback,
-                                callback_every)
+    code, stopped = run.solve(float(tol), gap_tol, bool(polish), wss == "second-order",
+                              max_iter, callback, callback_every)
     t2 = time.perf_counter()
-    out = run.result(code, stopped, tol, max_iter)
+    out = run.result(code, stopped, tol, gap_tol, max_iter)
     out.timings = {"setup": t1 - t0, "solve": t2 - t1, "total": time.perf_counter() - t0}
     return out
 
 
 class _SMORun:
-    """The arrays of one SMO run and its three phases: set up, iterate, read out.
+    """The arrays of one SMO run and its phases: set up, iterate (and polish), read out.
 
     The per-variable arrays (α, ∇, Ḡ, y, p, C, QD, index) are permuted in place by
     shrinking; ``perm[k]`` is the original variable at position k.
@@ -328,10 +337,13 @@ class _SMORun:
 
     def __init__(self, qp, y, p, C, index, cache_size, alpha0, shrinking, n_data):
         budget_rows = int(cache_size * _MB // (8 * n_data))
-        self.kd, self.gram, diag = _kernel_arrays(qp, budget_rows,
-                                                  dense_budget=cache_size * _MB / 4)
+        self.kd, self.gram, diag, self.csr = _kernel_arrays(qp, budget_rows,
+                                                            dense_budget=cache_size * _MB / 4)
         cache_mb = cache_size - (self.kd.XT.nbytes / _MB if self.kd.sparse else 0.0)
+        self.budget = cache_mb * _MB
+        self.n_data = n_data
         self.equality = bool(qp.equality)
+        self.delta = float(qp.delta)
         self.alpha = _start_point(alpha0, y, C, float(qp.delta), self.equality)
         self.QD = np.ascontiguousarray(diag[index])
         self.cc, self.n_slots = _make_cache(self.gram, n_data, cache_mb)
@@ -339,35 +351,96 @@ class _SMORun:
         self.G, self.G_bar = np.empty(m), np.zeros(m)
         self.perm = np.arange(m, dtype=np.int64)
         self.index = index.copy()
-        self.all_cols = np.arange(n_data, dtype=np.int64)
+        self.all_cols = self.kd.all_cols
         self.st = np.zeros(_k.N_STATE, dtype=np.int64)
         self.st[_k.S_COUNTER] = min(m, 1000) + 1
         self.st[_k.S_ACTIVE] = m
-        self.fout = np.zeros(1)
+        self.fout = np.array([np.inf, np.inf])
+        self.stall_window = max(_STALL_MIN, 10 * m)
+        self.n_polish = 0
+        self.q, self.q_used, self.rows, self.rows_block = 0, 0, None, 0
+        self.rel_gap = np.nan
         self.y, self.p, self.C = y.copy(), p.copy(), C.copy()   # never the caller's arrays
         _k.init_gradient(self.alpha, self.G, self.G_bar, self.y, self.p, self.C, *self._args())
         self.shrinking = bool(shrinking) and self.equality
-        # the margin bound of the hard margin holds for the C-SVC form (p = −1, yᵀα = 0)
-        hard = (self.equality and qp.delta == 0 and bool(np.all(np.isinf(C)))
-                and bool(np.all(p == -1.0)))
-        self.min_margin2 = _MIN_MARGIN ** 2 * float(self.QD.max()) if hard else 0.0
 
     def _args(self):
         return self.index, self.st, self.kd, self.cc, self.all_cols
+
+    def _polish(self):
+        """Newton polish of the free set (all variables active); resets the progress mark."""
+        if not self.equality or self.n_polish >= _POLISH_MAX:
+            return False
+        with threadpool_limits(1):      # BLAS threads spin after a call and slow SMO's loop
+            done = _pol.polish(self, self.budget)
+        if done:
+            self.n_polish += 1
+            self.st[_k.S_MARK] = self.st[_k.S_ITER]
+            self.fout[1] = np.inf
+            self.st[_k.S_UNSHRINK] = 0
+            self.st[_k.S_COUNTER] = 1
+        return done
+
+    def relative_gap(self):
+        """|P − D| / max(1, |P|) at SMO's intercept (see :func:`_smo_kernels.objectives`)."""
+        b = float(_k.calculate_b(self.alpha, self.G, self.y, self.C)) if self.equality else 0.0
+        P, D = _k.objectives(self.alpha, self.G, self.y, self.p, self.C, b)
+        return abs(P - D) / max(1.0, abs(P))
+
+    def solve(self, tol, gap_tol, polish, wss2, max_iter, callback, callback_every):
+        """SMO to ``tol`` (through the polish when asked) and the gap test; (code, stopped)."""
+        polish = polish and self.equality
+        phase = max(tol, _POLISH_TOL) if polish else tol
+        floor = _TOL_FLOOR * max(1.0, float(np.abs(self.G).max()))
+        stall_polished = False
+        while True:
+            code, stopped = self.iterate(phase, wss2, max_iter, callback, callback_every)
+            if stopped or code in (_k.R_MAX_ITER, _k.R_CAP):
+                return code, stopped
+            if code == _k.R_STALLED:
+                if polish and not stall_polished and self._polish():
+                    stall_polished = True                # one more chance, no more
+                    continue
+                return code, stopped
+            if phase > tol:                              # optimal at the polish tolerance
+                self._polish()
+                phase = tol
+                continue
+            if gap_tol is None:
+                return code, stopped
+            self.rel_gap = self.relative_gap()
+            if self.rel_gap <= gap_tol:
+                return code, stopped
+            if phase <= floor:
+                return _k.R_STALLED, stopped
+            # "optimal" must certify: go on at a tighter m − M
+            phase = max(floor, min(phase, float(self.fout[0])) * 0.25)
+            self.st[_k.S_UNSHRINK] = 0
 
     def iterate(self, tol, wss2, max_iter, callback, callback_every):
         """Run the compiled loop, in chunks between callbacks; (code, stopped)."""
         chunk = int(callback_every) if callback is not None else max_iter
         a, G, y, p, C, st = self.alpha, self.G, self.y, self.p, self.C, self.st
+        if self.q:
+            with threadpool_limits(1):
+                code = _blocks.run_blocks(self, tol, self.q, max_iter)
+                # from here on in double: the exact gradient, then pair steps (which
+                # confirm the tolerance on it), the single-precision rows released
+                _blocks.exact_gradient(self)
+            self.q_used, self.q, self.rows = self.q, 0, None
+            self.shrinking = self.shrinking_wanted
+            if code != _k.R_OPTIMAL:
+                return code, False
         while True:
             stop_at = int(st[_k.S_ITER]) + chunk
             if self.equality:
                 code = _k.smo_run(a, G, self.G_bar, y, p, C, self.QD, self.index, self.perm, st,
                                   self.kd, self.cc, self.all_cols, tol, wss2, self.shrinking,
-                                  max_iter, stop_at, _ALPHA_CAP, self.min_margin2, self.fout)
+                                  max_iter, stop_at, _ALPHA_CAP, self.stall_window, self.fout)
             else:
                 code = _k.coordinate_run(a, G, y, C, self.QD, self.index, st, self.kd, self.cc,
-                                         self.all_cols, tol, max_iter, stop_at, self.fout)
+                                         self.all_cols, tol, max_iter, stop_at, _ALPHA_CAP,
+                                         self.stall_window, self.fout)
             if code != _k.R_CHUNK:
                 break
             inter = OptimizeResult(x=_unpermute(a, self.perm), fun=float(0.5 * a @ (G + p)),
@@ -380,26 +453,39 @@ class _SMORun:
         _k.unshrink(a, G, self.G_bar, y, p, C, *self._args())
         return code, False
 
-    def result(self, code, stopped, tol, max_iter):
+    def result(self, code, stopped, tol, gap_tol, max_iter):
         """The OptimizeResult of :func:`solve_smo` (timings added by the caller)."""
         st, a, G, y = self.st, self.alpha, self.G, self.y
         nit, gap = int(st[_k.S_ITER]), float(self.fout[0])
+        rel_gap = self.relative_gap()
         if stopped:
             status, msg = "stopped", f"stopped by the callback after {nit} iterations."
         elif code == _k.R_OPTIMAL:
             status = "optimal"
-            msg = f"m(α) − M(α) = {gap:.3g} ≤ tol = {tol:g} after {nit} iterations."
-        elif code == _k.R_UNBOUNDED:
-            status = "unbounded"
-            msg = ("the dual is unbounded: with upper = ∞ (hard margin) the classes are not "
-                   "separable in the feature space (no separating hyperplane has a margin above "
-                   f"{_MIN_MARGIN:g} × the data radius, or some αᵢ exceeded {_ALPHA_CAP:g}); "
-                   "use a finite C.")
+            msg = f"m(α) − M(α) = {gap:.3g} ≤ tol = {tol:g}"
+            if gap_tol is not None:
+                msg += f" and duality gap {rel_gap:.3g} ≤ gap_tol = {gap_tol:g}"
+            msg += f" after {nit} iterations."
+        elif code == _k.R_CAP:
+            status = "stalled"
+            msg = (f"a multiplier exceeded {_ALPHA_CAP:g} after {nit} iterations: the dual "
+                   "diverges (with upper = ∞, the hard margin, the classes are probably not "
+                   "separable in the feature space; a separability LP decides). Use a finite "
+                   "C, or an exact method.")
+        elif code == _k.R_STALLED:
+            status = "stalled"
+            msg = (f"SMO stopped making progress after {nit} iterations: m(α) − M(α) = "
+                   f"{gap:.3g} (tol {tol:g}), duality gap {rel_gap:.3g}"
+                   + (f" (gap_tol {gap_tol:g})" if gap_tol is not None else "")
+                   + ". The problem is badly conditioned or degenerate (unscaled features, "
+                   "a huge C, a hard margin on non-separable data): scale the features, use "
+                   "a smaller C, or an exact method (cvxpy-dual).")
         else:
             status = "max_iter"
             msg = (f"SMO reached max_iter={max_iter} with m(α) − M(α) = {gap:.3g} > tol = "
                    f"{tol:g}. Raise max_iter, loosen tol, scale the features (e.g. "
                    "StandardScaler) or use a smaller C.")
+        if status in ("max_iter", "stalled"):
             warnings.warn(msg, ConvergenceWarning, stacklevel=3)
         b = float(_k.calculate_b(a, G, y, self.C)) if self.equality else 0.0
         fun = float(0.5 * a @ (G + self.p))
@@ -408,7 +494,9 @@ class _SMORun:
                  "cache_mb": float(self.cc.cache.nbytes / _MB),
                  "rows_full": int(st[_k.S_ROWS_FULL]), "rows_partial": int(st[_k.S_ROWS_PARTIAL]),
                  "hits": int(st[_k.S_HITS]), "misses": int(st[_k.S_MISSES]),
-                 "mean_active": float(st[_k.S_ACTIVE_SUM] / max(nit, 1))}
+                 "mean_active": float(st[_k.S_ACTIVE_SUM] / max(nit, 1)),
+                 "block_size": int(self.q_used), "rows_block": int(self.rows_block)}
         return OptimizeResult(
             x=_unpermute(a, self.perm), b=b, grad=_unpermute(G, self.perm), fun=fun, nit=nit,
-            status=status, success=status == "optimal", message=msg, gap=gap, cache=cache)
+            status=status, success=status == "optimal", message=msg, gap=gap,
+            duality_gap=rel_gap, n_polish=self.n_polish, cache=cache)

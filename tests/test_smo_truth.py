@@ -1,0 +1,192 @@
+"""SMO tells the truth on every input (issue 11): stopping on what the certificate
+checks, a progress test, no heuristic "unbounded", robust kernel rows, read-only
+kernel matrices.
+
+References: the certificate (:func:`margin_opt.kkt.dual_qp_checks`, computed from α
+alone), closed forms, the cvxpy optimum, and the same problem on unshifted data.
+"""
+
+import cvxpy as cp
+import numpy as np
+import pytest
+from sklearn.datasets import make_regression
+from sklearn.preprocessing import StandardScaler
+from test_smo import cvxpy_optimum, data, svc_qp
+
+from margin_opt import SVMProblem, SVRProblem
+from margin_opt.exceptions import ConvergenceWarning
+from margin_opt.methods import stopping_options
+from margin_opt.solution import STATUSES
+from margin_opt.solvers.smo import solve_smo
+from margin_opt.standard_forms import DualQP
+
+
+def _certificate(problem, res, tol):
+    return problem.certify(problem.solution_from_standard(res.x, res.b), tol=tol)
+
+
+def _check(cert, name):
+    return next(c for c in cert.checks if c.name == name)
+
+
+def _svr_problem():
+    X, y = make_regression(200, 5, noise=10.0, random_state=0)
+    X = StandardScaler().fit_transform(X)
+    return SVRProblem(X, (y - y.mean()) / y.std(), C=10.0, epsilon=0.1, kernel="rbf",
+                      gamma=0.2)
+
+
+def test_gap_tol_stops_on_the_certified_duality_gap():
+    problem = _svr_problem()
+    qp = problem.to_standard_form()
+    loose = solve_smo(qp, tol=1e-3, polish=False)
+    # m − M ≤ tol alone leaves a duality gap the certificate rejects at 1e-4 ...
+    assert _check(_certificate(problem, loose, 1e-4), "duality_gap").value > 1e-4
+    res = solve_smo(qp, tol=1e-3, gap_tol=1e-4, polish=False)
+    assert res.status == "optimal" and res.duality_gap <= 1e-4
+    # ... with gap_tol the same tolerance certifies, gap measured independently
+    cert = _certificate(problem, res, 1e-4)
+    assert _check(cert, "duality_gap").value <= 1e-4
+    assert _check(cert, "mvp_gap").value <= 1e-3
+
+
+def test_estimator_stopping_policy_asks_for_the_gap():
+    opts = stopping_options("smo", 1e-6, 1.0)
+    assert opts["gap_tol"] <= 1e-6 and opts["tol"] <= 1e-6
+
+
+def test_default_path_certifies_at_its_tolerance():
+    problem = _svr_problem()
+    res = solve_smo(problem.to_standard_form(), **stopping_options("smo", 1e-6, 10.0))
+    assert res.status == "optimal"
+    assert _certificate(problem, res, 1e-6).ok
+
+
+def test_stalled_is_a_status():
+    assert "stalled" in STATUSES
+
+
+def test_hard_margin_without_intercept_on_overlapping_data_stalls_early():
+    rng = np.random.default_rng(0)
+    X = np.vstack([rng.normal(0.5, 1, (50, 2)), rng.normal(-0.5, 1, (50, 2))])
+    y = np.r_[np.ones(50), -np.ones(50)]
+    qp = DualQP(X=X, kernel=svc_qp(X, y, np.inf, "linear").kernel, y=y, p=-np.ones(100),
+                upper=np.full(100, np.inf), equality=False)
+    with pytest.warns(ConvergenceWarning, match="progress|exceeded"):
+        res = solve_smo(qp, tol=1e-6)
+    assert res.status == "stalled" and not res.success
+    assert res.nit < 1_000_000            # default max_iter is 10**7
+    assert "progress" in res.message or "exceeded" in res.message
+
+
+def test_hard_margin_with_intercept_on_overlapping_data_never_says_unbounded():
+    rng = np.random.default_rng(0)
+    X = np.vstack([rng.normal(0.5, 1, (50, 2)), rng.normal(-0.5, 1, (50, 2))])
+    y = np.r_[np.ones(50), -np.ones(50)]
+    with pytest.warns(ConvergenceWarning):
+        res = solve_smo(svc_qp(X, y, np.inf, "linear"), tol=1e-6)
+    assert res.status == "stalled" and res.nit < 1_000_000
+
+
+def test_normal_runs_do_not_stall():
+    X, y = data(300, seed=3)
+    for C in (0.1, 1.0, 100.0):
+        assert solve_smo(svc_qp(X, y, C, "rbf", gamma=0.5), tol=1e-8).status == "optimal"
+
+
+def test_hard_margin_with_a_tiny_margin_is_solved_not_called_unbounded():
+    # separable with geometric margin 1e-2 at radius ~1e3 (1e-5 × R): the old radius
+    # rule declared it non-separable; the optimum is the closed form α = 1/(2m²)·(1, 1)
+    m, R = 1e-2, 1e3
+    X = np.array([[R, m], [R, -m], [R, 3 * m], [R, -3 * m]])
+    y = np.array([1.0, -1.0, 1.0, -1.0])
+    qp = svc_qp(X, y, np.inf, "linear")
+    res = solve_smo(qp, tol=1e-9)
+    assert res.status == "optimal"
+    w = (res.x * y) @ X
+    assert np.min(y * (X @ w + res.b)) >= 1 - 1e-6
+    np.testing.assert_allclose(res.x, [1 / (2 * m * m), 1 / (2 * m * m), 0, 0], rtol=1e-6)
+
+
+@pytest.mark.parametrize("shift", [1e6, -3e7])
+def test_rbf_rows_are_translation_invariant(shift):
+    X, y = data(80, seed=1)
+    base = solve_smo(svc_qp(X, y, 1.0, "rbf", gamma=0.3), tol=1e-9)
+    moved = solve_smo(svc_qp(X + shift, y, 1.0, "rbf", gamma=0.3), tol=1e-9)
+    assert moved.status == "optimal"
+    np.testing.assert_allclose(moved.x, base.x, atol=1e-7)
+    problem = SVMProblem(X + shift, y, C=1.0, kernel="rbf", gamma=0.3)
+    assert _certificate(problem, moved, 1e-6).ok
+
+
+def test_rbf_with_a_huge_gamma_and_duplicates_matches_its_exact_kernel():
+    X, y = data(40, seed=2)
+    X = np.vstack([X, X[:5]])                       # duplicates: K = 1 there, 0 elsewhere
+    y = np.r_[y, y[:5]]
+    res = solve_smo(svc_qp(X, y, 1.0, "rbf", gamma=1e300), tol=1e-10)
+    same = (np.abs(X[:, None, :] - X[None, :, :]).sum(axis=2) == 0).astype(float)
+    ref = solve_smo(svc_qp(same, y, 1.0, "precomputed"), tol=1e-10)
+    assert res.status == "optimal"
+    np.testing.assert_allclose(res.fun, ref.fun, rtol=1e-10)
+    problem = SVMProblem(X, y, C=1.0, kernel="rbf", gamma=1e300)
+    assert _certificate(problem, res, 1e-6).ok
+
+
+def test_read_only_and_memory_mapped_kernels_are_used_without_copying(tmp_path):
+    X, y = data(60, seed=4)
+    K = np.exp(-0.2 * ((X[:, None, :] - X[None, :, :]) ** 2).sum(axis=2))
+    ref = solve_smo(svc_qp(K, y, 1.0, "precomputed"), tol=1e-9)
+    np.save(tmp_path / "K.npy", K)
+    Km = np.load(tmp_path / "K.npy", mmap_mode="r")
+    Kro = K.copy()
+    Kro.flags.writeable = False
+    for M in (Km, Kro):
+        res = solve_smo(svc_qp(M, y, 1.0, "precomputed"), tol=1e-9)
+        np.testing.assert_allclose(res.x, ref.x, atol=1e-10)
+        qp = svc_qp(X, y, 1.0, "rbf", gamma=0.2)
+        res = solve_smo(DualQP(X=X, kernel=qp.kernel, y=qp.y, p=qp.p, upper=qp.upper, gram=M),
+                        tol=1e-9)
+        np.testing.assert_allclose(res.x, ref.x, atol=1e-10)
+
+
+def test_polished_answer_is_the_optimum():
+    X, y = data(150, seed=5)
+    qp = svc_qp(X, y, 3.0, "rbf", gamma=0.4)
+    ref, _ = cvxpy_optimum(qp)
+    res = solve_smo(qp, tol=1e-8)
+    assert res.status == "optimal" and res.n_polish >= 1
+    assert abs(res.fun - ref) <= 1e-7 * abs(ref)
+    plain = solve_smo(qp, tol=1e-8, polish=False)
+    assert plain.n_polish == 0 and abs(plain.fun - ref) <= 1e-7 * abs(ref)
+
+
+def test_cvxpy_reference_of_the_tiny_margin_problem():
+    # the closed form above is the cvxpy optimum too
+    m, R = 1e-2, 1e3
+    X = np.array([[R, m], [R, -m], [R, 3 * m], [R, -3 * m]])
+    y = np.array([1.0, -1.0, 1.0, -1.0])
+    w, b = cp.Variable(2), cp.Variable()
+    cp.Problem(cp.Minimize(0.5 * cp.sum_squares(w)), [cp.multiply(y, X @ w + b) >= 1]).solve()
+    np.testing.assert_allclose(w.value, [0, 1 / m], rtol=1e-6, atol=1e-6)
+
+
+def test_block_decomposition_reaches_the_same_optimum():
+    # working sets of 64 on 600 variables, single-precision rows, then pair steps in
+    # double confirm the tolerance: the same optimum as pair SMO and cvxpy
+    X, y = data(600, seed=9)
+    qp = svc_qp(X, y, 2.0, "rbf", gamma=0.3)
+    ref = solve_smo(qp, tol=1e-9, block_size=0)
+    res = solve_smo(qp, tol=1e-9, block_size=64)
+    assert res.status == "optimal" and res.cache["block_size"] == 64
+    assert res.cache["rows_block"] > 0
+    assert abs(res.fun - ref.fun) <= 1e-9 * abs(ref.fun)
+    np.testing.assert_allclose(res.x, ref.x, atol=1e-6)
+    svr = _svr_problem().to_standard_form()
+    a, b = solve_smo(svr, tol=1e-8, block_size=0), solve_smo(svr, tol=1e-8, block_size=100)
+    assert abs(a.fun - b.fun) <= 1e-8 * abs(a.fun)
+
+
+def test_block_size_is_checked():
+    X, y = data(50)
+    with pytest.raises(ValueError, match="block_size"):
+        solve_smo(svc_qp(X, y), block_size=1)
