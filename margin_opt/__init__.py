@@ -8,6 +8,14 @@ solver's answer.
 
 from .certificate import Certificate
 from .estimators.adaboost import AdaBoost
+from .estimators.ensembles import (
+    Bagging,
+    BaggingRegressor,
+    ExtraTrees,
+    ExtraTreesRegressor,
+    RandomForest,
+    RandomForestRegressor,
+)
 from .estimators.svc import SVC
 from .estimators.svr import SVR
 from .exceptions import (
@@ -24,20 +32,28 @@ from .problems.svm import SVMProblem
 from .problems.svr import SVRProblem
 from .solution import Solution
 from .standard_forms import DualQP, PrimalERM
+from .studies.decomposition import BiasVariance, bias_variance
 
 __version__ = "0.1.0"
 
 __all__ = [
     "AdaBoost",
+    "Bagging",
+    "BaggingRegressor",
+    "BiasVariance",
     "Certificate",
     "CertificateError",
     "ConvergenceWarning",
     "DualQP",
+    "ExtraTrees",
+    "ExtraTreesRegressor",
     "InaccurateSolutionWarning",
     "InfeasibleError",
     "Kernel",
     "NotSeparableError",
     "PrimalERM",
+    "RandomForest",
+    "RandomForestRegressor",
     "SVC",
     "SVMProblem",
     "SVR",
@@ -45,5 +61,6 @@ __all__ = [
     "Solution",
     "SolverError",
     "UnboundedError",
+    "bias_variance",
     "make_kernel",
 ]
