@@ -244,3 +244,54 @@ def test_too_few_replicates_warn_then_fail(diabetes_split):
     with pytest.raises(ValueError, match="increase n_bootstrap"):
         bias_variance(DecisionTreeRegressor(), X_tr[:1], y_tr[:1], n_bootstrap=2)
 
+
+def test_study_cli_classification_table_json_and_plot(capsys, tmp_path, cancer_split):
+    from margin_opt import cli
+    from margin_opt.studies.bias_variance import classification_models
+
+    pytest.importorskip("matplotlib")
+    png = tmp_path / "study.png"
+    assert cli.main(["study", "bias-variance", "--n-bootstrap", "4", "--method", "holdout",
+                     "--json", "--plot", str(png)]) == 0
+    report = __import__("json").loads(capsys.readouterr().out)
+    assert report["data"] == "breast_cancer" and report["task"] == "classification"
+    rows = {r["model"]: r for r in report["rows"]}
+    assert list(rows) == list(classification_models())
+    # the study's split is stratified 70/30 with seed 0; its numbers are bias_variance's
+    from margin_opt.datasets import load_dataset
+
+    d = load_dataset("breast_cancer")
+    X_tr, X_te, y_tr, y_te = train_test_split(d.X, d.y, test_size=0.3, random_state=0,
+                                              stratify=d.y)
+    direct = bias_variance(DecisionTreeClassifier(), X_tr, y_tr, method="holdout",
+                           X_test=X_te, y_test=y_te, n_bootstrap=4, random_state=0)
+    assert rows["deep tree"]["loss"] == direct.loss
+    assert rows["deep tree"]["margin_min"] == 1.0  # a deep tree fits its training set
+    assert rows["SVC (rbf)"]["margin_mean"] is None
+    assert -1 <= rows["AdaBoost"]["margin_min"] <= rows["AdaBoost"]["margin_mean"] <= 1
+    claims = {c["claim"]: c for c in report["claims"]}
+    assert set(claims) == {"bagging reduces variance", "boosting reduces bias",
+                           "boosting increases the margin"}
+    assert claims["bagging reduces variance"]["holds"] == (
+        rows["bagged trees"]["variance"] < rows["deep tree"]["variance"])
+    assert png.read_bytes()[:4] == b"\x89PNG"
+
+
+def test_study_regression_text(capsys):
+    from margin_opt import cli
+
+    assert cli.main(["study", "bias-variance", "--task", "regression", "--n-bootstrap", "4",
+                     "--method", "holdout"]) == 0
+    out = capsys.readouterr().out
+    assert "diabetes: squared loss" in out and "SVR poly 6" in out and "bias²" in out
+    assert "margin" not in out.splitlines()[1]
+
+
+def test_study_rejects_multiclass_targets():
+    from margin_opt.datasets import Dataset
+    from margin_opt.studies.bias_variance import run_study
+
+    X = np.random.default_rng(0).normal(size=(30, 2))
+    with pytest.raises(ValueError, match="two-class"):
+        run_study(Dataset(X, np.arange(30) % 3, "three"), n_bootstrap=2)
+
