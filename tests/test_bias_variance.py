@@ -295,3 +295,17 @@ def test_study_rejects_multiclass_targets():
     with pytest.raises(ValueError, match="two-class"):
         run_study(Dataset(X, np.arange(30) % 3, "three"), n_bootstrap=2)
 
+
+def test_bench_suite_quick_agrees_with_mlxtend():
+    _mlxtend()
+    from margin_opt.bench import SUITES
+    from margin_opt.bench.bias_variance import format_rows, run
+
+    assert SUITES["bias-variance"] == "margin_opt.bench.bias_variance"
+    rows = run(quick=True, n_rounds=10)
+    assert [(r["impl"], r["n_jobs"]) for r in rows] == [("mlxtend", 1), ("margin_opt", 1),
+                                                         ("margin_opt", 2)]
+    for r in rows[1:]:
+        assert (r["loss"], r["bias"], r["variance"]) == pytest.approx(
+            (rows[0]["loss"], rows[0]["bias"], rows[0]["variance"]), rel=1e-12)
+    assert "load" in format_rows(rows)

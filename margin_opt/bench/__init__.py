@@ -9,4 +9,5 @@ SUITES = {
     "subgradient": "margin_opt.bench.subgradient",
     "svr": "margin_opt.bench.svr",
     "adaboost": "margin_opt.bench.adaboost",
+    "bias-variance": "margin_opt.bench.bias_variance",
 }
