@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import warnings
 from dataclasses import dataclass
+from functools import reduce
 from numbers import Integral, Real
 
 import numpy as np
@@ -287,7 +288,7 @@ def bias_variance(estimator, X, y, *, method="oob", X_test=None, y_test=None, lo
         mask = np.ones((n_bootstrap, n), dtype=bool)
         for b, idx in enumerate(indices):
             mask[b, idx] = False
-        P = np.empty(mask.shape, dtype=np.result_type(*preds) if preds else float)
+        P = np.empty(mask.shape, dtype=reduce(np.promote_types, (p.dtype for p in preds)))
         for b, p in enumerate(preds):
             P[b, mask[b]] = p
     decompose = _squared if loss == "squared" else _zero_one
