@@ -31,7 +31,7 @@ from functools import reduce
 from numbers import Integral, Real
 
 import numpy as np
-from joblib import Parallel, delayed
+from joblib import Parallel, delayed, effective_n_jobs
 from sklearn.base import clone, is_classifier
 from sklearn.utils import _safe_indexing, check_random_state
 from sklearn.utils.validation import check_array, check_X_y
@@ -39,6 +39,9 @@ from sklearn.utils.validation import check_array, check_X_y
 __all__ = ["BiasVariance", "bias_variance", "bootstrap_indices"]
 
 LOSSES = ("squared", "0-1")
+#: Tasks per joblib worker: replicates are grouped into this many chunks per worker, enough
+#: to balance the load, few enough that dispatching costs nothing next to fitting.
+TASKS_PER_WORKER = 4
 METHODS = ("oob", "holdout")
 
 
@@ -173,6 +176,12 @@ def _fit_predict(estimator, X, y, idx, seed, X_eval):
     return np.asarray(est.predict(X_eval)).ravel()
 
 
+def _fit_predict_chunk(estimator, X, y, indices, seeds, X_eval):
+    """Several replicates in one task (fewer dispatches and fewer copies of X)."""
+    return [_fit_predict(estimator, X, y, idx, seed, X_eval)
+            for idx, seed in zip(indices, seeds, strict=True)]
+
+
 def _check_inputs(estimator, X, y, method, X_test, y_test, loss, n_bootstrap):
     if not (hasattr(estimator, "fit") and hasattr(estimator, "predict")):
         raise TypeError(f"estimator must have fit and predict (a scikit-learn estimator); got "
@@ -276,9 +285,13 @@ def bias_variance(estimator, X, y, *, method="oob", X_test=None, y_test=None, lo
     indices = bootstrap_indices(n, n_bootstrap, m, rng)
     seeds = rng.randint(np.iinfo(np.int32).max, size=n_bootstrap)
     X_eval = X_test if method == "holdout" else None
-    preds = Parallel(n_jobs=n_jobs)(
-        delayed(_fit_predict)(estimator, X, y, idx, seed, X_eval)
-        for idx, seed in zip(indices, seeds, strict=True))
+    # TASKS_PER_WORKER chunks of consecutive replicates per worker: the replicates (and so
+    # the result) are fixed above, only their grouping into tasks depends on the backend
+    n_tasks = min(n_bootstrap, TASKS_PER_WORKER * effective_n_jobs(n_jobs))
+    chunks = np.array_split(np.arange(n_bootstrap), n_tasks)
+    preds = [p for chunk in Parallel(n_jobs=n_jobs)(
+        delayed(_fit_predict_chunk)(estimator, X, y, indices[c], seeds[c], X_eval)
+        for c in chunks) for p in chunk]
     if method == "holdout":
         y_eval = np.asarray(y_test)
         mask = np.ones((n_bootstrap, y_eval.shape[0]), dtype=bool)
