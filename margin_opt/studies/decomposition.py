@@ -292,22 +292,25 @@ def bias_variance(estimator, X, y, *, method="oob", X_test=None, y_test=None, lo
     preds = [p for chunk in Parallel(n_jobs=n_jobs)(
         delayed(_fit_predict_chunk)(estimator, X, y, indices[c], seeds[c], X_eval)
         for c in chunks) for p in chunk]
-    if method == "holdout":
-        y_eval = np.asarray(y_test)
-        mask = np.ones((n_bootstrap, y_eval.shape[0]), dtype=bool)
-        P = np.vstack(preds)
-    else:
-        y_eval = np.asarray(y)
-        mask = np.ones((n_bootstrap, n), dtype=bool)
-        for b, idx in enumerate(indices):
-            mask[b, idx] = False
-        P = np.empty(mask.shape, dtype=reduce(np.promote_types, (p.dtype for p in preds)))
-        for b, p in enumerate(preds):
-            P[b, mask[b]] = p
+    y_eval = np.asarray(y_test if method == "holdout" else y)
+    P, mask = _prediction_matrix(preds, indices, y_eval.shape[0], oob=method == "oob")
     decompose = _squared if loss == "squared" else _zero_one
     parts = decompose(P, mask, y_eval, oob=method == "oob")
     return BiasVariance(**parts, method=method, loss_function=loss, n_bootstrap=n_bootstrap,
                         bag_size=m)
+
+
+def _prediction_matrix(preds, indices, n_eval, oob):
+    """Stack the replicates' predictions: (B, n_eval) values and the mask of those made."""
+    mask = np.ones((len(preds), n_eval), dtype=bool)
+    if not oob:
+        return np.vstack(preds), mask
+    for b, idx in enumerate(indices):
+        mask[b, idx] = False
+    P = np.empty(mask.shape, dtype=reduce(np.promote_types, (p.dtype for p in preds)))
+    for b, p in enumerate(preds):
+        P[b, mask[b]] = p
+    return P, mask
 
 
 def _usable(K, need, oob):
