@@ -309,3 +309,16 @@ def test_bench_suite_quick_agrees_with_mlxtend():
         assert (r["loss"], r["bias"], r["variance"]) == pytest.approx(
             (rows[0]["loss"], rows[0]["bias"], rows[0]["variance"]), rel=1e-12)
     assert "load" in format_rows(rows)
+
+
+def test_study_with_own_models_and_progress_bar(capsys):
+    from margin_opt.datasets import load_dataset
+    from margin_opt.studies.bias_variance import run_study
+
+    d = load_dataset("diabetes")
+    models = {"deep tree": DecisionTreeRegressor(), "bagged trees": BaggingRegressor(
+        n_estimators=5)}
+    r = run_study(d, method="holdout", n_bootstrap=3, models=models, progress=True)
+    assert "bias-variance" in capsys.readouterr().err  # tqdm's bar, on stderr
+    assert [row["model"] for row in r.rows] == list(models)
+    assert r.claims[0]["holds"] == (r.rows[1]["variance"] < r.rows[0]["variance"])
