@@ -8,6 +8,14 @@ solver's answer.
 
 from .certificate import Certificate, CompositeCertificate
 from .estimators.adaboost import AdaBoost
+from .estimators.ensembles import (
+    Bagging,
+    BaggingRegressor,
+    ExtraTrees,
+    ExtraTreesRegressor,
+    RandomForest,
+    RandomForestRegressor,
+)
 from .estimators.perceptron import Perceptron, novikoff_bound
 from .estimators.svc import SVC
 from .estimators.svr import SVR
@@ -29,16 +37,22 @@ from .problems.svm import SVMProblem
 from .problems.svr import SVRProblem
 from .solution import Solution
 from .standard_forms import DualQP, PrimalERM
+from .studies.decomposition import BiasVariance, bias_variance
 
 __version__ = "0.1.0"
 
 __all__ = [
     "AdaBoost",
+    "Bagging",
+    "BaggingRegressor",
+    "BiasVariance",
     "Certificate",
     "CertificateError",
     "CompositeCertificate",
     "ConvergenceWarning",
     "DualQP",
+    "ExtraTrees",
+    "ExtraTreesRegressor",
     "InaccurateSolutionWarning",
     "InfeasibleError",
     "Kernel",
@@ -48,6 +62,8 @@ __all__ = [
     "NotSeparableError",
     "Perceptron",
     "PrimalERM",
+    "RandomForest",
+    "RandomForestRegressor",
     "SVC",
     "SVMProblem",
     "SVR",
@@ -56,6 +72,7 @@ __all__ = [
     "Solution",
     "SolverError",
     "UnboundedError",
+    "bias_variance",
     "make_kernel",
     "novikoff_bound",
     "separability",

@@ -3,6 +3,7 @@
 - ``margin-opt verify [DATA]``: one model solved by every method, each certified.
 - ``margin-opt fit [DATA]``: one estimator fitted, its summary and certificate.
 - ``margin-opt bench [SUITE ...]``: benchmarks side by side with the peer libraries.
+- ``margin-opt study bias-variance [DATA]``: the lecture's bias–variance table on real data.
 """
 
 from __future__ import annotations
@@ -81,6 +82,18 @@ def _parser():
                    "(default: all available)")
     b.add_argument("--quick", action="store_true", help="small sizes (a smoke test)")
     b.add_argument("--json", action="store_true")
+
+    s = sub.add_parser("study", help="experiments over estimators (bias-variance by bootstrap)")
+    s.add_argument("study", choices=["bias-variance"])
+    s.add_argument("data", nargs="?", help="as for verify: two classes or continuous targets "
+                   "(default breast_cancer, or diabetes with --task regression)")
+    s.add_argument("--task", choices=["classification", "regression"], default=None,
+                   help="picks the default data when DATA is not given")
+    s.add_argument("--method", choices=["oob", "holdout"], default="oob")
+    s.add_argument("--n-bootstrap", type=int, default=200, help="bootstrap replicates B")
+    s.add_argument("--n-jobs", type=int, default=None, help="replicates in parallel (joblib)")
+    s.add_argument("--plot", default=None, help="write the study's figure to this PNG file")
+    s.add_argument("--json", action="store_true")
     return p
 
 
@@ -180,11 +193,28 @@ def _bench(args) -> int:
     return 0
 
 
+def _study(args) -> int:
+    from .datasets import load_dataset
+    from .studies.bias_variance import DEFAULT_DATA, run_study
+
+    data = load_dataset(args.data or DEFAULT_DATA[args.task or "classification"])
+    result = run_study(data, method=args.method, n_bootstrap=args.n_bootstrap,
+                       n_jobs=args.n_jobs, progress=sys.stderr.isatty())
+    if args.plot:
+        from .plots.bias_variance import save_study_plot
+
+        save_study_plot(result, args.plot)
+    print(json.dumps(result.to_dict(), indent=2, default=float) if args.json
+          else result.format())
+    return 0
+
+
 def main(argv=None) -> int:
     """Entry point of the ``margin-opt`` console script."""
     args = _parser().parse_args(argv)
     try:
-        return {"verify": _verify, "fit": _fit, "bench": _bench}[args.command](args)
+        return {"verify": _verify, "fit": _fit, "bench": _bench,
+                "study": _study}[args.command](args)
     except (ValueError, FileNotFoundError) as exc:
         print(f"margin-opt: {exc}", file=sys.stderr)
         return 2

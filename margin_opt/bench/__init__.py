@@ -12,4 +12,5 @@ SUITES = {
     "adaboost": "margin_opt.bench.adaboost",
     "truth": "margin_opt.bench.truth",
     "multiclass": "margin_opt.bench.multiclass",
+    "bias-variance": "margin_opt.bench.bias_variance",
 }

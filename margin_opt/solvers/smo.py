@@ -219,7 +219,7 @@ def solve_smo(qp, *, tol=1e-3, gap_tol=None, polish=True, block_size=None, cache
         Stop when m(α) − M(α) ≤ tol, the maximal KKT violation of LIBSVM's
         stopping rule (in the units of the gradient, i.e. of p).
     gap_tol : float, optional
-        Also require the relative duality gap |P − D| / max(1, |P|) ≤ gap_tol, the
+        Also require the relative duality gap ``|P − D| / max(1, |P|)`` ≤ gap_tol, the
         quantity :func:`margin_opt.kkt.dual_qp_checks` certifies (P = ½αᵀQα + Σuₜξₜ
         with ξₜ = max(0, −(∇ₜ + yₜb)), D = −(½αᵀQα + pᵀα), both in O(m) from the
         gradient).  While it fails, SMO goes on at a tighter m − M.  None: m − M only
