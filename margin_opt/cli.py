@@ -13,6 +13,7 @@ import json
 import sys
 from importlib import import_module
 
+from .bench import SUITES
 from .methods import get_method, method_names
 
 __all__ = ["main"]
@@ -78,8 +79,7 @@ def _parser():
     f.add_argument("--json", action="store_true")
 
     b = sub.add_parser("bench", help="benchmarks side by side with the peer libraries")
-    b.add_argument("suites", nargs="*", help="smo, subgradient, svr, adaboost, multiclass "
-                   "(default: all available)")
+    b.add_argument("suites", nargs="*", help=", ".join(SUITES) + " (default: all available)")
     b.add_argument("--quick", action="store_true", help="small sizes (a smoke test)")
     b.add_argument("--json", action="store_true")
 
