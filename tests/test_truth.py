@@ -217,3 +217,21 @@ def test_hard_margin_separable_data_is_never_called_inseparable(breast_cancer):
         clf = SVC(kernel="linear", C=np.inf).fit(X, y)
     assert clf.certificate_.ok
     assert abs(clf.solution_.dual_objective - ref.dual_objective) <= 1e-6 * ref.dual_objective
+
+
+def test_unscaled_breast_cancer():
+    """Raw features (0.001 to 4000): the soft margin certifies (the issue's optimum
+    48.8757, LIBSVM stops 2 % above it); the hard margin, whose multipliers reach 1e7,
+    cannot be checked to 1e-6 in double precision and says so instead of passing."""
+    from sklearn.datasets import load_breast_cancer
+
+    from margin_opt import NotCertifiedError
+
+    X, y = load_breast_cancer(return_X_y=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        clf = SVC(kernel="linear", C=1.0).fit(X, y)
+        assert clf.certificate_.ok
+        assert clf.solution_.dual_objective == pytest.approx(48.8757257, rel=1e-6)
+        with pytest.raises(NotCertifiedError, match="mvp_gap"):
+            SVC(kernel="linear", C=np.inf).fit(X, y)
