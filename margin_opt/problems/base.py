@@ -428,12 +428,7 @@ class KernelProblem:
         -------
         solution : Solution
         """
-        Phi = self.features()
-        w = np.asarray(w, dtype=float).ravel()
-        if w.shape[0] != Phi.shape[1]:
-            raise ValueError(f"w has {w.shape[0]} entries, expected {Phi.shape[1]}.")
-        b = float(b) if self.fit_intercept else 0.0
-        decision = np.asarray(Phi @ w).ravel() + b
+        Phi, w, b, decision = self._primal_decision(w, b)
         reg = 0.5 * float(w @ w)
         if alpha is None:
             s = self._margins(decision)
@@ -448,6 +443,15 @@ class KernelProblem:
         explicit = self.explicit_w
         return self._build(alpha, b, decision, f0, reg, w=w if explicit else None,
                            w_factor=None if explicit else w, beta=beta, **meta)
+
+    def _primal_decision(self, w, b):
+        """(Φ, w, b, f) of a primal point: w checked against Φ, b = 0 without intercept."""
+        Phi = self.features()
+        w = np.asarray(w, dtype=float).ravel()
+        if w.shape[0] != Phi.shape[1]:
+            raise ValueError(f"w has {w.shape[0]} entries, expected {Phi.shape[1]}.")
+        b = float(b) if self.fit_intercept else 0.0
+        return Phi, w, b, np.asarray(Phi @ w).ravel() + b
 
     def solution_from_representer(self, beta, b, **meta) -> Solution:
         """A :class:`Solution` from representer coefficients, f = Kβ + b.

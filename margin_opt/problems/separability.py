@@ -227,6 +227,7 @@ class SeparabilityProblem:
     gram = KernelProblem.gram
     features = KernelProblem.features
     _primal_variables = KernelProblem._primal_variables
+    _primal_decision = KernelProblem._primal_decision
 
     @property
     def erm_scale(self) -> float:
@@ -412,13 +413,8 @@ class SeparabilityProblem:
         -------
         solution : Solution
         """
-        Phi = self.features()
-        w = np.asarray(w, dtype=float).ravel()
-        if w.shape[0] != Phi.shape[1]:
-            raise ValueError(f"w has {w.shape[0]} entries, expected {Phi.shape[1]}.")
-        b = float(b) if self.fit_intercept else 0.0
+        Phi, w, b, decision = self._primal_decision(w, b)
         alpha, farkas = self._dual_side(alpha, meta)
-        decision = np.asarray(Phi @ w).ravel() + b
         explicit = self.explicit_w
         return self._solution(decision, b, alpha, farkas, w=w if explicit else None,
                               w_factor=None if explicit else w, beta=beta, **meta)
