@@ -25,7 +25,8 @@ from threadpoolctl import threadpool_limits
 
 from . import _smo_kernels as _k
 
-__all__ = ["KINDS", "arrays", "named_kernel_arrays", "kernel_block", "combination"]
+__all__ = ["KINDS", "arrays", "with_threads", "named_kernel_arrays", "kernel_block",
+           "combination"]
 
 #: the kernels computed here (others: a callable or a precomputed matrix)
 KINDS = {"linear": _k.K_LINEAR, "poly": _k.K_POLY, "rbf": _k.K_RBF, "sigmoid": _k.K_SIGMOID}
@@ -34,7 +35,7 @@ _BLOCK_BYTES = 32 * 2 ** 20
 
 
 def arrays(kind, *, n, d=1, gamma=0.0, coef0=0.0, degree=1, sparse=False, X=None, XT=None,
-           sq=None, csr=None, csc=None):
+           sq=None, csr=None, csc=None, nthr=1):
     """A :class:`~._smo_kernels.KernelArrays` with placeholders for what this kind of
     data does not use."""
     e2 = np.zeros((1, 1))
@@ -51,9 +52,16 @@ def arrays(kind, *, n, d=1, gamma=0.0, coef0=0.0, degree=1, sparse=False, X=None
     return _k.KernelArrays(
         kind=kind, gamma=gamma, coef0=coef0, degree=degree, sparse=sparse,
         X=e2 if X is None else X, XT=e2 if XT is None else XT, sq=ef if sq is None else sq,
-        data=data, indices=indices, indptr=indptr, xbuf=np.zeros(d if sparse else 1),
+        data=data, indices=indices, indptr=indptr, xbuf=np.zeros((nthr, d if sparse else 1)),
         kbuf=np.zeros(n, dtype=np.int64), tmp=np.zeros(n), cdata=cdata, cindices=cind,
-        cindptr=cptr, all_cols=np.arange(n, dtype=np.int64))
+        cindptr=cptr, all_cols=np.arange(n, dtype=np.int64), nthr=int(nthr),
+        par_min=np.iinfo(np.int64).max)
+
+
+def with_threads(kd, nthr, par_min):
+    """``kd`` whose rows of at least ``par_min`` columns are split over ``nthr`` threads."""
+    nthr = max(1, int(nthr))
+    return kd._replace(nthr=nthr, xbuf=np.zeros((nthr, kd.xbuf.shape[1])), par_min=int(par_min))
 
 
 def named_kernel_arrays(X, kernel, dense_budget=0.0):
