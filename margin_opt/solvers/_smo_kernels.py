@@ -44,7 +44,9 @@ from ._kernel_rows import (  # noqa: F401  (re-exported: the kernels' kinds and 
     K_SIGMOID,
     KernelArrays,
     _transform,
+    compact_active,
     exact_d2,
+    has_transpose,
     kernel_row,
     vexp,
 )
@@ -111,11 +113,14 @@ def get_row(v, need_full, index, st, kd, cc, all_cols):
     n_data = cache.shape[1]
     na = st[S_ACTIVE]
     store = cc.store
-    if need_full or 2 * na > n_data:
+    # rows on the active columns cost in proportion to them where they come from the
+    # compact copy of the transpose; without one (sparse, CSC) they cost ~3× per column
+    if need_full or (8 * na > 7 * n_data if has_transpose(kd) else 2 * na > n_data):
         kernel_row(r, store[s], all_cols, -1, kd)
         slot_epoch[s] = FULL
         st[S_ROWS_FULL] += 1
     else:
+        compact_active(kd, index, na, st[S_LAYOUT])
         kernel_row(r, store[s], index, na, kd)
         slot_epoch[s] = st[S_EPOCH]
         st[S_ROWS_PARTIAL] += 1
@@ -124,12 +129,13 @@ def get_row(v, need_full, index, st, kd, cc, all_cols):
 
 @njit(cache=True)
 def init_gradient(alpha, G, G_bar, y, p, C, index, st, kd, cc, all_cols):
-    """G = Qα + p and G_bar = Σ_{α_i = C_i} C_i Q_i over all variables."""
+    """G = Qα + p over all variables and G_bar = Σ_{α_i = C_i} C_i y_i K[index[i], :]
+    (by data row: LIBSVM's Ḡ is yₜ·G_bar[index[t]])."""
     m = alpha.shape[0]
     cache = cc.cache
     for t in range(m):
         G[t] = p[t]
-        G_bar[t] = 0.0
+    G_bar[:] = 0.0
     for i in range(m):
         if alpha[i] > 0.0:
             s = get_row(i, True, index, st, kd, cc, all_cols)
@@ -138,9 +144,14 @@ def init_gradient(alpha, G, G_bar, y, p, C, index, st, kd, cc, all_cols):
             for t in range(m):
                 G[t] += a * y[t] * row[index[t]]
             if alpha[i] >= C[i]:
-                c = C[i] * y[i]
-                for t in range(m):
-                    G_bar[t] += c * y[t] * row[index[t]]
+                _axpy(C[i] * y[i], row, G_bar)
+
+
+@njit(cache=True, fastmath={"nnan", "nsz"})
+def _axpy(c, row, out):
+    """out += c·row (data order, contiguous)."""
+    for k in range(out.shape[0]):
+        out[k] += c * row[k]
 
 
 @njit(cache=True)
@@ -152,7 +163,7 @@ def reconstruct_gradient(alpha, G, G_bar, y, p, C, index, st, kd, cc, all_cols):
         return
     cache = cc.cache
     for j in range(na, m):
-        G[j] = G_bar[j] + p[j]
+        G[j] = y[j] * G_bar[index[j]] + p[j]
     nr_free = 0
     for i in range(na):
         if 0.0 < alpha[i] < C[i]:
@@ -187,11 +198,11 @@ def _permute(a, order, k, tmp):
 
 
 @njit(cache=True)
-def _reorder(order, k, alpha, G, G_bar, y, p, C, QD, index, perm):
+def _reorder(order, k, alpha, G, y, p, C, QD, index, perm):
     """Positions [0, k) take the variables now at positions order[:k] (a permutation)."""
     ft = np.empty(k)
     it = np.empty(k, dtype=np.int64)
-    for a in (alpha, G, G_bar, y, p, C, QD):
+    for a in (alpha, G, y, p, C, QD):
         _permute(a, order, k, ft)
     _permute(index, order, k, it)
     _permute(perm, order, k, it)
@@ -214,7 +225,7 @@ def unshrink(alpha, G, G_bar, y, p, C, QD, index, perm, st, kd, cc, all_cols):
         order[perm[t]] = t
         moved = moved or perm[t] != t
     if moved:
-        _reorder(order, m, alpha, G, G_bar, y, p, C, QD, index, perm)
+        _reorder(order, m, alpha, G, y, p, C, QD, index, perm)
 
 
 @njit(cache=True)
@@ -267,7 +278,7 @@ def do_shrinking(alpha, G, G_bar, y, p, C, QD, index, perm, st, kd, cc, all_cols
         if _be_shrunk(k, Gmax1, Gmax2, alpha, G, y, C):
             order[q] = k
             q += 1
-    _reorder(order, na, alpha, G, G_bar, y, p, C, QD, index, perm)
+    _reorder(order, na, alpha, G, y, p, C, QD, index, perm)
     st[S_ACTIVE] = kept
     st[S_LAYOUT] += 1
 
@@ -398,16 +409,6 @@ def _update_pair(i, j, alpha, G, y, C, QD, Kij):
     return oi, oj
 
 
-@njit(cache=True)
-def _axpy_rows(c, y, row, index, out):
-    """out[t] += c·y[t]·row[index[t]] over all positions."""
-    for s in range(0, out.shape[0], _ps.CH):
-        e = min(s + _ps.CH, out.shape[0])
-        os_, ys, ix = out[s:e], y[s:e], index[s:e]
-        for k in range(e - s):
-            os_[k] += c * ys[k] * row[ix[k]]
-
-
 @njit(cache=True, inline="always")
 def _update_gbar(v, old, alpha, G_bar, y, C, index, st, kd, cc, all_cols):
     was_upper = old >= C[v]
@@ -416,7 +417,7 @@ def _update_gbar(v, old, alpha, G_bar, y, C, index, st, kd, cc, all_cols):
         return
     s = get_row(v, True, index, st, kd, cc, all_cols)
     c = C[v] * y[v] if is_upper else -C[v] * y[v]
-    _axpy_rows(c, y, cc.cache[s], index, G_bar)
+    _axpy(c, cc.cache[s], G_bar)
 
 
 @njit(cache=True, inline="always")

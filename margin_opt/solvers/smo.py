@@ -346,7 +346,7 @@ class _SMORun:
         self.kd, self.gram, diag, self.csr = _kernel_arrays(qp, budget_rows,
                                                             dense_budget=cache_size * _MB / 4)
         self.nthr = smo_threads()
-        self.kd = _kb.with_threads(self.kd, self.nthr, ROW_PAR_MIN)
+        self.kd = _kb.for_smo(self.kd, y.shape[0], self.nthr, ROW_PAR_MIN)
         cache_mb = cache_size - (self.kd.XT.nbytes / _MB if self.kd.sparse else 0.0)
         self.budget = cache_mb * _MB
         self.n_data = n_data
@@ -356,7 +356,8 @@ class _SMORun:
         self.QD = np.ascontiguousarray(diag[index])
         self.cc, self.n_slots = _make_cache(self.gram, n_data, cache_mb)
         m = y.shape[0]
-        self.G, self.G_bar = np.empty(m), np.zeros(m)
+        # Ḡ by data row: LIBSVM's Ḡₜ = yₜ·G_bar[index[t]] (see _smo_kernels.init_gradient)
+        self.G, self.G_bar = np.empty(m), np.zeros(n_data)
         self.perm = np.arange(m, dtype=np.int64)
         self.index = index.copy()
         self.all_cols = self.kd.all_cols
