@@ -54,6 +54,10 @@ def problems(draw):
         X[n - k:] = X[:k]
         y[n - k:] = 1 - y[:k]
     fit_intercept = draw(st.floats(0, 1)) > 0.2
+    if weights is not None:
+        for c in (0, 1):                    # every class keeps a sample with positive weight
+            if not np.any(weights[y == c] > 0):
+                weights[np.flatnonzero(y == c)[0]] = 1.0
     return "svc", X, y, dict(C=C, kernel=kernel, fit_intercept=fit_intercept, **kw), weights
 
 

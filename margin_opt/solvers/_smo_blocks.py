@@ -151,8 +151,9 @@ class BlockRows:
 
 
 def exact_gradient(run):
-    """∇ = Qα + p and Ḡ = Σ_{αₜ=uₜ} uₜQₜ of every variable, in double, from blocks of
-    kernel rows over the nonzero multipliers (after single-precision steps)."""
+    """∇ = Qα + p of every variable and Ḡ = Σ_{αₜ=uₜ} uₜyₜK[index[t], :] (by data row),
+    in double, from blocks of kernel rows over the nonzero multipliers (after
+    single-precision steps)."""
     a, y, C, index = run.alpha, run.y, run.C, run.index
     nz = np.flatnonzero(a)
     rows, inv = np.unique(index[nz], return_inverse=True)
@@ -166,7 +167,7 @@ def exact_gradient(run):
     else:
         v = np.zeros((run.n_data, 2))
     run.G[:] = run.p + y * v[index, 0]
-    run.G_bar[:] = y * v[index, 1]
+    run.G_bar[:] = v[:, 1]
 
 
 def _select(g, up, low, keep, q):

@@ -29,22 +29,27 @@ TIST 2(3), 2011, §4.1 (stopping rule, shrinking, gradient reconstruction).
 
 from __future__ import annotations
 
-import math
 from collections import namedtuple
 
 import numpy as np
 from numba import njit
 
-#: How kernel rows are computed.  ``kind`` (K_*), ``gamma``, ``coef0``, ``degree``;
-#: ``sparse``; dense ``X`` (n, d) and its transpose ``XT`` (d, n) — for sparse X,
-#: ``XT`` is the dense transpose when it fits a quarter of the cache budget, else a
-#: (1, 1) placeholder; ``sq`` the squared row norms; the CSR arrays ``data``,
-#: ``indices``, ``indptr`` and the CSC copy ``cdata``, ``cindices``, ``cindptr`` (used
-#: for whole rows: K[r, :] = Σ_f x_rf X[:, f]); scratch ``xbuf`` (d), ``kbuf`` (n,
-#: int64), ``tmp`` (n); ``all_cols`` = arange(n).
-KernelArrays = namedtuple("KernelArrays", [
-    "kind", "gamma", "coef0", "degree", "sparse", "X", "XT", "sq", "data", "indices",
-    "indptr", "xbuf", "kbuf", "tmp", "cdata", "cindices", "cindptr", "all_cols"])
+from . import _smo_passes as _ps
+from ._kernel_rows import (  # noqa: F401  (re-exported: the kernels' kinds and arrays)
+    GUARD,
+    K_LINEAR,
+    K_POLY,
+    K_PRECOMPUTED,
+    K_RBF,
+    K_SIGMOID,
+    KernelArrays,
+    _transform,
+    compact_active,
+    exact_d2,
+    has_transpose,
+    kernel_row,
+    vexp,
+)
 
 #: The row cache: ``cache`` (n_slots, n_data) float64 rows (only read: it may be a
 #: read-only or memory-mapped kernel matrix), ``slot_of_row`` (n_data,),
@@ -55,183 +60,17 @@ KernelArrays = namedtuple("KernelArrays", [
 RowCache = namedtuple("RowCache", ["cache", "slot_of_row", "row_of_slot", "slot_epoch",
                                    "slot_tick", "store"])
 
-# kernel kinds
-K_LINEAR, K_POLY, K_RBF, K_SIGMOID, K_PRECOMPUTED = 0, 1, 2, 3, 4
-
 # int64 state vector
 S_ITER, S_COUNTER, S_ACTIVE, S_UNSHRINK, S_EPOCH, S_TICK = 0, 1, 2, 3, 4, 5
 S_ROWS_FULL, S_ROWS_PARTIAL, S_HITS, S_MISSES, S_ACTIVE_SUM, S_MARK = 6, 7, 8, 9, 10, 11
-N_STATE = 12
+S_LAYOUT = 12        # bumped whenever the positions of the variables change
+N_STATE = 13
 
 # return codes of the run loop
 R_OPTIMAL, R_CHUNK, R_MAX_ITER, R_STALLED, R_CAP = 0, 1, 2, 3, 4
 
 FULL = -1            # slot_epoch of a row valid for every column
 TAU = 1e-12          # LIBSVM's guard for non-positive curvature
-GUARD = 1e-4         # RBF: recompute ‖x − z‖² exactly below GUARD·(‖x‖² + ‖z‖²)
-_FM = {"nnan", "ninf", "nsz", "contract", "arcp"}   # no reassociation: exp stays exact
-
-_LOG2E = 1.4426950408889634
-_LN2HI = 6.93147180369123816490e-01
-_LN2LO = 1.90821492927058770002e-10
-
-
-@njit(cache=True, fastmath=_FM)
-def vexp(a, n, kbuf):
-    """a[:n] = exp(a[:n]) in place; vectorizable (Cody–Waite + degree-13 Taylor).
-
-    Relative error below 2e-16 on [-708, 709]; arguments below -708 give ~3e-308.
-    """
-    for i in range(n):
-        x = min(max(a[i], -708.0), 709.0)
-        k = np.floor(x * _LOG2E + 0.5)
-        r = (x - k * _LN2HI) - k * _LN2LO
-        p = 1.0 + r * (1.0 + r * (0.5 + r * (1.0 / 6 + r * (1.0 / 24 + r * (
-            1.0 / 120 + r * (1.0 / 720 + r * (1.0 / 5040 + r * (1.0 / 40320 + r * (
-                1.0 / 362880 + r * (1.0 / 3628800 + r * (1.0 / 39916800 + r * (
-                    1.0 / 479001600 + r * (1.0 / 6227020800)))))))))))))
-        kbuf[i] = (np.int64(k) + 1023) << 52
-        a[i] = p
-    kf = kbuf.view(np.float64)
-    for i in range(n):
-        a[i] *= kf[i]
-
-
-@njit(cache=True)
-def exact_d2(r, c, kd):
-    """‖x_r − x_c‖² summed coordinate by coordinate (no cancellation).
-
-    Sparse rows are merged on their sorted column indices.
-    """
-    if not kd.sparse:
-        X = kd.X
-        s = 0.0
-        for f in range(X.shape[1]):
-            t = X[r, f] - X[c, f]
-            s += t * t
-        return s
-    data, indices, indptr = kd.data, kd.indices, kd.indptr
-    p, pe, q, qe = indptr[r], indptr[r + 1], indptr[c], indptr[c + 1]
-    s = 0.0
-    while p < pe or q < qe:
-        fp = indices[p] if p < pe else np.iinfo(np.int64).max
-        fq = indices[q] if q < qe else np.iinfo(np.int64).max
-        if fp == fq:
-            t = data[p] - data[q]
-            p += 1
-            q += 1
-        elif fp < fq:
-            t = data[p]
-            p += 1
-        else:
-            t = data[q]
-            q += 1
-        s += t * t
-    return s
-
-
-@njit(cache=True, fastmath=_FM)
-def _transform(r, buf, cols, lo, hi, kd, kbuf):
-    """Turn dot products buf[lo:hi] (columns cols[lo:hi], data rows) into kernel values.
-
-    RBF: ‖x − z‖² = ‖x‖² + ‖z‖² − 2xᵀz loses its digits when ‖x − z‖² is small
-    against ‖x‖² + ‖z‖² (the data are centred once, which removes the common case:
-    a large offset of the features); those entries are recomputed coordinate by
-    coordinate (:func:`exact_d2`).
-    """
-    kind, gamma, coef0, degree = kd.kind, kd.gamma, kd.coef0, kd.degree
-    sq = kd.sq
-    if kind == K_RBF:
-        sr = sq[r]
-        for k in range(lo, hi):
-            c = cols[k]
-            norms = sr + sq[c]
-            d2 = norms - 2.0 * buf[k]
-            if d2 <= GUARD * norms:
-                d2 = 0.0 if c == r else exact_d2(r, c, kd)
-            buf[k] = -gamma * max(d2, 0.0)
-        vexp(buf[lo:hi], hi - lo, kbuf[lo:hi])
-    elif kind == K_POLY:
-        for k in range(lo, hi):
-            z = gamma * buf[k] + coef0
-            v = 1.0
-            for _ in range(degree):
-                v *= z
-            buf[k] = v
-    elif kind == K_SIGMOID:
-        for k in range(lo, hi):
-            buf[k] = math.tanh(gamma * buf[k] + coef0)
-
-
-@njit(cache=True, fastmath=_FM)
-def _dense_dots(r, buf, lo, hi, X, XT, sparse, data, indices, indptr):
-    """buf[lo:hi] = xᵣᵀ X[lo:hi]ᵀ by axpys over the transposed data (dense XT)."""
-    for k in range(lo, hi):
-        buf[k] = 0.0
-    if sparse:
-        for q in range(indptr[r], indptr[r + 1]):
-            v = data[q]
-            f = indices[q]
-            for k in range(lo, hi):
-                buf[k] += v * XT[f, k]       # (2-D indexing vectorizes; a row view did not)
-    else:
-        for f in range(XT.shape[0]):
-            v = X[r, f]
-            if v != 0.0:
-                for k in range(lo, hi):
-                    buf[k] += v * XT[f, k]
-
-
-@njit(cache=True, fastmath=_FM)
-def kernel_row(r, out, cols, ncols, kd):
-    """Kernel values K[r, c] for data row r.
-
-    ``ncols < 0``: every column, written to ``out[c]``; else only the columns
-    ``cols[:ncols]`` (data rows), written to ``out[cols[k]]``.  (Splitting whole rows
-    over threads was measured: 1.3–3× slower per row on a shared 2-core machine,
-    so rows stay single-threaded; blocks of rows use threads, see kernel_blocks.)
-    """
-    sparse, X, XT = kd.sparse, kd.X, kd.XT
-    data, indices, indptr, xbuf, tmp = kd.data, kd.indices, kd.indptr, kd.xbuf, kd.tmp
-    n_all = out.shape[0]
-    full = ncols < 0
-    n = n_all if full else ncols
-    buf = out if full else tmp
-    dense_cols = (not sparse) or XT.shape[1] == n_all
-    if full and dense_cols:
-        _dense_dots(r, buf, 0, n, X, XT, sparse, data, indices, indptr)
-    elif sparse and full:
-        cdata, cindices, cindptr = kd.cdata, kd.cindices, kd.cindptr
-        for k in range(n):
-            buf[k] = 0.0
-        for q in range(indptr[r], indptr[r + 1]):
-            v = data[q]
-            f = indices[q]
-            for e in range(cindptr[f], cindptr[f + 1]):
-                buf[cindices[e]] += v * cdata[e]
-    elif sparse:
-        for q in range(indptr[r], indptr[r + 1]):
-            xbuf[indices[q]] = data[q]
-        for k in range(n):
-            c = cols[k]
-            s = 0.0
-            for q in range(indptr[c], indptr[c + 1]):
-                s += xbuf[indices[q]] * data[q]
-            buf[k] = s
-        for q in range(indptr[r], indptr[r + 1]):
-            xbuf[indices[q]] = 0.0
-    else:
-        d = X.shape[1]
-        for k in range(n):
-            c = cols[k]
-            s = 0.0
-            for f in range(d):
-                s += X[r, f] * X[c, f]
-            buf[k] = s
-    _transform(r, buf, kd.all_cols if full else cols, 0, n, kd, kd.kbuf)
-    if not full:
-        for k in range(n):
-            out[cols[k]] = buf[k]
 
 
 @njit(cache=True, inline="always")
@@ -274,11 +113,14 @@ def get_row(v, need_full, index, st, kd, cc, all_cols):
     n_data = cache.shape[1]
     na = st[S_ACTIVE]
     store = cc.store
-    if need_full or 2 * na > n_data:
+    # rows on the active columns cost in proportion to them where they come from the
+    # compact copy of the transpose; without one (sparse, CSC) they cost ~3× per column
+    if need_full or (8 * na > 7 * n_data if has_transpose(kd) else 2 * na > n_data):
         kernel_row(r, store[s], all_cols, -1, kd)
         slot_epoch[s] = FULL
         st[S_ROWS_FULL] += 1
     else:
+        compact_active(kd, index, na, st[S_LAYOUT])
         kernel_row(r, store[s], index, na, kd)
         slot_epoch[s] = st[S_EPOCH]
         st[S_ROWS_PARTIAL] += 1
@@ -287,12 +129,13 @@ def get_row(v, need_full, index, st, kd, cc, all_cols):
 
 @njit(cache=True)
 def init_gradient(alpha, G, G_bar, y, p, C, index, st, kd, cc, all_cols):
-    """G = Qα + p and G_bar = Σ_{α_i = C_i} C_i Q_i over all variables."""
+    """G = Qα + p over all variables and G_bar = Σ_{α_i = C_i} C_i y_i K[index[i], :]
+    (by data row: LIBSVM's Ḡ is yₜ·G_bar[index[t]])."""
     m = alpha.shape[0]
     cache = cc.cache
     for t in range(m):
         G[t] = p[t]
-        G_bar[t] = 0.0
+    G_bar[:] = 0.0
     for i in range(m):
         if alpha[i] > 0.0:
             s = get_row(i, True, index, st, kd, cc, all_cols)
@@ -301,9 +144,14 @@ def init_gradient(alpha, G, G_bar, y, p, C, index, st, kd, cc, all_cols):
             for t in range(m):
                 G[t] += a * y[t] * row[index[t]]
             if alpha[i] >= C[i]:
-                c = C[i] * y[i]
-                for t in range(m):
-                    G_bar[t] += c * y[t] * row[index[t]]
+                _axpy(C[i] * y[i], row, G_bar)
+
+
+@njit(cache=True, fastmath={"nnan", "nsz"})
+def _axpy(c, row, out):
+    """out += c·row (data order, contiguous)."""
+    for k in range(out.shape[0]):
+        out[k] += c * row[k]
 
 
 @njit(cache=True)
@@ -315,7 +163,7 @@ def reconstruct_gradient(alpha, G, G_bar, y, p, C, index, st, kd, cc, all_cols):
         return
     cache = cc.cache
     for j in range(na, m):
-        G[j] = G_bar[j] + p[j]
+        G[j] = y[j] * G_bar[index[j]] + p[j]
     nr_free = 0
     for i in range(na):
         if 0.0 < alpha[i] < C[i]:
@@ -341,12 +189,43 @@ def reconstruct_gradient(alpha, G, G_bar, y, p, C, index, st, kd, cc, all_cols):
 
 
 @njit(cache=True)
-def unshrink(alpha, G, G_bar, y, p, C, index, st, kd, cc, all_cols):
+def _permute(a, order, k, tmp):
+    """a[:k] = a[order[:k]] through ``tmp`` (of a's dtype)."""
+    for t in range(k):
+        tmp[t] = a[order[t]]
+    for t in range(k):
+        a[t] = tmp[t]
+
+
+@njit(cache=True)
+def _reorder(order, k, alpha, G, y, p, C, QD, index, perm):
+    """Positions [0, k) take the variables now at positions order[:k] (a permutation)."""
+    ft = np.empty(k)
+    it = np.empty(k, dtype=np.int64)
+    for a in (alpha, G, y, p, C, QD):
+        _permute(a, order, k, ft)
+    _permute(index, order, k, it)
+    _permute(perm, order, k, it)
+
+
+@njit(cache=True)
+def unshrink(alpha, G, G_bar, y, p, C, QD, index, perm, st, kd, cc, all_cols):
+    """Reconstruct the gradient, make every variable active and put them back in
+    their original order (``perm`` the identity: the data rows of the active
+    variables are then read in increasing order)."""
     reconstruct_gradient(alpha, G, G_bar, y, p, C, index, st, kd, cc, all_cols)
     m = alpha.shape[0]
     if st[S_ACTIVE] < m:
         st[S_ACTIVE] = m
         st[S_EPOCH] += 1
+        st[S_LAYOUT] += 1
+    order = np.empty(m, dtype=np.int64)
+    moved = False
+    for t in range(m):
+        order[perm[t]] = t
+        moved = moved or perm[t] != t
+    if moved:
+        _reorder(order, m, alpha, G, y, p, C, QD, index, perm)
 
 
 @njit(cache=True)
@@ -363,24 +242,11 @@ def _be_shrunk(i, Gmax1, Gmax2, alpha, G, y, C):
 
 
 @njit(cache=True)
-def _swap(k, q, alpha, G, G_bar, y, p, C, QD, index, perm):
-    """Exchange the variables at positions k and q (LIBSVM's ``swap_index``)."""
-    alpha[k], alpha[q] = alpha[q], alpha[k]
-    G[k], G[q] = G[q], G[k]
-    G_bar[k], G_bar[q] = G_bar[q], G_bar[k]
-    y[k], y[q] = y[q], y[k]
-    p[k], p[q] = p[q], p[k]
-    C[k], C[q] = C[q], C[k]
-    QD[k], QD[q] = QD[q], QD[k]
-    index[k], index[q] = index[q], index[k]
-    perm[k], perm[q] = perm[q], perm[k]
-
-
-@njit(cache=True)
 def do_shrinking(alpha, G, G_bar, y, p, C, QD, index, perm, st, kd, cc, all_cols, tol):
     """LIBSVM's ``do_shrinking``: move bound variables that cannot enter the pair
-    behind the active ones (the kernel cache is keyed by data row, so it needs no
-    swapping)."""
+    behind the active ones.  The partition is stable (the active variables keep
+    their order, so their data rows are read in increasing order); the kernel cache
+    is keyed by data row, so it needs no swapping."""
     Gmax1 = -np.inf
     Gmax2 = -np.inf
     na = st[S_ACTIVE]
@@ -397,98 +263,86 @@ def do_shrinking(alpha, G, G_bar, y, p, C, QD, index, perm, st, kd, cc, all_cols
                 Gmax1 = max(Gmax1, G[i])
     if st[S_UNSHRINK] == 0 and Gmax1 + Gmax2 <= tol * 10.0:
         st[S_UNSHRINK] = 1
-        unshrink(alpha, G, G_bar, y, p, C, index, st, kd, cc, all_cols)
+        unshrink(alpha, G, G_bar, y, p, C, QD, index, perm, st, kd, cc, all_cols)
         na = st[S_ACTIVE]
-    k = 0
-    while k < na:
+    order = np.empty(na, dtype=np.int64)
+    kept = 0
+    for k in range(na):
+        if not _be_shrunk(k, Gmax1, Gmax2, alpha, G, y, C):
+            order[kept] = k
+            kept += 1
+    if kept == na:
+        return
+    q = kept
+    for k in range(na):
         if _be_shrunk(k, Gmax1, Gmax2, alpha, G, y, C):
-            na -= 1
-            _swap(k, na, alpha, G, G_bar, y, p, C, QD, index, perm)
-        else:
-            k += 1
-    st[S_ACTIVE] = na
-
-
-@njit(cache=True)
-def _first_pass(alpha, G, y, C, na, firstf, firsti):
-    """m = max_{I_up} g and M = min_{I_low} g (g = −y∇) with their positions."""
-    Gmax = -np.inf
-    Mmin = np.inf
-    imax = -1
-    jmax = -1
-    for t in range(na):
-        pos = y[t] > 0.0
-        neg = y[t] < 0.0
-        a = alpha[t]
-        below = a < C[t]
-        above = a > 0.0
-        g = -y[t] * G[t]
-        gu = g if (pos & below) | (neg & above) else -np.inf
-        gl = g if (pos & above) | (neg & below) else np.inf
-        cu = gu >= Gmax
-        cl = gl <= Mmin
-        imax = t if cu else imax
-        Gmax = gu if cu else Gmax
-        jmax = t if cl else jmax
-        Mmin = gl if cl else Mmin
-    firstf[0] = Gmax
-    firstf[1] = Mmin
-    firsti[0] = imax
-    firsti[1] = jmax
+            order[q] = k
+            q += 1
+    _reorder(order, na, alpha, G, y, p, C, QD, index, perm)
+    st[S_ACTIVE] = kept
+    st[S_LAYOUT] += 1
 
 
 @njit(cache=True, inline="always")
-def select_pair(alpha, G, y, C, QD, index, st, kd, cc, all_cols, tol, wss2,
-                out, fresh, firstf, firsti):
+def position_row(v, avoid, index, st, kd, cc, all_cols, bufs, btag, nthr):
+    """Which of the two buffers ``bufs`` holds the row of variable v in position order
+    (over the active set), gathering it from the row cache when neither does;
+    ``avoid`` is a buffer that must be kept (−1: none).  ``btag[b]`` = (data row,
+    layout, last use) of buffer b."""
+    r = index[v]
+    st[S_TICK] += 1
+    for b in range(2):
+        if b != avoid and btag[b, 0] == r and btag[b, 1] == st[S_LAYOUT]:
+            btag[b, 2] = st[S_TICK]
+            return b
+    if avoid >= 0:
+        b = 1 - avoid
+    else:
+        b = 0 if btag[0, 2] <= btag[1, 2] else 1
+    s = get_row(v, False, index, st, kd, cc, all_cols)
+    _ps.gather(cc.cache[s], index, bufs[b], st[S_ACTIVE], nthr)
+    btag[b, 0] = r
+    btag[b, 1] = st[S_LAYOUT]
+    btag[b, 2] = st[S_TICK]
+    return b
+
+
+@njit(cache=True, inline="always")
+def select_pair(alpha, G, y, C, QD, index, st, kd, cc, all_cols, tol, wss2, out, fresh,
+                firstf, firsti, pu, pl, nthr, parts, red, bufs, btag):
     """Working pair (out[0], out[1]) and the gap m(α) − M(α); returns the gap.
 
     Returns with out[0] = −1 when the gap is below ``tol`` (optimal on the active set).
-    Written with selects rather than branches on the labels (they are unpredictable).
     With g_t = −y_t∇_t: I_up = {y=+1, α<C} ∪ {y=−1, α>0}, I_low the mirror image,
     m = max_{I_up} g, M = min_{I_low} g.  When ``fresh`` the first pass (m, M and
-    their indices in ``firstf``/``firsti``) was already done by the gradient update.
+    their positions in ``firstf``/``firsti``) was already done by the gradient
+    update.  The passes are :mod:`._smo_passes` (``pu``/``pl``: the set penalties);
+    with WSS 2 the row of i is left in position order in ``bufs[out[2]]``.
     """
     na = st[S_ACTIVE]
     if not fresh:
-        _first_pass(alpha, G, y, C, na, firstf, firsti)
+        _ps.first_pass(G, y, pu, pl, na, nthr, parts, red, firstf, firsti)
     Gmax = firstf[0]
     Mmin = firstf[1]
     imax = firsti[0]
     jmax = firsti[1]
     gap = Gmax - Mmin
     out[0] = -1
-    if imax < 0 or jmax < 0 or Gmax == -np.inf or Mmin == np.inf or gap < tol:
+    out[2] = -1
+    if imax < 0 or jmax < 0 or gap < tol:
         return gap
     if not wss2:
         out[0] = imax
         out[1] = jmax
         return gap
     i = imax
-    s = get_row(i, False, index, st, kd, cc, all_cols)
-    row = cc.cache[s]
-    ri = index[i]
-    qi = QD[i]
-    best = np.inf
-    jbest = -1
-    for t in range(na):
-        pos = y[t] > 0.0
-        neg = y[t] < 0.0
-        a = alpha[t]
-        low = (pos & (a > 0.0)) | (neg & (a < C[t]))
-        gd = Gmax + y[t] * G[t]
-        c = index[t]
-        kit = qi if c == ri else row[c]
-        quad = qi + QD[t] - 2.0 * kit
-        quad = quad if quad > 0.0 else TAU
-        od = -(gd * gd) / quad
-        od = od if low & (gd > 0.0) else np.inf
-        better = od <= best            # selects, not branches
-        jbest = t if better else jbest
-        best = od if better else best
-    if jbest < 0:
+    b = position_row(i, -1, index, st, kd, cc, all_cols, bufs, btag, nthr)
+    j = _ps.wss2(G, y, pl, QD, index, bufs[b], i, Gmax, na, nthr, parts, red)
+    if j < 0:
         return gap
     out[0] = i
-    out[1] = jbest
+    out[1] = j
+    out[2] = b
     return gap
 
 
@@ -562,10 +416,8 @@ def _update_gbar(v, old, alpha, G_bar, y, C, index, st, kd, cc, all_cols):
     if was_upper == is_upper:
         return
     s = get_row(v, True, index, st, kd, cc, all_cols)
-    row = cc.cache[s]
     c = C[v] * y[v] if is_upper else -C[v] * y[v]
-    for t in range(alpha.shape[0]):
-        G_bar[t] += c * y[t] * row[index[t]]
+    _axpy(c, cc.cache[s], G_bar)
 
 
 @njit(cache=True, inline="always")
@@ -581,7 +433,7 @@ def _progress(gap, st, fout, stall_window):
 
 @njit(cache=True)
 def smo_run(alpha, G, G_bar, y, p, C, QD, index, perm, st, kd, cc, all_cols,
-            tol, wss2, shrinking, max_iter, stop_iter, alpha_cap, stall_window, fout):
+            tol, wss2, shrinking, max_iter, stop_iter, alpha_cap, stall_window, fout, pthr, pmin):
     """Run SMO iterations until optimal, ``stop_iter`` (chunk end), ``max_iter`` or a stall.
 
     The per-variable arrays are permuted in place by shrinking (``perm[k]`` is
@@ -589,13 +441,20 @@ def smo_run(alpha, G, G_bar, y, p, C, QD, index, perm, st, kd, cc, all_cols,
     m(α) − M(α).  Returns one of the ``R_*`` codes: ``R_STALLED`` when the gap has
     not halved in ``stall_window`` iterations (see :func:`_progress`), ``R_CAP``
     when a multiplier exceeds ``alpha_cap`` (a diverging dual: e.g. the hard
-    margin on data that no hyperplane separates).
+    margin on data that no hyperplane separates).  Passes over at least ``pmin``
+    active variables are split over ``pthr`` threads.
     """
     m = alpha.shape[0]
-    cache = cc.cache
-    pair = np.empty(2, dtype=np.int64)
+    pair = np.empty(3, dtype=np.int64)
     firstf = np.empty(2)
     firsti = np.empty(2, dtype=np.int64)
+    pu = np.empty(m)
+    pl = np.empty(m)
+    parts = np.empty((max(pthr, 1), 4))
+    red = np.empty(4)
+    bufs = np.empty((2, m))                    # the rows of the pair in position order
+    btag = np.full((2, 3), -1, dtype=np.int64)
+    _ps.set_pens(0, m, alpha, y, C, pu, pl)    # α may have changed since the last call
     fresh = False
     interval = min(m, 1000)
     while True:
@@ -609,14 +468,19 @@ def smo_run(alpha, G, G_bar, y, p, C, QD, index, perm, st, kd, cc, all_cols,
             if shrinking:
                 do_shrinking(alpha, G, G_bar, y, p, C, QD, index, perm, st, kd, cc, all_cols,
                              tol)
+                _ps.set_pens(0, m, alpha, y, C, pu, pl)
                 fresh = False
-        gap = select_pair(alpha, G, y, C, QD, index, st, kd, cc, all_cols,
-                          tol, wss2, pair, fresh, firstf, firsti)
+        nt = pthr if st[S_ACTIVE] >= pmin else 1
+        gap = select_pair(alpha, G, y, C, QD, index, st, kd, cc, all_cols, tol, wss2, pair,
+                          fresh, firstf, firsti, pu, pl, nt, parts, red, bufs, btag)
         if pair[0] < 0:
             if st[S_ACTIVE] < m:
-                unshrink(alpha, G, G_bar, y, p, C, index, st, kd, cc, all_cols)
+                unshrink(alpha, G, G_bar, y, p, C, QD, index, perm, st, kd, cc, all_cols)
+                _ps.set_pens(0, m, alpha, y, C, pu, pl)
+                nt = pthr if m >= pmin else 1
                 gap = select_pair(alpha, G, y, C, QD, index, st, kd, cc, all_cols, tol, wss2,
-                                  pair, False, firstf, firsti)
+                                  pair, False, firstf, firsti, pu, pl, nt, parts, red, bufs,
+                                  btag)
                 st[S_COUNTER] = 1
             fout[0] = gap
             if pair[0] < 0:
@@ -628,45 +492,21 @@ def smo_run(alpha, G, G_bar, y, p, C, QD, index, perm, st, kd, cc, all_cols,
         st[S_ACTIVE_SUM] += st[S_ACTIVE]
         i = pair[0]
         j = pair[1]
-        si = get_row(i, False, index, st, kd, cc, all_cols)
-        sj = get_row(j, False, index, st, kd, cc, all_cols)
-        row_i = cache[si]
-        row_j = cache[sj]
-        Kij = row_i[index[j]]
+        bi = pair[2]
+        if bi < 0:                                 # first order: the row of i not read yet
+            bi = position_row(i, -1, index, st, kd, cc, all_cols, bufs, btag, nt)
+        bj = position_row(j, bi, index, st, kd, cc, all_cols, bufs, btag, nt)
+        Kij = bufs[bi, j]
         if index[i] == index[j]:
             Kij = QD[i]
         oi, oj = _update_pair(i, j, alpha, G, y, C, QD, Kij)
+        _ps.set_pens(i, i + 1, alpha, y, C, pu, pl)
+        _ps.set_pens(j, j + 1, alpha, y, C, pu, pl)
         dai = (alpha[i] - oi) * y[i]
         daj = (alpha[j] - oj) * y[j]
-        na = st[S_ACTIVE]
         # gradient update fused with the first pass of the next selection
-        Gmax = -np.inf
-        Mmin = np.inf
-        imax = -1
-        jmax = -1
-        for t in range(na):
-            c = index[t]
-            yt = y[t]
-            gt = G[t] + yt * (row_i[c] * dai + row_j[c] * daj)
-            G[t] = gt
-            pos = yt > 0.0
-            neg = yt < 0.0
-            a = alpha[t]
-            below = a < C[t]
-            above = a > 0.0
-            g = -yt * gt
-            gu = g if (pos & below) | (neg & above) else -np.inf
-            gl = g if (pos & above) | (neg & below) else np.inf
-            cu = gu >= Gmax
-            cl = gl <= Mmin
-            imax = t if cu else imax
-            Gmax = gu if cu else Gmax
-            jmax = t if cl else jmax
-            Mmin = gl if cl else Mmin
-        firstf[0] = Gmax
-        firstf[1] = Mmin
-        firsti[0] = imax
-        firsti[1] = jmax
+        _ps.fused_update(G, y, pu, pl, bufs[bi], bufs[bj], dai, daj, st[S_ACTIVE], nt, parts,
+                         red, firstf, firsti)
         fresh = True
         _update_gbar(i, oi, alpha, G_bar, y, C, index, st, kd, cc, all_cols)
         _update_gbar(j, oj, alpha, G_bar, y, C, index, st, kd, cc, all_cols)

@@ -63,22 +63,30 @@ def max_free(budget_bytes: float) -> int:
     return int(min(MAX_FREE, np.sqrt(max(budget_bytes, 0.0) / 32.0)))
 
 
-def _newton_direction(Q, y, g, damping):
-    """Δ, ν of the damped KKT system (Q + δI)Δ + yν = −g, yᵀΔ = 0, by Cholesky."""
-    d = damping * max(1.0, float(np.max(np.diag(Q))))
+def _newton_direction(K, y, g, damping):
+    """Δ, ν of the damped KKT system (Q + δI)Δ + yν = −g, yᵀΔ = 0, by Cholesky.
+
+    Q = DKD with D = diag(y), D² = I, so (Q + δI)⁻¹ = D(K + δI)⁻¹D: K + δI is
+    factorized (never Q), and u = (Q + δI)⁻¹g = D(K + δI)⁻¹Dg, v = (Q + δI)⁻¹y =
+    D(K + δI)⁻¹1.
+    """
+    diag = np.diag(K).copy()
+    d = damping * max(1.0, float(diag.max()))
+    idx = np.diag_indices_from(K)
     for _ in range(4):
+        A = K.copy()
+        A[idx] += d
         try:
-            c = sla.cho_factor(Q + d * np.eye(Q.shape[0]), lower=True, check_finite=False)
+            c = sla.cho_factor(A, lower=True, overwrite_a=True, check_finite=False)
             break
         except np.linalg.LinAlgError:
             d *= 100.0
     else:
         return None, None
-    u = sla.cho_solve(c, g, check_finite=False)
-    v = sla.cho_solve(c, y, check_finite=False)
-    den = float(y @ v)
-    nu = -float(y @ u) / den if den > 0 else 0.0
-    return -(u + nu * v), nu
+    uv = sla.cho_solve(c, np.column_stack([y * g, np.ones_like(y)]), check_finite=False)
+    den = float(uv[:, 1].sum())                  # yᵀv
+    nu = -float(uv[:, 0].sum()) / den if den > 0 else 0.0
+    return -y * (uv[:, 0] + nu * uv[:, 1]), nu
 
 
 def _restore_on(a, y, C, delta, F) -> bool:
@@ -170,15 +178,14 @@ def polish(run, budget_bytes) -> bool:
     F = free
     K_FF = _kb.kernel_block(run.kd, run.gram, run.csr, index[F], index[F])
     gF = G[F].copy()
-    Q0, g0 = K_FF * np.outer(y[F], y[F]), gF.copy()
+    K0, g0 = K_FF, gF.copy()
     budget = FLOPS_PER_SMO_UNIT * float(run.st[_k.S_ACTIVE_SUM])   # see worth_it
     for _ in range(ROUNDS):
         budget -= F.size ** 3 / 3.0
         if budget < 0.0:
             break
         yF = y[F]
-        Q = K_FF * np.outer(yF, yF)
-        delta, _nu = _newton_direction(Q, yF, gF, DAMPING)
+        delta, _nu = _newton_direction(K_FF, yF, gF, DAMPING)
         if delta is None:
             break
         aF, CF = a[F], C[F]
@@ -194,7 +201,7 @@ def polish(run, budget_bytes) -> bool:
         aF_new[hitting & (delta > 0)] = CF[hitting & (delta > 0)]
         aF_new = np.clip(aF_new, 0.0, CF)
         a[F] = aF_new
-        gF = gF + Q @ (aF_new - aF)
+        gF = gF + yF * (K_FF @ (yF * (aF_new - aF)))
         hit = hitting | (aF_new <= 0.0) | (aF_new >= CF)
         if t >= 1.0 or not hit.any():
             break
@@ -206,7 +213,8 @@ def polish(run, budget_bytes) -> bool:
         a[:] = a_old
         return False
     step = a[free] - a_old[free]
-    if float(g0 @ step + 0.5 * step @ (Q0 @ step)) > 0.0:
+    ys = y[free] * step
+    if float(g0 @ step + 0.5 * ys @ (K0 @ ys)) > 0.0:
         a[:] = a_old                # a step spoilt by rounding (ill-conditioned Q_FF)
         return False
     changed = np.flatnonzero(a != a_old)
@@ -224,5 +232,5 @@ def polish(run, budget_bytes) -> bool:
     v = _update_and_seed(run, rows, summed, budget_bytes / 4)
     G += y * v[index, 0]
     if np.any(dbar != 0):
-        run.G_bar += y * v[index, 1]
+        run.G_bar += v[:, 1]
     return True

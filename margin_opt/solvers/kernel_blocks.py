@@ -1,15 +1,14 @@
 """Kernel matrices by blocks: the compiled kernel arrays, ``K[rows, cols]`` and ``Kβ``.
 
 Blocks are dot products by BLAS (``X[rows] @ Xᵀ``) turned into kernel values by
-the compiled transform of :mod:`._smo_kernels`, on one thread: on the shared 2-core
-machine BLAS and numba threads made the blocks 2× slower (1.1 s against 0.5 s for
-the decision values at n = 20000) and, spinning after each call, slowed SMO's loop.  RBF
+the compiled transform of :mod:`._smo_kernels`, on one thread.  Products ``Kβ``
+(:func:`combination`) are computed tile by tile of columns in compiled code
+(:func:`._kernel_rows.combination_T`), split over the numba threads.  RBF
 distances are formed on centred data (the kernel is translation invariant, and
 ‖x‖² + ‖z‖² − 2xᵀz then keeps its digits), and the few entries where
 ‖x − z‖² is still small against ‖x‖² + ‖z‖² are recomputed coordinate by
 coordinate, so that an offset of the features (1e6) or a huge γ (1e300) gives the
-kernel of the unshifted data.  Products ``Kβ`` are formed a bounded number of rows
-at a time (memory O(block + n·d), never the n × n matrix).
+kernel of the unshifted data.  Memory is O(block + n·d), never the n × n matrix.
 
 Used by SMO (its row cache and its Newton polish) and by the certificates
 (:meth:`margin_opt.problems.kernel_data.KernelData.combination`), which compute
@@ -23,9 +22,12 @@ import scipy.sparse as sp
 from numba import njit
 from threadpoolctl import threadpool_limits
 
+from . import _kernel_rows as _kr
 from . import _smo_kernels as _k
+from ._threads import smo_threads
 
-__all__ = ["KINDS", "arrays", "named_kernel_arrays", "kernel_block", "combination"]
+__all__ = ["KINDS", "arrays", "for_smo", "named_kernel_arrays", "kernel_block",
+           "combination"]
 
 #: the kernels computed here (others: a callable or a precomputed matrix)
 KINDS = {"linear": _k.K_LINEAR, "poly": _k.K_POLY, "rbf": _k.K_RBF, "sigmoid": _k.K_SIGMOID}
@@ -34,7 +36,7 @@ _BLOCK_BYTES = 32 * 2 ** 20
 
 
 def arrays(kind, *, n, d=1, gamma=0.0, coef0=0.0, degree=1, sparse=False, X=None, XT=None,
-           sq=None, csr=None, csc=None):
+           sq=None, csr=None, csc=None, nthr=1):
     """A :class:`~._smo_kernels.KernelArrays` with placeholders for what this kind of
     data does not use."""
     e2 = np.zeros((1, 1))
@@ -51,9 +53,24 @@ def arrays(kind, *, n, d=1, gamma=0.0, coef0=0.0, degree=1, sparse=False, X=None
     return _k.KernelArrays(
         kind=kind, gamma=gamma, coef0=coef0, degree=degree, sparse=sparse,
         X=e2 if X is None else X, XT=e2 if XT is None else XT, sq=ef if sq is None else sq,
-        data=data, indices=indices, indptr=indptr, xbuf=np.zeros(d if sparse else 1),
+        data=data, indices=indices, indptr=indptr, xbuf=np.zeros((nthr, d if sparse else 1)),
         kbuf=np.zeros(n, dtype=np.int64), tmp=np.zeros(n), cdata=cdata, cindices=cind,
-        cindptr=cptr, all_cols=np.arange(n, dtype=np.int64))
+        cindptr=cptr, all_cols=np.arange(n, dtype=np.int64), nthr=int(nthr),
+        par_min=np.iinfo(np.int64).max, XA=e2, sqa=ef, xa_stamp=np.full(1, -1, dtype=np.int64))
+
+
+def for_smo(kd, m, nthr, par_min):
+    """``kd`` for SMO over m variables: rows of at least ``par_min`` columns split over
+    ``nthr`` threads, and room for the compact copy of the active columns (where the
+    data have a dense transpose)."""
+    nthr = max(1, int(nthr))
+    dense_T = kd.kind != _k.K_PRECOMPUTED and (not kd.sparse or kd.XT.shape[1] ==
+                                                kd.all_cols.size)
+    XA = np.empty((kd.XT.shape[0], m)) if dense_T else kd.XA
+    return kd._replace(nthr=nthr, xbuf=np.zeros((nthr, kd.xbuf.shape[1])), par_min=int(par_min),
+                       XA=XA, sqa=np.empty(m) if dense_T else kd.sqa, tmp=np.empty(max(m, 1)),
+                       kbuf=np.empty(max(m, kd.kbuf.size), dtype=np.int64),
+                       xa_stamp=np.full(1, -1, dtype=np.int64))
 
 
 def named_kernel_arrays(X, kernel, dense_budget=0.0):
@@ -142,7 +159,13 @@ def kernel_block(kd, gram, csr, rows, cols=None):
 
 
 def combination(kd, gram, csr, rows, coefs, block_bytes=_BLOCK_BYTES):
-    """``K[:, rows] @ coefs``, ndarray of shape (n_data, k), from blocks of rows of K.
+    """``K[:, rows] @ coefs``, ndarray of shape (n_data, k).
+
+    Where the data have a dense transpose (dense X, or sparse X whose transpose fits),
+    tile by tile of columns in compiled code, the kernel values never stored and the
+    columns split over the numba threads (:func:`._threads.smo_threads`); each
+    column's sum runs over ``rows`` in order, so the result does not depend on the
+    number of threads.  Otherwise from blocks of rows of K by BLAS.
 
     Parameters
     ----------
@@ -151,9 +174,13 @@ def combination(kd, gram, csr, rows, coefs, block_bytes=_BLOCK_BYTES):
         Data rows with a coefficient.
     coefs : ndarray of shape (r, k)
     block_bytes : float
-        Memory of one block of kernel rows.
+        Memory of one block of kernel rows (the BLAS path).
     """
     n_data = kd.all_cols.size if gram is None else gram.shape[0]
+    rows = np.ascontiguousarray(rows, dtype=np.int64)
+    coefs = np.ascontiguousarray(coefs, dtype=np.float64)
+    if gram is None and kd.kind != _k.K_PRECOMPUTED and _kr.has_transpose(kd):
+        return _kr.combination_T(kd, rows, coefs, smo_threads()).T
     out = np.zeros((n_data, coefs.shape[1]))
     step = max(1, int(block_bytes // (8 * n_data)))
     with threadpool_limits(1):

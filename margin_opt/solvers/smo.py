@@ -34,6 +34,7 @@ from . import _smo_blocks as _blocks
 from . import _smo_kernels as _k
 from . import _smo_polish as _pol
 from . import kernel_blocks as _kb
+from ._threads import smo_threads
 
 __all__ = ["solve_smo", "WSS"]
 
@@ -47,6 +48,11 @@ _STALL_MIN = 100_000    # progress window: m − M must halve within max(this, 1
 _POLISH_TOL = 1e-3      # SMO runs to this before the Newton polish of its free set
 _POLISH_MAX = 4         # polishes per run
 _TOL_FLOOR = 1e-15      # relative to the gradient scale: below, m − M is rounding
+#: threads (where :func:`._threads.smo_threads` gives more than one): kernel rows of at
+#: least ROW_PAR_MIN columns and passes over at least PASS_PAR_MIN active variables
+#: are split (measured on the 2-core development machine, docs/smo.md)
+ROW_PAR_MIN = 4096
+PASS_PAR_MIN = 8192
 
 
 def _check_options(tol, cache_size, wss, max_iter, callback_every, m):
@@ -339,6 +345,8 @@ class _SMORun:
         budget_rows = int(cache_size * _MB // (8 * n_data))
         self.kd, self.gram, diag, self.csr = _kernel_arrays(qp, budget_rows,
                                                             dense_budget=cache_size * _MB / 4)
+        self.nthr = smo_threads()
+        self.kd = _kb.for_smo(self.kd, y.shape[0], self.nthr, ROW_PAR_MIN)
         cache_mb = cache_size - (self.kd.XT.nbytes / _MB if self.kd.sparse else 0.0)
         self.budget = cache_mb * _MB
         self.n_data = n_data
@@ -348,7 +356,8 @@ class _SMORun:
         self.QD = np.ascontiguousarray(diag[index])
         self.cc, self.n_slots = _make_cache(self.gram, n_data, cache_mb)
         m = y.shape[0]
-        self.G, self.G_bar = np.empty(m), np.zeros(m)
+        # Ḡ by data row: LIBSVM's Ḡₜ = yₜ·G_bar[index[t]] (see _smo_kernels.init_gradient)
+        self.G, self.G_bar = np.empty(m), np.zeros(n_data)
         self.perm = np.arange(m, dtype=np.int64)
         self.index = index.copy()
         self.all_cols = self.kd.all_cols
@@ -366,6 +375,10 @@ class _SMORun:
 
     def _args(self):
         return self.index, self.st, self.kd, self.cc, self.all_cols
+
+    def _unshrink(self):
+        _k.unshrink(self.alpha, self.G, self.G_bar, self.y, self.p, self.C, self.QD, self.index,
+                    self.perm, self.st, self.kd, self.cc, self.all_cols)
 
     def _polish(self):
         """Newton polish of the free set (all variables active); resets the progress mark."""
@@ -436,7 +449,8 @@ class _SMORun:
             if self.equality:
                 code = _k.smo_run(a, G, self.G_bar, y, p, C, self.QD, self.index, self.perm, st,
                                   self.kd, self.cc, self.all_cols, tol, wss2, self.shrinking,
-                                  max_iter, stop_at, _ALPHA_CAP, self.stall_window, self.fout)
+                                  max_iter, stop_at, _ALPHA_CAP, self.stall_window, self.fout,
+                                  self.nthr, PASS_PAR_MIN)
             else:
                 code = _k.coordinate_run(a, G, y, C, self.QD, self.index, st, self.kd, self.cc,
                                          self.all_cols, tol, max_iter, stop_at, _ALPHA_CAP,
@@ -448,9 +462,9 @@ class _SMORun:
             try:
                 callback(inter)
             except StopIteration:
-                _k.unshrink(a, G, self.G_bar, y, p, C, *self._args())
+                self._unshrink()
                 return code, True
-        _k.unshrink(a, G, self.G_bar, y, p, C, *self._args())
+        self._unshrink()
         return code, False
 
     def result(self, code, stopped, tol, gap_tol, max_iter):

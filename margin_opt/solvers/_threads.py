@@ -1,0 +1,44 @@
+"""How many threads SMO's long kernel rows and passes are split over.
+
+numba's own setting decides (``NUMBA_NUM_THREADS`` or :func:`numba.set_num_threads`;
+by default one per core).  Splitting pays only where starting a parallel region
+costs little against the work split: with the TBB or OpenMP threading layers it
+costs 1–8 µs (measured on the 2-core development machine), with numba's fallback
+"workqueue" layer ~60 µs, more than a whole kernel row of 20 000 columns — there SMO
+stays on one thread.  The answer never depends on this: every split computes each
+entry by the same code, and reductions break ties by position.
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+from numba import njit, prange
+
+__all__ = ["smo_threads", "threading_layer"]
+
+_CHEAP_LAYERS = ("tbb", "omp")
+
+
+@njit(parallel=True, cache=True)
+def _touch(a):
+    for h in prange(a.shape[0]):
+        a[h] = h
+
+
+def threading_layer() -> str:
+    """The threading layer numba uses (starting it once if it has not run yet)."""
+    try:
+        return numba.threading_layer()
+    except ValueError:
+        _touch(np.zeros(2))
+        return numba.threading_layer()
+
+
+def smo_threads() -> int:
+    """Threads for SMO's long rows and passes: numba's thread count, or 1 where the
+    threading layer is "workqueue" (its launches cost more than they save)."""
+    n = int(numba.get_num_threads())
+    if n <= 1:
+        return 1
+    return n if threading_layer() in _CHEAP_LAYERS else 1
