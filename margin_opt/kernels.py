@@ -75,8 +75,8 @@ def _row_sq(A):
     return np.einsum("ij,ij->i", A, A)
 
 
-def _dense_row(M, i):
-    return M[i].toarray().ravel() if sp.issparse(M) else np.asarray(M[i]).ravel()
+#: pairs recomputed coordinate by coordinate per vectorized step (bounds the memory)
+_RISKY_CHUNK = 4096
 
 
 def rbf(A, B, gamma, shift=None) -> np.ndarray:
@@ -98,10 +98,11 @@ def rbf(A, B, gamma, shift=None) -> np.ndarray:
     if shift is not None and not sp.issparse(A) and not sp.issparse(B):
         A, B = np.asarray(A) - shift, np.asarray(B) - shift
     d2 = pairwise.euclidean_distances(A, B, squared=True)
-    risky = np.argwhere(d2 <= 1e-6 * (_row_sq(A)[:, None] + _row_sq(B)[None, :]))
-    for i, j in risky:
-        diff = _dense_row(A, i) - _dense_row(B, j)
-        d2[i, j] = float(diff @ diff)
+    i, j = np.nonzero(d2 <= 1e-6 * (_row_sq(A)[:, None] + _row_sq(B)[None, :]))
+    for s in range(0, i.size, _RISKY_CHUNK):
+        ii, jj = i[s:s + _RISKY_CHUNK], j[s:s + _RISKY_CHUNK]
+        diff = A[ii] - B[jj]
+        d2[ii, jj] = _row_sq(sp.csr_matrix(diff) if sp.issparse(diff) else np.asarray(diff))
     return np.exp(-gamma * d2)
 
 

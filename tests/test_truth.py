@@ -10,8 +10,9 @@ import warnings
 import numpy as np
 import pytest
 
-from margin_opt import SVC, SVMProblem, SVRProblem
+from margin_opt import SVC, SVR, SVMProblem, SVRProblem
 from margin_opt.exceptions import (
+    ConvergenceWarning,
     InaccurateSolutionWarning,
     NonConvexWarning,
     NotCertifiedError,
@@ -114,6 +115,28 @@ def test_estimator_default_is_certified_even_where_smo_alone_is_not():
     p = _small_inaccurate_problem()
     clf = SVC(C=10.0, kernel="rbf", gamma=1.0).fit(p.X, p.classes_[(p.y > 0).astype(int)])
     assert clf.certificate_.ok and clf.solution_.status == "optimal"
+
+
+def test_exact_primal_repairs_where_the_dual_solver_fails():
+    # found by `margin-opt bench truth` (seed 3072605250): a cubic kernel with entries
+    # ~1e6 and a large C; Clarabel fails on the dual, SMO stalls, the primal (three
+    # dozen kernel-factor coordinates) certifies
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(84, 4)) * 5.0
+    y = X @ rng.normal(size=4) + rng.normal(scale=0.3, size=84)
+    w = rng.uniform(0, 2, 84) * (rng.uniform(size=84) > 0.2)
+    params = dict(C=226.0, epsilon=0.0, kernel="poly", gamma=0.33, degree=3, coef0=1.0)
+    p = SVRProblem(X, y, sample_weight=w, **params)
+    with pytest.raises(SolverError):
+        p.solve("cvxpy-dual")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        reg = SVR(**params).fit(X, y, sample_weight=w)
+    assert reg.certificate_.ok and reg.solution_.method == "cvxpy-primal"
+    assert [a["method"] for a in reg.solution_.attempts][0] == "smo"
+    ref = p.solve("cvxpy-loss")                 # the unconstrained ε-insensitive form
+    assert abs(reg.solution_.primal_objective - ref.primal_objective) <= \
+        1e-6 * abs(ref.primal_objective)
 
 
 # ------------------------------------------------------------------ numerics

@@ -47,8 +47,9 @@ def solve(problem, method="cvxpy-dual", *, solver=None, formulation=None, quad_f
     holds; otherwise it becomes ``"optimal_inaccurate"`` with an
     :class:`~margin_opt.exceptions.InaccurateSolutionWarning` — or, with ``fallback``,
     the answer is repaired: a dual backend is restarted from it at a 100× tighter
-    tolerance, then the exact cvxpy dual is solved where the problem's size allows
-    (:data:`FALLBACK_MAX_N`); what was tried is in ``Solution.attempts`` and the
+    tolerance, then the exact cvxpy dual (failing that, the cvxpy primal) is solved
+    where the problem's size allows (:data:`FALLBACK_MAX_N`), then SMO is
+    warm-started from the last answer; what was tried is in ``Solution.attempts`` and the
     certificate's notes, and when nothing certifies :class:`NotCertifiedError` says why.
 
     Raises
@@ -134,7 +135,7 @@ def _certified(problem, sol, spec, tol, options, fallback):
         return sol
     attempts = [_attempt(sol, cert)]
     last = sol
-    for repair in (_tighter, _exact, _smo_from):
+    for repair in (_tighter, _exact, _exact_primal, _smo_from):
         new = repair(problem, last, spec, tol, options)
         if new is None:
             continue
@@ -191,18 +192,30 @@ def _tighter(problem, sol, spec, tol, options):
     return new
 
 
-def _exact(problem, sol, spec, tol, options):
-    """The exact cvxpy dual, where its size allows."""
-    if sol.method == "cvxpy-dual" or (not _explicit(problem)
-                                      and problem.n_samples > FALLBACK_MAX_N):
-        return None
-    exact = get_method("cvxpy-dual", problem.model)
-    try:
-        new = _run(problem, "cvxpy-dual", exact, None, None, None, False, {})
-    except (SolverError, ValueError):
-        return None
-    new.timings["total"] += sol.timings.get("total", 0.0)
-    return new
+def _exact_in(name):
+    """A repair by the exact cvxpy form ``name``, where the problem's size allows."""
+
+    def repair(problem, sol, spec, tol, options):
+        if sol.method == name or name not in method_names(problem.model) or (
+                not _explicit(problem) and problem.n_samples > FALLBACK_MAX_N):
+            return None
+        try:
+            new = _run(problem, name, get_method(name, problem.model), None, None, None,
+                       False, {})
+        except (SolverError, ValueError):
+            return None
+        new.timings["total"] += sol.timings.get("total", 0.0)
+        return new
+
+    repair.__doc__ = f"The exact {name}, where its size allows."
+    return repair
+
+
+#: the exact dual, then the primal (on a badly scaled low-rank kernel, e.g. a
+#: polynomial one with entries ~1e6, the interior-point solver can fail on the dual
+#: and certify the primal, whose variables are the kernel factor's few coordinates)
+_exact = _exact_in("cvxpy-dual")
+_exact_primal = _exact_in("cvxpy-primal")
 
 
 def _smo_from(problem, sol, spec, tol, options):
