@@ -20,11 +20,10 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 from numba import njit
-from threadpoolctl import threadpool_limits
 
 from . import _kernel_rows as _kr
 from . import _smo_kernels as _k
-from ._threads import smo_threads
+from ._threads import one_blas_thread, smo_threads
 
 __all__ = ["KINDS", "arrays", "for_smo", "named_kernel_arrays", "kernel_block",
            "combination"]
@@ -183,7 +182,7 @@ def combination(kd, gram, csr, rows, coefs, block_bytes=_BLOCK_BYTES):
         return _kr.combination_T(kd, rows, coefs, smo_threads()).T
     out = np.zeros((n_data, coefs.shape[1]))
     step = max(1, int(block_bytes // (8 * n_data)))
-    with threadpool_limits(1):
+    with one_blas_thread():
         for s in range(0, rows.size, step):
             blk = kernel_block(kd, gram, csr, rows[s:s + step])
             out += blk.T @ coefs[s:s + step]

@@ -27,14 +27,13 @@ import warnings
 import numpy as np
 import scipy.sparse as sp
 from scipy.optimize import OptimizeResult
-from threadpoolctl import threadpool_limits
 
 from ..exceptions import ConvergenceWarning
 from . import _smo_blocks as _blocks
 from . import _smo_kernels as _k
 from . import _smo_polish as _pol
 from . import kernel_blocks as _kb
-from ._threads import smo_threads
+from ._threads import one_blas_thread, smo_threads
 
 __all__ = ["solve_smo", "WSS"]
 
@@ -384,7 +383,7 @@ class _SMORun:
         """Newton polish of the free set (all variables active); resets the progress mark."""
         if not self.equality or self.n_polish >= _POLISH_MAX:
             return False
-        with threadpool_limits(1):      # BLAS threads spin after a call and slow SMO's loop
+        with one_blas_thread():      # BLAS threads spin after a call and slow SMO's loop
             done = _pol.polish(self, self.budget)
         if done:
             self.n_polish += 1
@@ -435,7 +434,7 @@ class _SMORun:
         chunk = int(callback_every) if callback is not None else max_iter
         a, G, y, p, C, st = self.alpha, self.G, self.y, self.p, self.C, self.st
         if self.q:
-            with threadpool_limits(1):
+            with one_blas_thread():
                 code = _blocks.run_blocks(self, tol, self.q, max_iter)
                 # from here on in double: the exact gradient, then pair steps (which
                 # confirm the tolerance on it), the single-precision rows released
