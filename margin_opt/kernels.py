@@ -20,6 +20,8 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.metrics import pairwise
 
+from .validation import canonical
+
 __all__ = ["Kernel", "make_kernel", "resolve_gamma", "rbf", "KERNELS"]
 
 KERNELS = ("linear", "poly", "rbf", "sigmoid", "precomputed")
@@ -95,8 +97,10 @@ def rbf(A, B, gamma, shift=None) -> np.ndarray:
     shift : ndarray of shape (n_features,), optional
         Subtracted from A and B first (dense data only).
     """
+    A = canonical(A) if sp.issparse(A) else np.asarray(A, dtype=float)
+    B = canonical(B) if sp.issparse(B) else np.asarray(B, dtype=float)
     if shift is not None and not sp.issparse(A) and not sp.issparse(B):
-        A, B = np.asarray(A) - shift, np.asarray(B) - shift
+        A, B = A - shift, B - shift
     d2 = pairwise.euclidean_distances(A, B, squared=True)
     i, j = np.nonzero(d2 <= 1e-6 * (_row_sq(A)[:, None] + _row_sq(B)[None, :]))
     for s in range(0, i.size, _RISKY_CHUNK):
@@ -150,6 +154,7 @@ class Kernel:
 
     def __call__(self, A, B) -> np.ndarray:
         """Kernel matrix K(A, B) as a dense ndarray of shape (n_a, n_b)."""
+        A, B = canonical(A), canonical(B)
         if self.name == "linear":
             K = pairwise.linear_kernel(A, B)
         elif self.name == "rbf":
@@ -195,6 +200,7 @@ class Kernel:
 
     def diag(self, X) -> np.ndarray:
         """Diagonal k(xᵢ, xᵢ) of the Gram matrix, shape (n_samples,), without forming it."""
+        X = canonical(X)
         if self.name == "precomputed":
             return np.asarray(np.diag(X), dtype=float).copy()
         if self.name == "rbf":

@@ -15,6 +15,7 @@ from sklearn.utils.multiclass import check_classification_targets, unique_labels
 from sklearn.utils.validation import _check_sample_weight, check_array, check_X_y
 
 __all__ = [
+    "canonical",
     "check_data",
     "check_binary_labels",
     "check_class_labels",
@@ -31,6 +32,20 @@ __all__ = [
 ]
 
 
+def canonical(X):
+    """X itself, or for a sparse matrix with duplicate or unsorted entries a copy
+    with them summed and sorted (X is not modified).
+
+    scipy allows a CSR row to store one column several times (the value is their
+    sum); element-wise products (squared norms) and the merges of sorted rows in
+    the kernels would read such a row wrongly.
+    """
+    if sp.issparse(X) and not X.has_canonical_format:
+        X = X.copy()
+        X.sum_duplicates()
+    return X
+
+
 def check_data(X, y, *, y_numeric=False):
     """Validate training data.
 
@@ -44,6 +59,7 @@ def check_data(X, y, *, y_numeric=False):
     Returns
     -------
     X : {ndarray, csr_matrix} of shape (n_samples, n_features), float64
+        Sparse X in canonical form (:func:`canonical`).
     y : ndarray of shape (n_samples,)
 
     Raises
@@ -54,6 +70,7 @@ def check_data(X, y, *, y_numeric=False):
     try:
         X, y = check_X_y(X, y, accept_sparse="csr", dtype=np.float64, y_numeric=y_numeric,
                          ensure_all_finite=True)
+        X = canonical(X)
     except ValueError as exc:
         msg = str(exc)
         hint = ""

@@ -32,7 +32,7 @@ from numba import njit
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from .validation import check_binary_labels, check_data, check_sample_weight
+from .validation import canonical, check_binary_labels, check_data, check_sample_weight
 
 __all__ = ["Stump", "StumpSearch", "DecisionStump", "as_dense", "MulticlassStump",
            "MulticlassStumpSearch"]
@@ -349,7 +349,7 @@ class DecisionStump(ClassifierMixin, BaseEstimator):
     def decision_function(self, X) -> np.ndarray:
         """±1 (positive means ``classes_[1]``), ndarray of shape (n_samples,)."""
         check_is_fitted(self)
-        X = validate_data(self, X, accept_sparse="csr", dtype=np.float64, reset=False)
+        X = canonical(validate_data(self, X, accept_sparse="csr", dtype=np.float64, reset=False))
         return self.stump_.predict(X)
 
     def predict(self, X) -> np.ndarray:

@@ -71,3 +71,53 @@ def test_degree2_feature_map_equals_kernel():
 
     k = make_kernel("poly", A, gamma=1.0, degree=2, coef0=0.0)
     np.testing.assert_allclose(phi(A) @ phi(A).T, k(A, A), rtol=1e-10, atol=1e-14)
+
+
+def _with_duplicates(A):
+    """A CSR matrix equal to A whose every stored entry is split into two halves
+    (scipy sums duplicates), in reversed order within each row."""
+    A = sp.csr_matrix(A)
+    rows = np.repeat(np.arange(A.shape[0]), np.diff(A.indptr))
+    r = np.concatenate([rows, rows])[::-1]
+    c = np.concatenate([A.indices, A.indices])[::-1]
+    v = np.concatenate([A.data, A.data])[::-1] / 2
+    order = np.argsort(r, kind="stable")
+    indptr = np.concatenate([[0], np.cumsum(np.bincount(r, minlength=A.shape[0]))])
+    D = sp.csr_matrix((v[order], c[order], indptr), shape=A.shape)
+    assert not D.has_canonical_format
+    return D
+
+
+@pytest.mark.parametrize("name", ["linear", "poly", "rbf", "sigmoid"])
+def test_csr_with_duplicate_entries_is_read_as_its_sum(name):
+    D = _with_duplicates(X)
+    before = (D.data.copy(), D.indices.copy())
+    k = make_kernel(name, X, gamma=0.3, degree=2, coef0=0.5)
+    np.testing.assert_allclose(k(D, D), k(X, X), rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(k.diag(D), k.diag(X), rtol=1e-12)
+    np.testing.assert_array_equal(D.data, before[0])       # the caller's matrix untouched
+    np.testing.assert_array_equal(D.indices, before[1])
+
+
+def test_svc_on_csr_with_duplicate_entries_matches_dense():
+    # before: SMO read a duplicated row wrongly and its certificate, computed by the
+    # same row code, passed; now both the fit and the LIBSVM reference agree
+    from margin_opt import SVC
+
+    g = np.random.default_rng(3)
+    A = g.normal(size=(120, 5)) * (g.uniform(size=(120, 5)) < 0.6)
+    yy = (A[:, 0] + A[:, 1] > 0).astype(int)
+    dense = SVC(C=10.0, gamma=0.4).fit(A, yy)
+    dup = SVC(C=10.0, gamma=0.4).fit(_with_duplicates(A), yy)
+    assert dup.certificate_.ok
+    assert dup.solution_.dual_objective == pytest.approx(dense.solution_.dual_objective,
+                                                         rel=1e-8)
+    ref = SkSVC(C=10.0, gamma=0.4, tol=1e-8).fit(A, yy)
+    np.testing.assert_array_equal(dup.predict(_with_duplicates(A)), ref.predict(A))
+
+
+def test_rbf_accepts_lists():
+    from margin_opt.kernels import rbf
+
+    K = rbf([[1.0, 2.0], [3.0, 4.0]], [[1.0, 2.0], [3.0, 4.0]], 0.5)
+    np.testing.assert_allclose(K, [[1.0, np.exp(-4.0)], [np.exp(-4.0), 1.0]], rtol=1e-15)

@@ -24,7 +24,7 @@ from ..problems.boosting import (
     stage_margins,
 )
 from ..progress import progress
-from ..validation import check_class_labels, check_sample_weight
+from ..validation import canonical, check_class_labels, check_sample_weight
 from ..weak_learners import MulticlassStumpSearch, StumpSearch
 
 __all__ = ["AdaBoost"]
@@ -238,6 +238,7 @@ class AdaBoost(ClassifierMixin, BaseEstimator):
             ``totally_corrective`` with more than two classes.
         """
         X, y = validate_data(self, X, y, accept_sparse="csr", dtype=np.float64)
+        X = canonical(X)
         y_index, self.classes_ = check_class_labels(y)
         k = self.n_classes_ = self.classes_.size
         if self.totally_corrective and k > 2:
@@ -337,7 +338,8 @@ class AdaBoost(ClassifierMixin, BaseEstimator):
 
     def _check_X(self, X):
         check_is_fitted(self)
-        return validate_data(self, X, accept_sparse="csr", dtype=np.float64, reset=False)
+        return canonical(validate_data(self, X, accept_sparse="csr", dtype=np.float64,
+                                       reset=False))
 
     def _y_index(self, y):
         y = np.asarray(y)

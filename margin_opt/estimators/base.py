@@ -7,7 +7,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..methods import get_method, stopping_options
 from ..problems.solve_path import warn_nonconvex
-from ..validation import check_precomputed_kernel
+from ..validation import canonical, check_precomputed_kernel
 
 __all__ = ["fit_problem", "kernel_decision", "solve_and_certify", "check_predict_input",
            "support_kernel"]
@@ -119,7 +119,7 @@ def check_predict_input(est, X):
         raise ValueError(f"{exc} With kernel='precomputed' pass K(X_test, X_train) of shape "
                          f"(n_test, {est._n_train}): its columns are the training samples."
                          ) from None
-    return check_precomputed_kernel(X, n_train=est._n_train) if precomputed else X
+    return check_precomputed_kernel(X, n_train=est._n_train) if precomputed else canonical(X)
 
 
 def support_kernel(est, X) -> np.ndarray:

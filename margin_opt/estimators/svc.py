@@ -15,6 +15,7 @@ from ..kernels import KERNELS, make_kernel
 from ..methods import method_names
 from ..problems.multiclass import MulticlassSVMProblem
 from ..validation import (
+    canonical,
     check_class_labels,
     check_classes_weighted,
     check_libsvm_sample_weight,
@@ -224,6 +225,7 @@ class SVC(ClassifierMixin, BaseEstimator):
         precomputed = self.kernel == "precomputed"
         X, y = validate_data(self, X, y, accept_sparse=False if precomputed else "csr",
                              dtype=np.float64)
+        X = canonical(X)
         y_index, self.classes_ = check_class_labels(y)
         if precomputed:     # fitted even when not PSD (as LIBSVM); the certificate says so
             X = check_precomputed_kernel(X, check_psd=False)

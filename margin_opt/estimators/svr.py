@@ -12,7 +12,7 @@ from sklearn.utils.validation import validate_data
 from ..kernels import KERNELS, make_kernel
 from ..methods import method_names
 from ..problems.svr import SVRProblem
-from ..validation import check_libsvm_sample_weight, check_precomputed_kernel
+from ..validation import canonical, check_libsvm_sample_weight, check_precomputed_kernel
 from .base import fit_problem, kernel_decision
 
 __all__ = ["SVR"]
@@ -110,6 +110,7 @@ class SVR(RegressorMixin, BaseEstimator):
         precomputed = self.kernel == "precomputed"
         X, y = validate_data(self, X, y, accept_sparse=False if precomputed else "csr",
                              dtype=np.float64, y_numeric=True)
+        X = canonical(X)
         if X.shape[0] < 2:
             raise ValueError("SVR needs at least 2 samples; got n_samples = 1.")
         kernel = self.kernel

@@ -96,7 +96,8 @@ def named_kernel_arrays(X, kernel, dense_budget=0.0):
     n, d = X.shape
     if sp.issparse(X):
         Xc = sp.csr_matrix(X, dtype=np.float64, copy=True)
-        Xc.sort_indices()                                     # exact_d2 merges rows
+        Xc.sum_duplicates()                                   # exact_d2 merges rows: one
+        Xc.sort_indices()                                     # entry per column, in order
         Xcsc = Xc.tocsc()
         dense_T = n * d * 8 <= dense_budget
         kd = arrays(kind, n=n, d=d, sparse=True, **params,
