@@ -37,6 +37,7 @@ from sklearn.utils.multiclass import _ovr_decision_function
 
 from ..certificate import CompositeCertificate
 from ..problems.svm import SVMProblem
+from ..solvers import kernel_blocks as _kb
 from .base import solve_and_certify
 
 __all__ = ["class_pairs", "OneVsOneFit", "ClassBlocks", "fit_one_vs_one", "ovo_decision",
@@ -112,7 +113,15 @@ class ClassBlocks:
         sizes = np.array([m.size for m in members])
         self.stop = np.cumsum(sizes)
         self.start = self.stop - sizes
-        self.K = kernel.gram(X[np.concatenate(members)])
+        Xg = X[np.concatenate(members)]
+        if sp.issparse(Xg) or kernel.name not in _kb.KINDS:
+            self.K = kernel.gram(Xg)
+        else:
+            # half a product by BLAS (dsyrk), the compiled transform of SMO's rows: RBF
+            # distances centred and the small ones recomputed exactly, as kernels.rbf
+            self.K = _kb.gram(Xg, kernel)
+            if kernel.name != "rbf" and not np.all(np.isfinite(self.K)):
+                self.K = kernel.gram(Xg)        # its error says what overflowed
 
     def pair(self, i, j) -> np.ndarray:
         """The kernel matrix of pair (i, j): class i's samples, then class j's."""

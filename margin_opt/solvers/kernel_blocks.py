@@ -26,7 +26,7 @@ from . import _smo_kernels as _k
 from ._threads import one_blas_thread, smo_threads
 
 __all__ = ["KINDS", "arrays", "for_smo", "named_kernel_arrays", "kernel_block",
-           "combination"]
+           "combination", "gram"]
 
 #: the kernels computed here (others: a callable or a precomputed matrix)
 KINDS = {"linear": _k.K_LINEAR, "poly": _k.K_POLY, "rbf": _k.K_RBF, "sigmoid": _k.K_SIGMOID}
@@ -155,6 +155,51 @@ def kernel_block(kd, gram, csr, rows, cols=None):
     B = np.ascontiguousarray(B, dtype=np.float64)
     if kd.kind != _k.K_LINEAR:
         _transform_block(rows, B, cols, kd)
+    return B
+
+
+@njit(cache=True)
+def _transform_lower_mirror(B, kd):
+    """B (n × n, dot products in its lower triangle and diagonal) becomes the kernel
+    matrix: row i's columns 0..i transformed as a kernel row, then copied to the upper
+    triangle, by tiles (K[j, i] is the very value of K[i, j])."""
+    n = B.shape[0]
+    cols = np.arange(n)
+    kbuf = np.empty(n, dtype=np.int64)
+    for i in range(n):
+        _k._transform(i, B[i], cols, 0, i + 1, kd, kbuf)
+    t = 64
+    for i0 in range(0, n, t):
+        for j0 in range(0, i0 + 1, t):
+            for i in range(i0, min(i0 + t, n)):
+                for j in range(j0, min(j0 + t, i)):
+                    B[j, i] = B[i, j]
+
+
+def gram(X, kernel) -> np.ndarray:
+    """The kernel matrix K(X, X) of a named kernel on dense X, ndarray of shape (n, n).
+
+    The dot products of the lower triangle by one BLAS ``dsyrk`` (half a product
+    XXᵀ), turned into kernel values by the compiled transform of SMO's rows (RBF on
+    centred data, small distances recomputed exactly, the diagonal exactly 1), then
+    mirrored: K is exactly symmetric.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n, d)
+    kernel : Kernel
+        linear, poly, rbf or sigmoid.
+    """
+    from scipy.linalg import blas
+
+    kd, _ = named_kernel_arrays(X, kernel)
+    n = kd.X.shape[0]
+    if n == 0:
+        return np.zeros((0, 0))
+    # Fortran C = XᵀᵀXᵀ upper = the C-order lower triangle of the transposed view
+    G = blas.dsyrk(1.0, kd.X.T, trans=1, lower=0).T
+    B = np.ascontiguousarray(G)
+    _transform_lower_mirror(B, kd)
     return B
 
 
