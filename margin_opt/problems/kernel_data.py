@@ -107,6 +107,7 @@ class KernelData:
             raise ValueError(f"the kernel matrix must have shape {(self.n_samples,) * 2}, got "
                              f"{K.shape}.")
         self._gram = K
+        self.__dict__.pop("_last_combination", None)
 
     @property
     def psd_by_construction(self) -> bool:
@@ -182,15 +183,15 @@ class KernelData:
         beta = np.asarray(beta, dtype=float)
         if self.explicit_w:
             return np.asarray(self._features @ (self._features.T @ beta)).ravel()
-        nz = np.flatnonzero(beta)
-        if self._gram is not None:
-            return self._gram[:, nz] @ beta[nz]
-        if nz.size == 0:
-            return np.zeros(self.n_samples)
         memo = self.__dict__.get("_last_combination")
         if memo is not None and np.array_equal(memo[0], beta):
             return memo[1].copy()
-        if self.kernel.name in _kb.KINDS:
+        nz = np.flatnonzero(beta)
+        if self._gram is not None:
+            f = self._gram[:, nz] @ beta[nz]
+        elif nz.size == 0:
+            return np.zeros(self.n_samples)
+        elif self.kernel.name in _kb.KINDS:
             if "_blocks" not in self.__dict__:
                 self._blocks = _kb.named_kernel_arrays(self.X, self.kernel, 2.0 ** 26)
             kd, csr = self._blocks
@@ -264,12 +265,17 @@ class KernelData:
         return f0, 0.5 * float(beta @ f0), 0.0, "holds by construction (kernel, dual point)"
 
     def standard_form_data(self):
-        """``(X, kernel)`` for a :class:`~margin_opt.standard_forms.DualQP`."""
-        if self.feature_map is not None:
-            return self._features, make_kernel("linear")
-        if self.kernel.shift is not None:
-            return self.X - self.kernel.shift, replace(self.kernel, shift=None)
-        return self.X, self.kernel
+        """``(X, kernel)`` for a :class:`~margin_opt.standard_forms.DualQP`, formed once
+        (the centred copy of RBF data is shared by the standard forms; never modified)."""
+        if "_standard_form_data" not in self.__dict__:
+            if self.feature_map is not None:
+                out = self._features, make_kernel("linear")
+            elif self.kernel.shift is not None:
+                out = self.X - self.kernel.shift, replace(self.kernel, shift=None)
+            else:
+                out = self.X, self.kernel
+            self._standard_form_data = out
+        return self._standard_form_data
 
 
 def _check_scale(X, kernel):
