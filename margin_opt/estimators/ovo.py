@@ -36,6 +36,7 @@ import scipy.sparse as sp
 from sklearn.utils.multiclass import _ovr_decision_function
 
 from ..certificate import CompositeCertificate
+from ..problems.kernel_data import check_scale
 from ..problems.svm import SVMProblem
 from ..solvers import kernel_blocks as _kb
 from .base import solve_and_certify
@@ -171,6 +172,10 @@ def fit_one_vs_one(est, X, y_index, classes, weight, kernel, *, solver, on_pair=
     members = [np.flatnonzero(y_index == c) for c in range(k)]
     budget = float((est.solver_options or {}).get("cache_size", GRAM_BUDGET_MB))
     share = k > 2 and kernel.name in SHARED_KERNELS and n * n * 8 <= budget * 2 ** 20
+    # the kernel's overflow check once on all of X, not on every pair's rows
+    scale_checked = kernel.name not in ("precomputed", "callable")
+    if scale_checked:
+        check_scale(X, kernel)
     blocks = ClassBlocks(X, members, kernel) if share else None
     solutions, certs, rows = [], [], []
     for i, j in pairs:
@@ -183,7 +188,7 @@ def fit_one_vs_one(est, X, y_index, classes, weight, kernel, *, solver, on_pair=
         problem = SVMProblem.from_validated(
             Xp, np.where(positive, 1.0, -1.0), C=est.C, kernel=kernel,
             fit_intercept=est.fit_intercept, sample_weight=weight[idx],
-            gram=blocks.pair(i, j) if share else None)
+            gram=blocks.pair(i, j) if share else None, scale_checked=scale_checked)
         sol, cert = solve_and_certify(est, problem, solver=solver)
         if on_pair is not None:
             on_pair(len(solutions), problem, sol)

@@ -316,7 +316,9 @@ class KernelProblem:
         if scale <= 0:
             return np.empty(0, dtype=int)
         on = (alpha > SV_THRESHOLD * scale) & (alpha / scale >= np.maximum(0.0, s))
-        return np.unique(self._qp.data_index[on])
+        rows = np.zeros(self._qp.n_data, dtype=bool)      # sorted, each row once
+        rows[self._qp.data_index[on]] = True
+        return np.flatnonzero(rows)
 
     def _build(self, alpha, b, decision, f0, reg, *, w=None, w_factor=None, beta=None,
                **meta) -> Solution:

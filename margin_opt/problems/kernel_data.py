@@ -20,7 +20,8 @@ from ..kernels import Kernel, make_kernel
 from ..solvers import kernel_blocks as _kb
 from ..validation import check_precomputed_kernel
 
-__all__ = ["KernelData", "kernel_factor", "QUAD_FORMS", "PSDReport", "PSD_EXACT_MAX"]
+__all__ = ["KernelData", "kernel_factor", "check_scale", "QUAD_FORMS", "PSDReport",
+           "PSD_EXACT_MAX"]
 
 #: How the dual's quadratic term βᵀKβ can be written (:meth:`KernelData.quadratic`).
 QUAD_FORMS = ("auto", "features", "quad_form", "factor")
@@ -36,6 +37,9 @@ class KernelData:
     kernel, gamma, degree, coef0 : see :func:`margin_opt.kernels.make_kernel`
     feature_map : callable, optional
         Explicit feature map φ; the kernel is then φ(x)ᵀφ(z).
+    scale_checked : bool, default=False
+        The caller has run :func:`check_scale` on these rows already (e.g. on the
+        whole training set of which X is a subset): not repeated.
 
     Raises
     ------
@@ -44,7 +48,7 @@ class KernelData:
     """
 
     def __init__(self, X, kernel="linear", *, gamma="scale", degree=3, coef0=0.0,
-                 feature_map=None):
+                 feature_map=None, scale_checked=False):
         self.feature_map = feature_map
         if feature_map is not None:
             Phi = np.asarray(feature_map(X), dtype=float)
@@ -67,8 +71,8 @@ class KernelData:
         self._factor = None
         self._psd = None
         self._validated_psd = getattr(self, "_validated_psd", False)
-        if self.kernel.name not in ("precomputed", "callable"):
-            _check_scale(X, self.kernel)
+        if self.kernel.name not in ("precomputed", "callable") and not scale_checked:
+            check_scale(X, self.kernel)
 
     @property
     def n_samples(self) -> int:
@@ -278,7 +282,7 @@ class KernelData:
         return self._standard_form_data
 
 
-def _check_scale(X, kernel):
+def check_scale(X, kernel):
     """ValueError when the kernel values of X overflow float64 (e.g. features ×1e200)."""
     sq = (np.asarray(X.multiply(X).sum(axis=1)).ravel() if sp.issparse(X)
           else np.einsum("ij,ij->i", X, X))

@@ -116,7 +116,7 @@ class SVMProblem(KernelProblem):
 
     @classmethod
     def from_validated(cls, X, y, *, C, kernel, fit_intercept=True, sample_weight,
-                       gram=None) -> SVMProblem:
+                       gram=None, scale_checked=False) -> SVMProblem:
         """The problem on data that is already validated, e.g. one pair of a one-vs-one fit.
 
         The constructor's input checks are skipped (they cost more than solving a small
@@ -137,6 +137,9 @@ class SVMProblem(KernelProblem):
             Finite weights ≥ 0 (class weights included).
         gram : ndarray of shape (n_samples, n_samples), optional
             The kernel matrix, when the caller has it (:meth:`KernelData.use_gram`).
+        scale_checked : bool, default=False
+            The caller has run :func:`~margin_opt.problems.kernel_data.check_scale` on
+            rows including these (e.g. the whole training set of a one-vs-one fit).
 
         Returns
         -------
@@ -146,10 +149,11 @@ class SVMProblem(KernelProblem):
         Raises
         ------
         ValueError
-            C ≤ 0, or zero weights under the hard margin.
+            C ≤ 0, zero weights under the hard margin, or features whose kernel values
+            overflow (unless ``scale_checked``).
         """
         problem = cls.__new__(cls)
-        data = KernelData(X, kernel)
+        data = KernelData(X, kernel, scale_checked=scale_checked)
         if gram is not None:
             data.use_gram(gram)
         problem._assign(data, np.asarray(y, dtype=float), np.array([-1.0, 1.0]), C,
