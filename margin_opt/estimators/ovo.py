@@ -39,6 +39,7 @@ from ..certificate import CompositeCertificate
 from ..problems.kernel_data import check_scale
 from ..problems.svm import SVMProblem
 from ..solvers import kernel_blocks as _kb
+from ..solvers._threads import one_blas_thread
 from .base import solve_and_certify
 
 __all__ = ["class_pairs", "OneVsOneFit", "ClassBlocks", "fit_one_vs_one", "ovo_decision",
@@ -98,9 +99,13 @@ SHARED_KERNELS = ("linear", "poly", "rbf")
 class ClassBlocks:
     """The kernel matrix of the training data grouped by class, shared by the pairs.
 
-    Pair (i, j) takes its block [[K_ii, K_ij], [K_ji, K_jj]] as four contiguous
-    copies (computing only the upper block triangle, then transposing, was measured
-    slower than this).
+    Pair (i, j) takes its block [[K_ii, K_ij], [K_ji, K_jj]].  For a named kernel on
+    dense data the diagonal blocks K_cc are computed once per class and the
+    off-diagonal one K_ji once, by the pair that needs it (K_ij is its transpose):
+    every entry once, by the compiled code of SMO's rows, and no n × n matrix stored —
+    copying the pairs' blocks out of a whole matrix streamed ~45 MB on digits and took
+    as long as computing them.  Otherwise (sparse data, a sigmoid or callable kernel)
+    the whole matrix is computed once and the pairs copy their blocks out of it.
 
     Parameters
     ----------
@@ -115,14 +120,21 @@ class ClassBlocks:
         self.stop = np.cumsum(sizes)
         self.start = self.stop - sizes
         Xg = X[np.concatenate(members)]
+        self.K = None
         if sp.issparse(Xg) or kernel.name not in _kb.KINDS:
             self.K = kernel.gram(Xg)
-        else:
-            # half a product by BLAS (dsyrk), the compiled transform of SMO's rows: RBF
-            # distances centred and the small ones recomputed exactly, as kernels.rbf
-            self.K = _kb.gram(Xg, kernel)
-            if kernel.name != "rbf" and not np.all(np.isfinite(self.K)):
-                self.K = kernel.gram(Xg)        # its error says what overflowed
+            return
+        self._kernel, self._Xg = kernel, Xg
+        self._kd, _ = _kb.named_kernel_arrays(Xg, kernel)
+        with one_blas_thread():         # small products: BLAS threads cost more than they save
+            self._diag = [self._finite(_kb.symmetric_block(self._kd, np.arange(a, b)))
+                          for a, b in zip(self.start, self.stop, strict=True)]
+
+    def _finite(self, B):
+        # RBF values lie in [0, 1]; a polynomial one may overflow: kernels.py says how
+        if self._kernel.name != "rbf" and not np.all(np.isfinite(B)):
+            self._kernel.gram(self._Xg)
+        return B
 
     def pair(self, i, j) -> np.ndarray:
         """The kernel matrix of pair (i, j): class i's samples, then class j's."""
@@ -130,10 +142,20 @@ class ClassBlocks:
         rj = slice(self.start[j], self.stop[j])
         ni = ri.stop - ri.start
         B = np.empty((ni + rj.stop - rj.start,) * 2)
-        B[:ni, :ni] = self.K[ri, ri]
-        B[:ni, ni:] = self.K[ri, rj]
-        B[ni:, :ni] = self.K[rj, ri]
-        B[ni:, ni:] = self.K[rj, rj]
+        if self.K is not None:
+            B[:ni, :ni] = self.K[ri, ri]
+            B[:ni, ni:] = self.K[ri, rj]
+            B[ni:, :ni] = self.K[rj, ri]
+            B[ni:, ni:] = self.K[rj, rj]
+            return B
+        with one_blas_thread():
+            Kji = self._finite(_kb.kernel_block(self._kd, None, None,
+                                                np.arange(rj.start, rj.stop),
+                                                np.arange(ri.start, ri.stop)))
+        B[:ni, :ni] = self._diag[i]
+        B[ni:, ni:] = self._diag[j]
+        B[ni:, :ni] = Kji
+        B[:ni, ni:] = Kji.T
         return B
 
 

@@ -26,7 +26,7 @@ from . import _smo_kernels as _k
 from ._threads import one_blas_thread, smo_threads
 
 __all__ = ["KINDS", "arrays", "for_smo", "named_kernel_arrays", "kernel_block",
-           "combination", "gram"]
+           "combination", "gram", "symmetric_block"]
 
 #: the kernels computed here (others: a callable or a precomputed matrix)
 KINDS = {"linear": _k.K_LINEAR, "poly": _k.K_POLY, "rbf": _k.K_RBF, "sigmoid": _k.K_SIGMOID}
@@ -159,15 +159,14 @@ def kernel_block(kd, gram, csr, rows, cols=None):
 
 
 @njit(cache=True)
-def _transform_lower_mirror(B, kd):
-    """B (n × n, dot products in its lower triangle and diagonal) becomes the kernel
-    matrix: row i's columns 0..i transformed as a kernel row, then copied to the upper
-    triangle, by tiles (K[j, i] is the very value of K[i, j])."""
+def _transform_lower_mirror(B, rows, kd):
+    """B (dot products of data rows ``rows`` in its lower triangle and diagonal) becomes
+    their kernel matrix: row i's columns 0..i transformed as a kernel row, then copied
+    to the upper triangle by tiles (K[j, i] is the very value of K[i, j])."""
     n = B.shape[0]
-    cols = np.arange(n)
     kbuf = np.empty(n, dtype=np.int64)
     for i in range(n):
-        _k._transform(i, B[i], cols, 0, i + 1, kd, kbuf)
+        _k._transform(rows[i], B[i], rows, 0, i + 1, kd, kbuf)
     t = 64
     for i0 in range(0, n, t):
         for j0 in range(0, i0 + 1, t):
@@ -176,13 +175,35 @@ def _transform_lower_mirror(B, kd):
                     B[j, i] = B[i, j]
 
 
-def gram(X, kernel) -> np.ndarray:
-    """The kernel matrix K(X, X) of a named kernel on dense X, ndarray of shape (n, n).
+def symmetric_block(kd, rows) -> np.ndarray:
+    """``K[rows][:, rows]`` of dense data, exactly symmetric, ndarray of shape (r, r).
 
-    The dot products of the lower triangle by one BLAS ``dsyrk`` (half a product
-    XXᵀ), turned into kernel values by the compiled transform of SMO's rows (RBF on
-    centred data, small distances recomputed exactly, the diagonal exactly 1), then
-    mirrored: K is exactly symmetric.
+    The dot products of the lower triangle by one BLAS ``dsyrk`` (half a product),
+    turned into kernel values by the compiled transform of SMO's rows (RBF on the
+    centred data of ``kd``, small distances recomputed exactly, the diagonal exactly
+    1), then mirrored.
+
+    Parameters
+    ----------
+    kd : KernelArrays
+        From :func:`named_kernel_arrays` on dense data.
+    rows : ndarray of int
+    """
+    from scipy.linalg import blas
+
+    rows = np.ascontiguousarray(rows, dtype=np.int64)
+    if rows.size == 0:
+        return np.zeros((0, 0))
+    Xr = kd.X[rows]
+    # Fortran C = XrXrᵀ, upper triangle: the C-order lower triangle of its transpose
+    B = np.ascontiguousarray(blas.dsyrk(1.0, Xr.T, trans=1, lower=0).T)
+    _transform_lower_mirror(B, rows, kd)
+    return B
+
+
+def gram(X, kernel) -> np.ndarray:
+    """The kernel matrix K(X, X) of a named kernel on dense X, ndarray of shape (n, n)
+    (:func:`symmetric_block` of all rows: exactly symmetric).
 
     Parameters
     ----------
@@ -190,17 +211,8 @@ def gram(X, kernel) -> np.ndarray:
     kernel : Kernel
         linear, poly, rbf or sigmoid.
     """
-    from scipy.linalg import blas
-
     kd, _ = named_kernel_arrays(X, kernel)
-    n = kd.X.shape[0]
-    if n == 0:
-        return np.zeros((0, 0))
-    # Fortran C = XᵀᵀXᵀ upper = the C-order lower triangle of the transposed view
-    G = blas.dsyrk(1.0, kd.X.T, trans=1, lower=0).T
-    B = np.ascontiguousarray(G)
-    _transform_lower_mirror(B, kd)
-    return B
+    return symmetric_block(kd, np.arange(X.shape[0]))
 
 
 def combination(kd, gram, csr, rows, coefs, block_bytes=_BLOCK_BYTES):
