@@ -6,11 +6,11 @@ class i labelled +1, each solved by the estimator's method and certified.  Its
 data are the samples of class i then those of class j (each in their original
 order), as in LIBSVM's ``svm_train``, so that SMO visits them in LIBSVM's order.
 
-Kernel rows are shared across the pairs where that saves work: when the n × n
-kernel matrix fits the cache budget it is computed once (BLAS), with the samples
-grouped by class, and every pair takes its block instead of computing its own rows
-(LIBSVM recomputes them pair by pair); otherwise each pair's SMO computes and caches
-its own rows.
+Kernel values are shared across the pairs where that saves work: when the n × n
+kernel matrix fits the cache budget, each class's diagonal block is computed once and
+each off-diagonal block by the one pair that needs it (:class:`ClassBlocks`), so every
+pair gets its whole kernel matrix with every entry computed once (LIBSVM recomputes
+rows pair by pair); otherwise each pair's SMO computes and caches its own rows.
 
 The fitted attributes are LIBSVM's layout (``support_`` grouped by class,
 ``dual_coef_`` of shape (k − 1, n_SV), ``intercept_`` of shape (k(k − 1)/2,)), and
