@@ -50,6 +50,9 @@ _POLISH_TOL = 1e-3      # SMO runs to this before the Newton polish of its free 
 #: first polish leaves the bound variables that should enter the free set to SMO's
 #: slow tail (ε-SVR, n = 5000: 18 370 iterations with one polish, 11 130 with two)
 _POLISH_AT = (1e-5,)
+#: where m − M met tol but the duality gap failed gap_tol, the next m − M target is
+#: this range of factors times the last (by 0.8·gap_tol / gap within it)
+_GAP_SHRINK = (0.25, 0.5)
 _POLISH_MAX = 4         # polishes per run
 _TOL_FLOOR = 1e-15      # relative to the gradient scale: below, m − M is rounding
 #: threads (where :func:`._threads.smo_threads` gives more than one): kernel rows of at
@@ -439,7 +442,7 @@ class _SMORun:
             # "optimal" must certify: go on at a tighter m − M, by the factor the gap asks
             # for (it shrinks about in proportion to m − M), by 2 to 4 (each extra phase
             # costs a gradient reconstruction)
-            shrink = min(0.5, max(0.25, 0.8 * gap_tol / self.rel_gap))
+            shrink = min(_GAP_SHRINK[1], max(_GAP_SHRINK[0], 0.8 * gap_tol / self.rel_gap))
             phase = max(floor, min(phase, float(self.fout[0])) * shrink)
             self.st[_k.S_UNSHRINK] = 0
 
