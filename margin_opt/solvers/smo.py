@@ -431,6 +431,8 @@ class _SMORun:
                 nxt = [x for x in _POLISH_AT if tol < x < phase] if polished and \
                     self.n_slots >= self.n_data else []
                 phase = nxt[0] if nxt else tol
+                if not nxt:
+                    self.polish_factor = None    # no further polish planned: memory back
                 continue
             if gap_tol is None:
                 return code, stopped
