@@ -9,13 +9,17 @@ equality-constrained quadratic whose minimizer solves one symmetric system,
     [Q_FF  y_F] [Δ]   [−∇_F]
     [y_Fᵀ   0 ] [ν] = [  0 ]          (ν is then the intercept b),
 
-so :func:`polish` takes that Newton step (damped, kept inside the box by a ratio
-test; variables that reach a bound leave F and the step is repeated) and brings
-the gradient of every variable up to date with one blocked product against the
-kernel columns of F.  SMO then resumes from the polished point to the requested
-tolerance: the answer is SMO's, certified by the same stopping rule, only reached
-sooner.  The polish never increases the dual objective (a step along a descent
-direction of a convex quadratic, no longer than its minimizer).
+so :func:`polish` takes that Newton step (damped; the variables the full step
+would take out of the box are pinned to the bound they cross and the step is
+solved again on the same factorization, a primal-dual active-set iteration, with
+a ratio test as the last resort) and brings the gradient of every variable up to
+date with one blocked product against the kernel columns of F.  The factor is
+kept for the next polish of the run, which extends it by the variables that became
+free (O(|F|²) each) and pins those that left, instead of factorizing again.
+SMO then resumes from the polished point to the requested tolerance: the answer
+is SMO's, certified by the same stopping rule, only reached sooner.  The polish
+never increases the dual objective: a step that would (pinned variables, rounding
+in an ill-conditioned Q_FF) is dropped.
 
 Kernel blocks come from :mod:`.kernel_blocks` (BLAS, a bounded number of rows at
 a time, so that memory stays within the cache budget).
@@ -42,13 +46,15 @@ MAX_FREE = 3000
 #: relative damping of the Newton system (Levenberg–Marquardt): singular Q_FF
 #: (a linear kernel with more free points than features) stays solvable
 DAMPING = 1e-12
-ROUNDS = 6
+ROUNDS = 8
+#: pinned variables (or |F|/16 where larger) beyond which the active-set rounds stop
+PIN_MAX = 64
 
 
 #: flops of the dense factorization per unit of SMO work (one active variable in one
 #: iteration): LAPACK at ~5 GFlop/s against ~8 ns per variable and iteration of SMO,
 #: measured on the 2-core development machine
-FLOPS_PER_SMO_UNIT = 40.0
+FLOPS_PER_SMO_UNIT = 100.0
 
 
 def worth_it(n_free: int, smo_work: float) -> bool:
@@ -63,30 +69,94 @@ def max_free(budget_bytes: float) -> int:
     return int(min(MAX_FREE, np.sqrt(max(budget_bytes, 0.0) / 32.0)))
 
 
-def _newton_direction(K, y, g, damping):
-    """Δ, ν of the damped KKT system (Q + δI)Δ + yν = −g, yᵀΔ = 0, by Cholesky.
+class Factor:
+    """Lower Cholesky factor L of K_UU + δI over the variables U (positions in the
+    unshrunk order), kept between the polishes of one run: the next polish extends it
+    by the variables that became free (O(|U|²) each) and pins those that left, instead
+    of factorizing again."""
 
-    Q = DKD with D = diag(y), D² = I, so (Q + δI)⁻¹ = D(K + δI)⁻¹D: K + δI is
-    factorized (never Q), and u = (Q + δI)⁻¹g = D(K + δI)⁻¹Dg, v = (Q + δI)⁻¹y =
-    D(K + δI)⁻¹1.
-    """
-    diag = np.diag(K).copy()
-    d = damping * max(1.0, float(diag.max()))
-    idx = np.diag_indices_from(K)
-    for _ in range(4):
-        A = K.copy()
-        A[idx] += d
+    def __init__(self, K, U, damping):
+        self.d = damping * max(1.0, float(np.diag(K).max()))
+        self.U = U
+        idx = np.diag_indices_from(K)
+        for _ in range(4):
+            A = K.copy()
+            A[idx] += self.d
+            try:
+                self.L = sla.cholesky(A, lower=True, overwrite_a=True, check_finite=False)
+                return
+            except np.linalg.LinAlgError:
+                self.d *= 100.0
+        self.L = None
+
+    def extend(self, K_UN, K_NN, N) -> bool:
+        """Append the variables N (kernel blocks K[U, N], K[N, N]); False where the
+        Schur complement is not positive definite (then factorize afresh)."""
+        L = self.L
+        L21t = sla.solve_triangular(L, K_UN, lower=True, check_finite=False)
+        S = K_NN - L21t.T @ L21t
+        S[np.diag_indices_from(S)] += self.d
         try:
-            c = sla.cho_factor(A, lower=True, overwrite_a=True, check_finite=False)
-            break
+            L22 = sla.cholesky(S, lower=True, overwrite_a=True, check_finite=False)
         except np.linalg.LinAlgError:
-            d *= 100.0
-    else:
-        return None, None
-    uv = sla.cho_solve(c, np.column_stack([y * g, np.ones_like(y)]), check_finite=False)
-    den = float(uv[:, 1].sum())                  # yᵀv
-    nu = -float(uv[:, 0].sum()) / den if den > 0 else 0.0
-    return -y * (uv[:, 0] + nu * uv[:, 1]), nu
+            return False
+        u, k = L.shape[0], N.size
+        out = np.zeros((u + k, u + k))
+        out[:u, :u] = L
+        out[u:, :u] = L21t.T
+        out[u:, u:] = L22
+        self.L, self.U = out, np.concatenate([self.U, N])
+        return True
+
+    def quad(self, z) -> float:
+        """zᵀK_UUz (the damping taken out again)."""
+        w = self.L.T @ z
+        return float(w @ w) - self.d * float(z @ z)
+
+
+class _Constrained:
+    """Newton directions on F from one factorization, with variables pinned.
+
+    Minimizes ½ΔᵀQΔ + gᵀΔ subject to yᵀΔ = 0 and Δ_r = c_r for the pinned
+    positions r (variables sent to a bound), Q = DKD + δI with D = diag(y), D² = I,
+    so that (Q + δI)⁻¹ = D(K + δI)⁻¹D: K + δI is factorized once (never Q) and each
+    pinned variable costs one more triangular solve (a bordered system, solved by its
+    Schur complement of size 1 + #pinned), never a new factorization.
+    """
+
+    def __init__(self, L, y, g, pos):
+        """``pos``: positions pinned where they are (Δ = 0) from the start."""
+        self.c, self.y = (L, True), y
+        B = np.zeros((y.size, 2 + pos.size))
+        B[:, 0], B[:, 1] = y * g, 1.0
+        B[pos, 2 + np.arange(pos.size)] = y[pos]              # D e_r
+        self.W = sla.cho_solve(self.c, B, check_finite=False)     # (K+δI)⁻¹[Dg, 1, De_r]
+        self.pos = pos.astype(np.int64)
+        self.val = np.zeros(pos.size)
+
+    def pin(self, pos, val):
+        """Pin the positions ``pos`` at Δ = ``val`` (one more solve for all of them)."""
+        E = np.zeros((self.y.size, pos.size))
+        E[pos, np.arange(pos.size)] = self.y[pos]             # D e_r
+        self.W = np.column_stack([self.W, sla.cho_solve(self.c, E, check_finite=False)])
+        self.pos = np.concatenate([self.pos, pos])
+        self.val = np.concatenate([self.val, val])
+
+    def direction(self):
+        """Δ (None when the bordered system is singular)."""
+        y, W, pos = self.y, self.W, self.pos
+        w0, W1 = W[:, 0], W[:, 1:]
+        # Bᵀ = rows of the constraint matrix in the scaled variables: [1ᵀ; (D e_r)ᵀ]
+        S = np.vstack([W1.sum(axis=0, keepdims=True), y[pos, None] * W1[pos]])
+        r = np.concatenate([[w0.sum()], y[pos] * w0[pos]])
+        rhs = -(np.concatenate([[0.0], self.val]) + r)
+        try:
+            lam = np.linalg.solve(S, rhs)
+        except np.linalg.LinAlgError:
+            return None
+        d = -y * (w0 + W1 @ lam)
+        d[pos] = self.val                    # exact where pinned
+        return d if np.all(np.isfinite(d)) else None
 
 
 def _restore_on(a, y, C, delta, F) -> bool:
@@ -163,6 +233,39 @@ def _seed_rows(cc, st, rows, blk, direct):
     cc.slot_tick[slots] = st[_k.S_TICK]
 
 
+def _block(run, rows, cols):
+    """K[rows][:, cols] (data rows): read from SMO's row cache where it holds every
+    row whole (no kernel evaluation), else computed by BLAS."""
+    cc = run.cc
+    if run.gram is None:
+        slot = cc.slot_of_row[rows]
+        if np.all(slot >= 0) and np.all(cc.slot_epoch[slot] == _k.FULL):
+            return cc.cache[np.ix_(slot, cols)]
+    return _kb.kernel_block(run.kd, run.gram, run.csr, rows, cols)
+
+
+def _reuse(run, free, budget_bytes):
+    """The factor of the previous polish extended to ``free``, or None (none kept, too
+    many variables pinned or added, too large, or the extension failed)."""
+    fac = getattr(run, "polish_factor", None)
+    if fac is None:
+        return None
+    new = free[~np.isin(free, fac.U)]
+    n_gone = fac.U.size - (free.size - new.size)
+    if n_gone + new.size > max(PIN_MAX, free.size // 16) or \
+            fac.U.size + new.size > max_free(budget_bytes):
+        return None
+    if new.size:
+        index = run.index
+        if np.isin(index[new], index[fac.U]).any():
+            return None         # ε-SVR: α and α* of one point, K_UU singular: factor afresh
+        K_UN = _block(run, index[fac.U], index[new])
+        K_NN = _block(run, index[new], index[new])
+        if not fac.extend(K_UN, K_NN, new):
+            return None
+    return fac
+
+
 def polish(run, budget_bytes) -> bool:
     """One Newton polish of the free set of ``run`` (an ``_SMORun``, all variables active).
 
@@ -171,51 +274,66 @@ def polish(run, budget_bytes) -> bool:
     """
     a, G, y, C, index = run.alpha, run.G, run.y, run.C, run.index
     free = np.flatnonzero((a > 0.0) & (a < C))
-    if free.size == 0 or free.size > max_free(budget_bytes) or \
-            not worth_it(free.size, run.st[_k.S_ACTIVE_SUM]):
+    if free.size == 0 or free.size > max_free(budget_bytes):
         return False
+    fac = _reuse(run, free, budget_bytes)
+    if fac is None:
+        run.polish_factor = None
+        if not worth_it(free.size, run.st[_k.S_ACTIVE_SUM]):
+            return False
+        fac = Factor(_block(run, index[free], index[free]), free, DAMPING)
+        if fac.L is None:
+            return False
+    run.polish_factor = fac
+    F = fac.U
     a_old = a.copy()
-    F = free
-    K_FF = _kb.kernel_block(run.kd, run.gram, run.csr, index[F], index[F])
-    gF = G[F].copy()
-    K0, g0 = K_FF, gF.copy()
-    budget = FLOPS_PER_SMO_UNIT * float(run.st[_k.S_ACTIVE_SUM])   # see worth_it
+    g0 = G[F].copy()
+    yF, aF, CF = y[F], a[F].copy(), C[F]
+    gone = np.flatnonzero((aF <= 0.0) | (aF >= CF))    # left the free set: stay at the bound
+    newton = _Constrained(fac.L, yF, g0, gone)
+    slack = 1e-12 * CF
+    d = None
     for _ in range(ROUNDS):
-        budget -= F.size ** 3 / 3.0
-        if budget < 0.0:
+        d = newton.direction()
+        if d is None:
             break
-        yF = y[F]
-        delta, _nu = _newton_direction(K_FF, yF, gF, DAMPING)
-        if delta is None:
+        new = aF + d
+        low, up = new < -slack, new > CF + slack
+        out = low | up
+        out[newton.pos] = False
+        if not out.any():
             break
-        aF, CF = a[F], C[F]
+        # the variables that leave the box are pinned to the bound they cross
+        # (a primal-dual active-set step), the rest solved again on the same factor
+        pos = np.flatnonzero(out)
+        if newton.pos.size + pos.size > max(PIN_MAX, F.size // 16):
+            break
+        newton.pin(pos, np.where(low[pos], 0.0, CF[pos]) - aF[pos])
+    if d is None:
+        run.polish_factor = None
+        return False
+    new = aF + d
+    if np.any((new < -slack) | (new > CF + slack)):
+        # not feasible after the rounds: step towards it as far as the box allows
         with np.errstate(divide="ignore", invalid="ignore"):
-            room = np.where(delta > 0, (CF - aF) / delta, np.where(delta < 0, -aF / delta,
-                                                                   np.inf))
+            room = np.where(d > 0, (CF - aF) / d, np.where(d < 0, -aF / d, np.inf))
         t = min(1.0, float(room.min(initial=np.inf)))
         if t <= 0.0:
-            break
+            return False
         hitting = room <= t * (1.0 + 1e-12)
-        aF_new = aF + t * delta
-        aF_new[hitting & (delta < 0)] = 0.0
-        aF_new[hitting & (delta > 0)] = CF[hitting & (delta > 0)]
-        aF_new = np.clip(aF_new, 0.0, CF)
-        a[F] = aF_new
-        gF = gF + yF * (K_FF @ (yF * (aF_new - aF)))
-        hit = hitting | (aF_new <= 0.0) | (aF_new >= CF)
-        if t >= 1.0 or not hit.any():
-            break
-        keep = ~hit
-        F, gF, K_FF = F[keep], gF[keep], K_FF[np.ix_(keep, keep)]
-        if F.size == 0:
-            break
+        new = aF + t * d
+        new[hitting & (d < 0)] = 0.0
+        new[hitting & (d > 0)] = CF[hitting & (d > 0)]
+    a[F] = np.clip(new, 0.0, CF)
+    free = F
     if not _restore_on(a, y, C, run.delta, free):
         a[:] = a_old
         return False
     step = a[free] - a_old[free]
     ys = y[free] * step
-    if float(g0 @ step + 0.5 * ys @ (K0 @ ys)) > 0.0:
+    if float(g0 @ step + 0.5 * fac.quad(ys)) > 0.0:
         a[:] = a_old                # a step spoilt by rounding (ill-conditioned Q_FF)
+        run.polish_factor = None
         return False
     changed = np.flatnonzero(a != a_old)
     if changed.size == 0:
