@@ -4,8 +4,14 @@ Each generated problem (n 5–200, d 1–10, linear / poly / RBF, C from 1e-3 to
 imbalanced classes, duplicated points with opposite labels, sample weights with
 zeros, some without intercept, a quarter ε-SVR) is fitted by the default estimator,
 which must end certified, and every backend's certified answer must agree with the
-cvxpy dual's optimum (the reference, itself certified).  The default run draws a few
-dozen problems; ``-m slow`` draws a few hundred.
+cvxpy dual's optimum (the reference, itself certified; the primal's where Clarabel
+fails on the dual).  The default run checks 25 problems, the same in every run
+(derandomized, so that CI is reproducible); ``-m slow`` draws 300 fresh ones.
+
+Known failures of the slow run (2026-11-22): ε-SVR with a cubic kernel on unscaled
+one-dimensional data (kernel entries ~1e8, C = 1e2–1e4, ε = 0) ends with
+``NotCertifiedError``: every method fails ``mvp_gap``, whose gradient carries a
+rounding error above 1e-6 at that scale (see the README, "what it cannot vouch for").
 """
 
 import warnings
@@ -16,6 +22,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from margin_opt import SVC, SVR, SVMProblem, SVRProblem
+from margin_opt.exceptions import SolverError
 
 TOL = 1e-6
 
@@ -77,7 +84,10 @@ def _check(case):
     problem = Problem(X, y, sample_weight=weights, **params)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        ref = problem.solve("cvxpy-dual", certify=TOL, fallback=True)
+        try:
+            ref = problem.solve("cvxpy-dual", certify=TOL, fallback=True)
+        except SolverError:     # Clarabel can fail on the dual (e.g. linear ε-SVR, C = 1e4,
+            ref = problem.solve("cvxpy-primal", certify=TOL, fallback=True)   # ε = 0)
         est = Estimator(**params).fit(X, y, sample_weight=weights)
     assert ref.certificate.ok, str(ref.certificate)
     # the default fit ends certified, at the cvxpy optimum
@@ -96,10 +106,22 @@ def _check(case):
             assert abs(sol.primal_objective - ref.primal_objective) <= 10 * tol * scale, method
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=25, deadline=None, suppress_health_check=list(HealthCheck),
+          derandomize=True)           # the same 25 in every CI run; the slow run explores
 @given(problems())
 def test_default_fits_certify_and_agree(case):
     _check(case)
+
+
+def test_reference_where_the_dual_solver_fails():
+    # found by the search: Clarabel fails on this dual; the default fit certifies by
+    # the primal and the reference is the primal's optimum
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(34, 2))
+    y = X @ rng.normal(size=2) + rng.normal(scale=0.3, size=34)
+    with pytest.raises(SolverError):
+        SVRProblem(X, y, C=1e4, epsilon=0.0, kernel="linear").solve("cvxpy-dual")
+    _check(("svr", X, y, dict(C=1e4, epsilon=0.0, kernel="linear"), None))
 
 
 @pytest.mark.slow
