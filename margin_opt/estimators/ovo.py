@@ -106,6 +106,8 @@ class ClassBlocks:
     copying the pairs' blocks out of a whole matrix streamed ~45 MB on digits and took
     as long as computing them.  Otherwise (sparse data, a sigmoid or callable kernel)
     the whole matrix is computed once and the pairs copy their blocks out of it.
+    The caller has checked that the kernel values are finite
+    (:func:`~margin_opt.problems.kernel_data.check_scale`).
 
     Parameters
     ----------
@@ -124,17 +126,10 @@ class ClassBlocks:
         if sp.issparse(Xg) or kernel.name not in _kb.KINDS:
             self.K = kernel.gram(Xg)
             return
-        self._kernel, self._Xg = kernel, Xg
         self._kd, _ = _kb.named_kernel_arrays(Xg, kernel)
         with one_blas_thread():         # small products: BLAS threads cost more than they save
-            self._diag = [self._finite(_kb.symmetric_block(self._kd, np.arange(a, b)))
+            self._diag = [_kb.symmetric_block(self._kd, np.arange(a, b))
                           for a, b in zip(self.start, self.stop, strict=True)]
-
-    def _finite(self, B):
-        # RBF values lie in [0, 1]; a polynomial one may overflow: kernels.py says how
-        if self._kernel.name != "rbf" and not np.all(np.isfinite(B)):
-            self._kernel.gram(self._Xg)
-        return B
 
     def pair(self, i, j) -> np.ndarray:
         """The kernel matrix of pair (i, j): class i's samples, then class j's."""
@@ -149,9 +144,8 @@ class ClassBlocks:
             B[ni:, ni:] = self.K[rj, rj]
             return B
         with one_blas_thread():
-            Kji = self._finite(_kb.kernel_block(self._kd, None, None,
-                                                np.arange(rj.start, rj.stop),
-                                                np.arange(ri.start, ri.stop)))
+            Kji = _kb.kernel_block(self._kd, None, None, np.arange(rj.start, rj.stop),
+                                   np.arange(ri.start, ri.stop))
         B[:ni, :ni] = self._diag[i]
         B[ni:, ni:] = self._diag[j]
         B[ni:, :ni] = Kji

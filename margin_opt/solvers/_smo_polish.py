@@ -247,7 +247,7 @@ def _block(run, rows, cols):
 def _reuse(run, free, budget_bytes):
     """The factor of the previous polish extended to ``free``, or None (none kept, too
     many variables pinned or added, too large, or the extension failed)."""
-    fac = getattr(run, "polish_factor", None)
+    fac = run.polish_factor
     if fac is None:
         return None
     new = free[~np.isin(free, fac.U)]

@@ -20,13 +20,14 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 from numba import njit
+from scipy.linalg import blas
 
 from . import _kernel_rows as _kr
 from . import _smo_kernels as _k
 from ._threads import one_blas_thread, smo_threads
 
 __all__ = ["KINDS", "arrays", "for_smo", "named_kernel_arrays", "kernel_block",
-           "combination", "gram", "symmetric_block"]
+           "combination", "symmetric_block"]
 
 #: the kernels computed here (others: a callable or a precomputed matrix)
 KINDS = {"linear": _k.K_LINEAR, "poly": _k.K_POLY, "rbf": _k.K_RBF, "sigmoid": _k.K_SIGMOID}
@@ -189,8 +190,6 @@ def symmetric_block(kd, rows) -> np.ndarray:
         From :func:`named_kernel_arrays` on dense data.
     rows : ndarray of int
     """
-    from scipy.linalg import blas
-
     rows = np.ascontiguousarray(rows, dtype=np.int64)
     if rows.size == 0:
         return np.zeros((0, 0))
@@ -199,20 +198,6 @@ def symmetric_block(kd, rows) -> np.ndarray:
     B = np.ascontiguousarray(blas.dsyrk(1.0, Xr.T, trans=1, lower=0).T)
     _transform_lower_mirror(B, rows, kd)
     return B
-
-
-def gram(X, kernel) -> np.ndarray:
-    """The kernel matrix K(X, X) of a named kernel on dense X, ndarray of shape (n, n)
-    (:func:`symmetric_block` of all rows: exactly symmetric).
-
-    Parameters
-    ----------
-    X : ndarray of shape (n, d)
-    kernel : Kernel
-        linear, poly, rbf or sigmoid.
-    """
-    kd, _ = named_kernel_arrays(X, kernel)
-    return symmetric_block(kd, np.arange(X.shape[0]))
 
 
 def combination(kd, gram, csr, rows, coefs, block_bytes=_BLOCK_BYTES):
