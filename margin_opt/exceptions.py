@@ -4,6 +4,10 @@ Every error says what went wrong and what to do about it; none of them is a raw
 solver traceback.
 """
 
+import threading
+import warnings
+from contextlib import contextmanager
+
 from sklearn.exceptions import ConvergenceWarning
 
 __all__ = [
@@ -17,6 +21,7 @@ __all__ = [
     "CertificateError",
     "NotCertifiedError",
     "NonConvexWarning",
+    "no_convergence_warnings",
 ]
 
 
@@ -63,3 +68,20 @@ class NotCertifiedError(SolverError):
 class NonConvexWarning(UserWarning):
     """The kernel matrix is not (or not provably) positive semidefinite: the problem is not
     convex, and an answer is a stationary point that no certificate can call optimal."""
+
+
+_QUIET = threading.RLock()
+
+
+@contextmanager
+def no_convergence_warnings():
+    """A context in which ``ConvergenceWarning`` is ignored (an inner solve that is
+    not the answer: a repair attempt, a block subproblem).
+
+    Held under one process-wide lock: the one-vs-one pairs are solved on several
+    threads, and ``warnings.catch_warnings`` saves and restores the process's filters,
+    which, interleaved between threads, would leave them changed for good.
+    """
+    with _QUIET, warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        yield

@@ -102,6 +102,36 @@ def test_shared_gram_equals_own_rows(iris):
     np.testing.assert_allclose(shared.intercept_, own.intercept_, atol=1e-5)
 
 
+def test_pairs_on_threads_give_the_sequential_fit(monkeypatch):
+    # the pairs are solved side by side on numba's threads; each pair's answer is
+    # computed by the same code whatever thread runs it: bit for bit the one-thread fit
+    from margin_opt.estimators import ovo
+
+    X, y = load_digits(return_X_y=True)
+    X = StandardScaler().fit_transform(X)[:600]
+    y = y[:600]
+    threaded = SVC().fit(X, y)
+    monkeypatch.setattr(ovo, "_pair_threads", lambda share, n_pairs: 1)
+    sequential = SVC().fit(X, y)
+    assert threaded.certificate_.ok and sequential.certificate_.ok
+    np.testing.assert_array_equal(threaded.support_, sequential.support_)
+    np.testing.assert_array_equal(threaded.dual_coef_, sequential.dual_coef_)
+    np.testing.assert_array_equal(threaded.intercept_, sequential.intercept_)
+    np.testing.assert_array_equal(threaded.n_iter_, sequential.n_iter_)
+
+
+def test_probability_calibration_in_pair_order_with_threads(iris, monkeypatch):
+    # the calibration callback runs on the main thread, in LIBSVM's pair order
+    from margin_opt.estimators import ovo
+
+    X, y = iris
+    a = SVC(probability=True, random_state=0).fit(X, y)
+    monkeypatch.setattr(ovo, "_pair_threads", lambda share, n_pairs: 1)
+    b = SVC(probability=True, random_state=0).fit(X, y)
+    np.testing.assert_array_equal(a.probA_, b.probA_)
+    np.testing.assert_array_equal(a.predict_proba(X), b.predict_proba(X))
+
+
 def test_weights_string_labels_linear_coef_as_sklearn(iris):
     X, y = iris
     labels = np.array(["setosa", "versicolor", "virginica"])[y]

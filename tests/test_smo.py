@@ -321,3 +321,51 @@ def test_bench_suite_rows_and_table(tmp_path):
     assert abs(row["nsv_ours"] - row["nsv_libsvm"]) <= 2
     table = format_rows(rows + [{"data": "a9a.t", "skipped": "absent"}])
     assert "synthetic" in table and "skipped: absent" in table
+
+
+def test_one_blas_thread_nests_and_restores():
+    # the outermost context limits BLAS to one thread and restores it; inner ones
+    # (from any thread) change nothing (OpenMP's limit is per thread: BLAS pools only)
+    from concurrent.futures import ThreadPoolExecutor
+
+    from threadpoolctl import threadpool_info
+
+    from margin_opt.solvers._threads import one_blas_thread
+
+    def blas():
+        return [p["num_threads"] for p in threadpool_info() if p["user_api"] == "blas"]
+
+    before = blas()
+
+    def inner(_):
+        with one_blas_thread():
+            return blas()
+
+    with one_blas_thread():
+        inside = blas()
+        with ThreadPoolExecutor(2) as pool:
+            nested = list(pool.map(inner, range(8)))
+        assert blas() == inside
+    assert inside and all(n == 1 for n in inside)
+    assert all(seen == inside for seen in nested)
+    assert blas() == before
+
+
+def test_silenced_convergence_warnings_leave_the_filters_alone_across_threads():
+    import time
+    import warnings
+    from concurrent.futures import ThreadPoolExecutor
+
+    from margin_opt.exceptions import no_convergence_warnings
+
+    before = list(warnings.filters)
+
+    def work(_):
+        for _ in range(50):
+            with no_convergence_warnings():
+                time.sleep(1e-4)          # another thread enters meanwhile (without the
+                                          # lock this leaves the filters changed)
+
+    with ThreadPoolExecutor(4) as pool:
+        list(pool.map(work, range(8)))
+    assert warnings.filters == before

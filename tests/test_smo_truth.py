@@ -17,6 +17,7 @@ from margin_opt import SVMProblem, SVRProblem
 from margin_opt.exceptions import ConvergenceWarning
 from margin_opt.methods import stopping_options
 from margin_opt.solution import STATUSES
+from margin_opt.solvers import _smo_polish as _pol
 from margin_opt.solvers.smo import solve_smo
 from margin_opt.standard_forms import DualQP
 
@@ -149,10 +150,15 @@ def test_read_only_and_memory_mapped_kernels_are_used_without_copying(tmp_path):
         np.testing.assert_allclose(res.x, ref.x, atol=1e-10)
 
 
-def test_polished_answer_is_the_optimum():
+def test_polished_answer_is_the_optimum(monkeypatch):
     X, y = data(150, seed=5)
     qp = svc_qp(X, y, 3.0, "rbf", gamma=0.4)
     ref, _ = cvxpy_optimum(qp)
+    # so small a problem is not worth a polish (its fixed cost exceeds SMO's tail):
+    # without the fixed cost it is polished, and the answer is still the optimum
+    unforced = solve_smo(qp, tol=1e-8)
+    assert unforced.n_polish == 0 and abs(unforced.fun - ref) <= 1e-7 * abs(ref)
+    monkeypatch.setattr(_pol, "OVERHEAD_SMO_UNITS", 0.0)
     res = solve_smo(qp, tol=1e-8)
     assert res.status == "optimal" and res.n_polish >= 1
     assert abs(res.fun - ref) <= 1e-7 * abs(ref)

@@ -29,8 +29,10 @@ C.-C. Chang and C.-J. Lin, "LIBSVM: a library for support vector machines", ACM 
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
+import numba
 import numpy as np
 import scipy.sparse as sp
 from sklearn.utils.multiclass import _ovr_decision_function
@@ -193,8 +195,9 @@ def fit_one_vs_one(est, X, y_index, classes, weight, kernel, *, solver, on_pair=
     if scale_checked:
         check_scale(X, kernel)
     blocks = ClassBlocks(X, members, kernel) if share else None
-    solutions, certs, rows = [], [], []
-    for i, j in pairs:
+
+    def solve_pair(pair):
+        i, j = pair
         if k == 2:
             idx, positive = np.arange(n), y_index == 1     # classes_[1] is +1
         else:
@@ -206,12 +209,35 @@ def fit_one_vs_one(est, X, y_index, classes, weight, kernel, *, solver, on_pair=
             fit_intercept=est.fit_intercept, sample_weight=weight[idx],
             gram=blocks.pair(i, j) if share else None, scale_checked=scale_checked)
         sol, cert = solve_and_certify(est, problem, solver=solver)
+        return sol, cert, idx, (problem if on_pair is not None else None)
+
+    # the pairs' small products: BLAS threads cost more than they save; where the
+    # pairs share the kernel matrix they are solved side by side on numba's threads
+    # (SMO, the kernel blocks and LAPACK run without the GIL)
+    workers = _pair_threads(share, len(pairs))
+    with one_blas_thread():
+        if workers > 1:
+            with ThreadPoolExecutor(workers) as pool:
+                done = list(pool.map(solve_pair, pairs))
+        else:
+            done = [solve_pair(pair) for pair in pairs]
+    solutions, certs, rows = [], [], []
+    for p, (sol, cert, idx, problem) in enumerate(done):
         if on_pair is not None:
-            on_pair(len(solutions), problem, sol)
+            on_pair(p, problem, sol)
         solutions.append(sol)
         certs.append(cert)
         rows.append(idx)
     return _assemble(est, X, y_index, classes, pairs, solutions, certs, rows, kernel, share)
+
+
+def _pair_threads(share, n_pairs):
+    """Threads over the pairs: numba's thread count where the pairs share one kernel
+    matrix (small pairs, whose solves run in compiled code without the GIL), else 1
+    (each pair's own long rows and passes are split over the threads instead)."""
+    if not share or n_pairs < 2:
+        return 1
+    return min(int(numba.get_num_threads()), n_pairs)
 
 
 def _assemble(est, X, y_index, classes, pairs, solutions, certs, rows, kernel, share):

@@ -23,11 +23,11 @@ import warnings
 import numpy as np
 
 from ..exceptions import (
-    ConvergenceWarning,
     InaccurateSolutionWarning,
     NonConvexWarning,
     NotCertifiedError,
     SolverError,
+    no_convergence_warnings,
 )
 from ..methods import get_method, method_names, stopping_options
 from ..validation import check_positive
@@ -185,8 +185,7 @@ def _tighter(problem, sol, spec, tol, options):
             "alpha0": problem.warm_start(sol.variables.standard_alpha)}
     if options.get("gap_tol") is not None:
         opts["gap_tol"] = float(options["gap_tol"]) / 100
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", ConvergenceWarning)
+    with no_convergence_warnings():
         new = _run(problem, sol.method, spec, None, None, None, False, opts)
     new.timings["total"] += sol.timings.get("total", 0.0)
     return new
@@ -228,8 +227,7 @@ def _smo_from(problem, sol, spec, tol, options):
     opts = {**stopping_options("smo", tol, float(np.max(problem.C_i))),
             "alpha0": problem.warm_start(sol.variables.standard_alpha)}
     try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", ConvergenceWarning)
+        with no_convergence_warnings():
             new = _run(problem, "smo", smo, None, None, None, False, opts)
     except (SolverError, ValueError):
         return None

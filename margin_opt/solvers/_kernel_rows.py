@@ -62,7 +62,7 @@ _LN2HI = 6.93147180369123816490e-01
 _LN2LO = 1.90821492927058770002e-10
 
 
-@njit(cache=True, fastmath=_FM)
+@njit(cache=True, nogil=True, fastmath=_FM)
 def vexp(a, n, kbuf):
     """a[:n] = exp(a[:n]) in place; vectorizable (Cody–Waite + degree-13 Taylor).
 
@@ -83,7 +83,7 @@ def vexp(a, n, kbuf):
         a[i] *= kf[i]
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def exact_d2(r, c, kd):
     """‖x_r − x_c‖² summed coordinate by coordinate (no cancellation).
 
@@ -116,7 +116,7 @@ def exact_d2(r, c, kd):
     return s
 
 
-@njit(cache=True, fastmath=_FM)
+@njit(cache=True, nogil=True, fastmath=_FM)
 def _transform(r, buf, cols, lo, hi, kd, kbuf):
     """Turn dot products buf[lo:hi] (columns cols[lo:hi], data rows) into kernel values.
 
@@ -149,7 +149,7 @@ def _transform(r, buf, cols, lo, hi, kd, kbuf):
             buf[k] = math.tanh(gamma * buf[k] + coef0)
 
 
-@njit(cache=True, fastmath=_FM)
+@njit(cache=True, nogil=True, fastmath=_FM)
 def _tile(r, b, lo, hi, XTc, sqc, cols, full, kd, kbuf):
     """b[k] = K[r, c] for the columns c of XTc[:, lo:hi] (b has length hi − lo).
 
@@ -205,7 +205,7 @@ def _tile(r, b, lo, hi, XTc, sqc, cols, full, kd, kbuf):
             b[k] = math.tanh(gamma * b[k] + coef0)
 
 
-@njit(cache=True, fastmath=_FM)
+@njit(cache=True, nogil=True, fastmath=_FM)
 def _tiles(r, out, lo, hi, cols, full, kd):
     """Whole row (``full``: out[c] for columns c in [lo, hi)) or active positions
     t in [lo, hi) (out[cols[t]], through ``kd.tmp``), tile by tile."""
@@ -219,7 +219,7 @@ def _tiles(r, out, lo, hi, cols, full, kd):
             out[cols[t]] = dst[t]
 
 
-@njit(cache=True, fastmath=_FM)
+@njit(cache=True, nogil=True, fastmath=_FM)
 def _csc_row(r, out, kd):
     """K[r, :] for sparse X without a dense transpose: Σ_f x_rf X[:, f] from the CSC copy."""
     data, indices, indptr = kd.data, kd.indices, kd.indptr
@@ -235,7 +235,7 @@ def _csc_row(r, out, kd):
     _transform(r, out, kd.all_cols, 0, n, kd, kd.kbuf)
 
 
-@njit(cache=True, fastmath=_FM)
+@njit(cache=True, nogil=True, fastmath=_FM)
 def _cols_range(r, out, cols, lo, hi, kd, xbuf):
     """out[cols[k]] = K[r, cols[k]] for k in [lo, hi) (sparse dot products column by
     column, where the data have no dense transpose)."""
@@ -270,13 +270,13 @@ def _cols_par(r, out, cols, n, kd, nthr):
         _cols_range(r, out, cols, min(n, h * step), min(n, (h + 1) * step), kd, kd.xbuf[h])
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def has_transpose(kd):
     """True when rows come from a dense transpose (dense X, or sparse X with XT)."""
     return (not kd.sparse) or kd.XT.shape[1] == kd.all_cols.shape[0]
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def compact_active(kd, cols, ncols, stamp):
     """Refresh the compact copy of the active columns (``kd.XA[:, t]`` =
     ``XT[:, cols[t]]``, ``kd.sqa``) unless it already holds layout ``stamp``."""
@@ -293,7 +293,7 @@ def compact_active(kd, cols, ncols, stamp):
     kd.xa_stamp[0] = stamp
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def kernel_row(r, out, cols, ncols, kd):
     """Kernel values K[r, c] for data row r.
 
@@ -319,7 +319,7 @@ def kernel_row(r, out, cols, ncols, kd):
         _tiles(r, out, 0, n, cols, full, kd)
 
 
-@njit(cache=True, fastmath=_FM)
+@njit(cache=True, nogil=True, fastmath=_FM)
 def _comb_range(kd, rows, coefs, outT, t0, t1):
     """outT[:, c] = Σ_q coefs[q, :]·K[rows[q], c] for the columns of tiles [t0, t1)."""
     n = outT.shape[1]
@@ -350,7 +350,7 @@ def _comb_par(kd, rows, coefs, outT, nthr):
         _comb_range(kd, rows, coefs, outT, min(n_tiles, h * step), min(n_tiles, (h + 1) * step))
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def combination_T(kd, rows, coefs, nthr):
     """(K[:, rows] @ coefs)ᵀ, shape (k, n), computed tile by tile from the transpose
     (never a block of the kernel matrix in memory), columns split over ``nthr``

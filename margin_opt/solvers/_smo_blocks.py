@@ -27,12 +27,10 @@ Methods*, MIT Press 1999 (decomposition with working sets of size q).
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 from numba import njit
 
-from ..exceptions import ConvergenceWarning
+from ..exceptions import no_convergence_warnings
 from ..kernels import Kernel
 from ..standard_forms import DualQP
 from . import _smo_kernels as _k
@@ -242,8 +240,7 @@ def run_blocks(run, tol, q, max_iter):
         local = gB[upB].max(initial=-np.inf) - gB[lowB].min(initial=np.inf)
         sub = DualQP(X=K_BB, kernel=_PRE, y=yB, p=pB, upper=C[ws], delta=float(yB @ aB),
                      gram=K_BB)
-        with warnings.catch_warnings():     # a subproblem cut short is not the answer
-            warnings.simplefilter("ignore", ConvergenceWarning)
+        with no_convergence_warnings():     # a subproblem cut short is not the answer
             res = solve_smo(sub, tol=max(tol, LOCAL * local), alpha0=aB, polish=False,
                             shrinking=False, cache_size=1.0,
                             max_iter=max(1, min(100 * ws.size,

@@ -127,7 +127,7 @@ def get_row(v, need_full, index, st, kd, cc, all_cols):
     return s
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def init_gradient(alpha, G, G_bar, y, p, C, index, st, kd, cc, all_cols):
     """G = Qα + p over all variables and G_bar = Σ_{α_i = C_i} C_i y_i K[index[i], :]
     (by data row: LIBSVM's Ḡ is yₜ·G_bar[index[t]])."""
@@ -147,14 +147,14 @@ def init_gradient(alpha, G, G_bar, y, p, C, index, st, kd, cc, all_cols):
                 _axpy(C[i] * y[i], row, G_bar)
 
 
-@njit(cache=True, fastmath={"nnan", "nsz"})
+@njit(cache=True, nogil=True, fastmath={"nnan", "nsz"})
 def _axpy(c, row, out):
     """out += c·row (data order, contiguous)."""
     for k in range(out.shape[0]):
         out[k] += c * row[k]
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def reconstruct_gradient(alpha, G, G_bar, y, p, C, index, st, kd, cc, all_cols):
     """Restore G on the shrunk variables (LIBSVM's ``reconstruct_gradient``)."""
     m = alpha.shape[0]
@@ -188,7 +188,7 @@ def reconstruct_gradient(alpha, G, G_bar, y, p, C, index, st, kd, cc, all_cols):
                     G[j] += a * y[j] * row[index[j]]
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _permute(a, order, k, tmp):
     """a[:k] = a[order[:k]] through ``tmp`` (of a's dtype)."""
     for t in range(k):
@@ -197,7 +197,7 @@ def _permute(a, order, k, tmp):
         a[t] = tmp[t]
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _reorder(order, k, alpha, G, y, p, C, QD, index, perm):
     """Positions [0, k) take the variables now at positions order[:k] (a permutation)."""
     ft = np.empty(k)
@@ -208,7 +208,7 @@ def _reorder(order, k, alpha, G, y, p, C, QD, index, perm):
     _permute(perm, order, k, it)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def unshrink(alpha, G, G_bar, y, p, C, QD, index, perm, st, kd, cc, all_cols):
     """Reconstruct the gradient, make every variable active and put them back in
     their original order (``perm`` the identity: the data rows of the active
@@ -228,7 +228,7 @@ def unshrink(alpha, G, G_bar, y, p, C, QD, index, perm, st, kd, cc, all_cols):
         _reorder(order, m, alpha, G, y, p, C, QD, index, perm)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _be_shrunk(i, Gmax1, Gmax2, alpha, G, y, C):
     if alpha[i] >= C[i]:
         if y[i] > 0:
@@ -241,7 +241,7 @@ def _be_shrunk(i, Gmax1, Gmax2, alpha, G, y, C):
     return False
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def do_shrinking(alpha, G, G_bar, y, p, C, QD, index, perm, st, kd, cc, all_cols, tol):
     """LIBSVM's ``do_shrinking``: move bound variables that cannot enter the pair
     behind the active ones.  The partition is stable (the active variables keep
@@ -431,7 +431,7 @@ def _progress(gap, st, fout, stall_window):
     return st[S_ITER] - st[S_MARK] > stall_window
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def smo_run(alpha, G, G_bar, y, p, C, QD, index, perm, st, kd, cc, all_cols,
             tol, wss2, shrinking, max_iter, stop_iter, alpha_cap, stall_window, fout, pthr, pmin):
     """Run SMO iterations until optimal, ``stop_iter`` (chunk end), ``max_iter`` or a stall.
@@ -514,7 +514,7 @@ def smo_run(alpha, G, G_bar, y, p, C, QD, index, perm, st, kd, cc, all_cols,
             return R_CAP
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def coordinate_run(alpha, G, y, C, QD, index, st, kd, cc, all_cols, tol, max_iter, stop_iter,
                    alpha_cap, stall_window, fout):
     """Greedy single-variable coordinate descent for the form without yᵀα = Δ.
@@ -561,7 +561,7 @@ def coordinate_run(alpha, G, y, C, QD, index, st, kd, cc, all_cols, tol, max_ite
             return R_CAP
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def objectives(alpha, G, y, p, C, b):
     """(P, D): the primal ½αᵀQα + Σ uₜξₜ at the intercept b (ξₜ = max(0, −(∇ₜ + yₜb)),
     finite uₜ) and the dual −(½αᵀQα + pᵀα), in O(m) from ∇ = Qα + p."""
@@ -578,7 +578,7 @@ def objectives(alpha, G, y, p, C, b):
     return 0.5 * quad + slack, -(0.5 * quad + lin)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def calculate_b(alpha, G, y, C):
     """Intercept b = −ρ: mean of y_i∇_i over free variables, else the interval midpoint."""
     ub = np.inf

@@ -74,7 +74,7 @@ fmax = _minmax("llvm.maxnum.f64")
 fmin = _minmax("llvm.minnum.f64")
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def set_pens(lo, hi, alpha, y, C, pu, pl):
     """pu[t] = 0 for t in I_up, else BIG; pl[t] = 0 for t in I_low, else BIG (t in [lo, hi)).
 
@@ -92,7 +92,7 @@ def set_pens(lo, hi, alpha, y, C, pu, pl):
         pl[t] = 0.0 if low else BIG
 
 
-@njit(cache=True, fastmath=_FV)
+@njit(cache=True, nogil=True, fastmath=_FV)
 def _last_up(G, y, pu, s, e, v):
     for t in range(e - 1, s - 1, -1):
         if -y[t] * G[t] - pu[t] == v:
@@ -100,7 +100,7 @@ def _last_up(G, y, pu, s, e, v):
     return -1
 
 
-@njit(cache=True, fastmath=_FV)
+@njit(cache=True, nogil=True, fastmath=_FV)
 def _last_low(G, y, pl, s, e, v):
     for t in range(e - 1, s - 1, -1):
         if -y[t] * G[t] + pl[t] == v:
@@ -128,7 +128,7 @@ def _start(best):
     best[3] = -1
 
 
-@njit(cache=True, fastmath=_FV)
+@njit(cache=True, nogil=True, fastmath=_FV)
 def _first_range(G, y, pu, pl, lo, hi, res):
     """res = (max gu, its chunk, min gl, its chunk) over [lo, hi)."""
     _start(res)
@@ -144,7 +144,7 @@ def _first_range(G, y, pu, pl, lo, hi, res):
         _keep(mu, ml, s, res)
 
 
-@njit(cache=True, fastmath=_FV)
+@njit(cache=True, nogil=True, fastmath=_FV)
 def _update_range(G, y, pu, pl, bi, bj, dai, daj, lo, hi, res):
     """∇ₜ += yₜ(bi[t]·dai + bj[t]·daj) (the rows of the pair in position order), fused
     with :func:`_first_range`."""
@@ -164,7 +164,7 @@ def _update_range(G, y, pu, pl, bi, bj, dai, daj, lo, hi, res):
         _keep(mu, ml, s, res)
 
 
-@njit(cache=True, fastmath=_FV)
+@njit(cache=True, nogil=True, fastmath=_FV)
 def _gather_range(row, index, buf, lo, hi):
     for s in range(lo, hi, CH):
         e = min(s + CH, hi)
@@ -173,7 +173,7 @@ def _gather_range(row, index, buf, lo, hi):
             b[k] = row[ix[k]]
 
 
-@njit(cache=True, fastmath=_FV)
+@njit(cache=True, nogil=True, fastmath=_FV)
 def _od(gmax, yk, gk, plk, c, ri, qi, qk, rowc):
     """The WSS 2 value −(m − gₜ)²/aᵢₜ of one variable, or ≥ BIG/2 outside the candidates."""
     gd = gmax + yk * gk
@@ -184,7 +184,7 @@ def _od(gmax, yk, gk, plk, c, ri, qi, qk, rowc):
     return -(gd * gd) / quad + plk + pen
 
 
-@njit(cache=True, fastmath=_FV)
+@njit(cache=True, nogil=True, fastmath=_FV)
 def _wss2_range(G, y, pl, QD, index, bi, ri, qi, gmax, lo, hi, res):
     """res = (min od, its chunk) over [lo, hi); ``bi`` the row of i in position order."""
     best = np.inf
@@ -202,7 +202,7 @@ def _wss2_range(G, y, pl, QD, index, bi, ri, qi, gmax, lo, hi, res):
     res[1] = cb
 
 
-@njit(cache=True, fastmath=_FV)
+@njit(cache=True, nogil=True, fastmath=_FV)
 def _last_od(G, y, pl, QD, index, bi, ri, qi, gmax, s, e, v):
     for t in range(e - 1, s - 1, -1):
         if _od(gmax, y[t], G[t], pl[t], index[t], ri, qi, QD[t], bi[t]) == v:
@@ -240,7 +240,7 @@ def _gather_par(row, index, buf, na, nthr):
         _gather_range(row, index, buf, min(na, h * step), min(na, (h + 1) * step))
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _combine_pairs(parts, nthr, out):
     """Merge per-part (max, chunk, min, chunk): the later part wins ties."""
     _start(out)
@@ -253,7 +253,7 @@ def _combine_pairs(parts, nthr, out):
             out[3] = parts[h, 3]
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _positions(G, y, pu, pl, na, red, firstf, firsti):
     """From (max, chunk, min, chunk) to m, M and their positions (−1: empty set)."""
     Gmax, cu, Mmin, cl = red[0], np.int64(red[1]), red[2], np.int64(red[3])
@@ -269,7 +269,7 @@ def _positions(G, y, pu, pl, na, red, firstf, firsti):
     firsti[1] = jmax
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def first_pass(G, y, pu, pl, na, nthr, parts, red, firstf, firsti):
     """m = max_{I_up} g and M = min_{I_low} g over the first ``na`` positions, with the
     last position of each (ties: LIBSVM's ``>=``), into ``firstf`` / ``firsti``."""
@@ -281,7 +281,7 @@ def first_pass(G, y, pu, pl, na, nthr, parts, red, firstf, firsti):
     _positions(G, y, pu, pl, na, red, firstf, firsti)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def gather(row, index, buf, na, nthr):
     """buf[t] = row[index[t]] for t < na: a row kept by data row, in position order.
 
@@ -294,7 +294,7 @@ def gather(row, index, buf, na, nthr):
         _gather_range(row, index, buf, 0, na)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def fused_update(G, y, pu, pl, bi, bj, dai, daj, na, nthr, parts, red, firstf, firsti):
     """The gradient update of a pair step (``bi``, ``bj``: the rows of i and j in
     position order) fused with :func:`first_pass` of the next selection."""
@@ -306,7 +306,7 @@ def fused_update(G, y, pu, pl, bi, bj, dai, daj, na, nthr, parts, red, firstf, f
     _positions(G, y, pu, pl, na, red, firstf, firsti)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def wss2(G, y, pl, QD, index, bi, i, gmax, na, nthr, parts, red):
     """j of WSS 2 for the pair (i, j): argmin over I_low with m − gₜ > 0 of
     −(m − gₜ)²/(Kᵢᵢ + Kₜₜ − 2Kᵢₜ) (last position on ties), or −1; ``bi`` the row

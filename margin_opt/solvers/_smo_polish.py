@@ -55,13 +55,18 @@ PIN_MAX = 64
 #: iteration): LAPACK at ~5 GFlop/s against ~8 ns per variable and iteration of SMO,
 #: measured on the 2-core development machine
 FLOPS_PER_SMO_UNIT = 100.0
+#: the fixed cost of a polish (its Python and LAPACK calls, ~0.4 ms) in SMO units: on
+#: small problems the tail costs less than that (digits, 45 pairs of ~360 samples:
+#: 0.6 ms of SMO per pair against 0.8 ms for its two polishes)
+OVERHEAD_SMO_UNITS = 200_000.0
 
 
 def worth_it(n_free: int, smo_work: float) -> bool:
-    """Polish only when its factorizations (all rounds together) cost less than the
-    SMO work done so far (the first-order tail it replaces is typically of that
-    order)."""
-    return n_free ** 3 / 3.0 <= FLOPS_PER_SMO_UNIT * max(smo_work, 0.0)
+    """Polish only when its factorizations (all rounds together) and its fixed cost
+    come to less than the SMO work done so far (the first-order tail it replaces is
+    typically of that order)."""
+    cost = n_free ** 3 / 3.0 + FLOPS_PER_SMO_UNIT * OVERHEAD_SMO_UNITS
+    return cost <= FLOPS_PER_SMO_UNIT * max(smo_work, 0.0)
 
 
 def max_free(budget_bytes: float) -> int:
@@ -198,7 +203,7 @@ def _update_and_seed(run, rows, coefs, block_bytes):
     return out
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _accumulate2(cache, slots, coefs, out):
     """out[:, j] += Σₖ coefs[k, j]·cache[slots[k]] (rows read in place)."""
     n, k = out.shape
@@ -266,11 +271,12 @@ def _reuse(run, free, budget_bytes):
     return fac
 
 
-def polish(run, budget_bytes) -> bool:
+def polish(run, budget_bytes, force=False) -> bool:
     """One Newton polish of the free set of ``run`` (an ``_SMORun``, all variables active).
 
     Updates ``run.alpha``, ``run.G`` and ``run.G_bar`` in place.  Returns False when
-    there is nothing to do (no free variable, or a free set above :func:`max_free`).
+    there is nothing to do (no free variable, or a free set above :func:`max_free`) or,
+    unless ``force``, when it would cost more than it saves (:func:`worth_it`).
     """
     a, G, y, C, index = run.alpha, run.G, run.y, run.C, run.index
     free = np.flatnonzero((a > 0.0) & (a < C))
@@ -279,7 +285,7 @@ def polish(run, budget_bytes) -> bool:
     fac = _reuse(run, free, budget_bytes)
     if fac is None:
         run.polish_factor = None
-        if not worth_it(free.size, run.st[_k.S_ACTIVE_SUM]):
+        if not force and not worth_it(free.size, run.st[_k.S_ACTIVE_SUM]):
             return False
         fac = Factor(_block(run, index[free], index[free]), free, DAMPING)
         if fac.L is None:

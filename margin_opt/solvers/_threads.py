@@ -11,6 +11,9 @@ entry by the same code, and reductions break ties by position.
 
 from __future__ import annotations
 
+import threading
+from contextlib import contextmanager
+
 import numba
 import numpy as np
 import scipy.linalg  # noqa: F401  (its BLAS/LAPACK loaded before the controller looks)
@@ -47,16 +50,29 @@ def smo_threads() -> int:
 
 
 _controller = None
+_lock = threading.Lock()
+_depth = 0
 
 
+@contextmanager
 def one_blas_thread():
     """A context manager limiting BLAS/OpenMP pools to one thread (threadpoolctl).
 
     The pools are looked up once per process: ``threadpool_limits`` scans the loaded
     libraries on every call (~4 ms), which costs more than a small problem's solve
-    (45 pairs of ~360 samples on digits).
+    (45 pairs of ~360 samples on digits).  Nested uses (from any thread) cost nothing:
+    the outermost sets the limit and restores it on leaving.
     """
-    global _controller
-    if _controller is None:
-        _controller = ThreadpoolController()
-    return _controller.limit(limits=1)
+    global _controller, _depth
+    with _lock:
+        if _controller is None:
+            _controller = ThreadpoolController()
+        _depth += 1
+        limiter = _controller.limit(limits=1) if _depth == 1 else None
+    try:
+        yield
+    finally:
+        with _lock:
+            _depth -= 1
+            if limiter is not None:
+                limiter.restore_original_limits()

@@ -115,7 +115,7 @@ def named_kernel_arrays(X, kernel, dense_budget=0.0):
     return kd, None
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _transform_block(rows, B, cols, kd):
     """B[i, :] = kernel values from dot products, for data row rows[i] and columns cols."""
     n = B.shape[1]
@@ -159,7 +159,7 @@ def kernel_block(kd, gram, csr, rows, cols=None):
     return B
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _transform_lower_mirror(B, rows, kd):
     """B (dot products of data rows ``rows`` in its lower triangle and diagonal) becomes
     their kernel matrix: row i's columns 0..i transformed as a kernel row, then copied

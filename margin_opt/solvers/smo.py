@@ -389,12 +389,13 @@ class _SMORun:
         _k.unshrink(self.alpha, self.G, self.G_bar, self.y, self.p, self.C, self.QD, self.index,
                     self.perm, self.st, self.kd, self.cc, self.all_cols)
 
-    def _polish(self):
-        """Newton polish of the free set (all variables active); resets the progress mark."""
+    def _polish(self, force=False):
+        """Newton polish of the free set (all variables active); resets the progress mark.
+        ``force``: even where it costs more than SMO's tail would (SMO has stalled)."""
         if not self.equality or self.n_polish >= _POLISH_MAX:
             return False
         with one_blas_thread():      # BLAS threads spin after a call and slow SMO's loop
-            done = _pol.polish(self, self.budget)
+            done = _pol.polish(self, self.budget, force)
         if done:
             self.n_polish += 1
             self.st[_k.S_MARK] = self.st[_k.S_ITER]
@@ -420,7 +421,7 @@ class _SMORun:
             if stopped or code in (_k.R_MAX_ITER, _k.R_CAP):
                 return code, stopped
             if code == _k.R_STALLED:
-                if polish and not stall_polished and self._polish():
+                if polish and not stall_polished and self._polish(force=True):
                     stall_polished = True                # one more chance, no more
                     continue
                 return code, stopped
