@@ -12,6 +12,7 @@ from sklearn.svm import SVC as SkSVC
 from margin_opt import SVC, CompositeCertificate
 from margin_opt.certificate import Certificate, Check
 from margin_opt.exceptions import NonConvexWarning
+from margin_opt.kernels import make_kernel
 
 
 @pytest.fixture(scope="module")
@@ -120,16 +121,27 @@ def test_pairs_on_threads_give_the_sequential_fit(monkeypatch):
     np.testing.assert_array_equal(threaded.n_iter_, sequential.n_iter_)
 
 
-def test_probability_calibration_in_pair_order_with_threads(iris, monkeypatch):
-    # the calibration callback runs on the main thread, in LIBSVM's pair order
+def test_pair_callback_runs_in_pair_order_on_the_calling_thread(iris):
+    # calibration (probability=True) is called pair by pair, in LIBSVM's order, on
+    # the fitting thread, with each pair's own problem and answer
+    import threading
+
     from margin_opt.estimators import ovo
 
     X, y = iris
-    a = SVC(probability=True, random_state=0).fit(X, y)
-    monkeypatch.setattr(ovo, "_pair_threads", lambda share, n_pairs: 1)
-    b = SVC(probability=True, random_state=0).fit(X, y)
-    np.testing.assert_array_equal(a.probA_, b.probA_)
-    np.testing.assert_array_equal(a.predict_proba(X), b.predict_proba(X))
+    est = SVC(gamma=0.5)
+    y_index = np.searchsorted(np.unique(y), y)
+    seen = []
+
+    def on_pair(p, problem, sol):
+        seen.append((p, threading.get_ident(), problem.n_samples, sol.status))
+
+    kernel = make_kernel("rbf", X, gamma=0.5)
+    fit = ovo.fit_one_vs_one(est, X, y_index, np.unique(y), np.ones(len(y)), kernel,
+                             solver="smo", on_pair=on_pair)
+    assert [p for p, *_ in seen] == [0, 1, 2]
+    assert {t for _, t, *_ in seen} == {threading.get_ident()}
+    assert [n for _, _, n, _ in seen] == [idx.size for idx in fit.pair_rows]
 
 
 def test_weights_string_labels_linear_coef_as_sklearn(iris):

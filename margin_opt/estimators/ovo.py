@@ -196,7 +196,7 @@ def fit_one_vs_one(est, X, y_index, classes, weight, kernel, *, solver, on_pair=
         check_scale(X, kernel)
     blocks = ClassBlocks(X, members, kernel) if share else None
 
-    def solve_pair(pair):
+    def solve_pair(pair, p=None):
         i, j = pair
         if k == 2:
             idx, positive = np.arange(n), y_index == 1     # classes_[1] is +1
@@ -209,25 +209,25 @@ def fit_one_vs_one(est, X, y_index, classes, weight, kernel, *, solver, on_pair=
             fit_intercept=est.fit_intercept, sample_weight=weight[idx],
             gram=blocks.pair(i, j) if share else None, scale_checked=scale_checked)
         sol, cert = solve_and_certify(est, problem, solver=solver)
-        return sol, cert, idx, (problem if on_pair is not None else None)
+        if on_pair is not None:
+            on_pair(p, problem, sol)
+        return sol, cert, idx
 
     # the pairs' small products: BLAS threads cost more than they save; where the
     # pairs share the kernel matrix they are solved side by side on numba's threads
-    # (SMO, the kernel blocks and LAPACK run without the GIL)
-    workers = _pair_threads(share, len(pairs))
+    # (SMO, the kernel blocks and LAPACK run without the GIL).  With ``on_pair``
+    # (calibration: its own cross-validated fits, in pair order) one at a time, so
+    # that one pair's kernel block is held at once.
+    workers = 1 if on_pair is not None else _pair_threads(share, len(pairs))
     with one_blas_thread():
         if workers > 1:
             with ThreadPoolExecutor(workers) as pool:
                 done = list(pool.map(solve_pair, pairs))
         else:
-            done = [solve_pair(pair) for pair in pairs]
-    solutions, certs, rows = [], [], []
-    for p, (sol, cert, idx, problem) in enumerate(done):
-        if on_pair is not None:
-            on_pair(p, problem, sol)
-        solutions.append(sol)
-        certs.append(cert)
-        rows.append(idx)
+            done = [solve_pair(pair, p) for p, pair in enumerate(pairs)]
+    solutions = [sol for sol, _, _ in done]
+    certs = [cert for _, cert, _ in done]
+    rows = [idx for _, _, idx in done]
     return _assemble(est, X, y_index, classes, pairs, solutions, certs, rows, kernel, share)
 
 
