@@ -12,6 +12,9 @@ Known failures of the slow run (2026-11-22): ε-SVR with a cubic kernel on unsca
 one-dimensional data (kernel entries ~1e8, C = 1e2–1e4, ε = 0) ends with
 ``NotCertifiedError``: every method fails ``mvp_gap``, whose gradient carries a
 rounding error above 1e-6 at that scale (see the README, "what it cannot vouch for").
+The error names that rounding level, u·maxᵢ Σⱼ|Kᵢⱼβⱼ|, and a tolerance that certifies
+(tested in ``test_truth.py``). Three later runs of 300 fresh problems found no
+failure.
 """
 
 import warnings

@@ -256,5 +256,68 @@ def test_unscaled_breast_cancer():
         clf = SVC(kernel="linear", C=1.0).fit(X, y)
         assert clf.certificate_.ok
         assert clf.solution_.dual_objective == pytest.approx(48.8757257, rel=1e-6)
-        with pytest.raises(NotCertifiedError, match="mvp_gap"):
+        with pytest.raises(NotCertifiedError, match="mvp_gap") as info:
             SVC(kernel="linear", C=np.inf).fit(X, y)
+    # it says why: f = Kβ is known only to ~0.3 there (multipliers ~7e7 times kernel
+    # entries ~8e6), no tolerance to ask for, and no C to lower
+    assert "rounding level" in str(info.value)
+    assert "nor any useful tolerance" in str(info.value)
+    assert "smaller C" not in str(info.value)
+
+
+def _cubic_svr_unscaled(seed=0, n=40):
+    # the slow search's failing family: ε-SVR, cubic kernel, unscaled 1-D data
+    # (kernel entries ~1e8), C = 1e3, ε = 0
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, 1)) * 10
+    y = X[:, 0] * rng.normal() + rng.normal(scale=0.3, size=n)
+    return X, y, dict(kernel="poly", degree=3, gamma=1.0, coef0=1.0, C=1000.0, epsilon=0.0)
+
+
+def test_rounding_level_exact_and_its_bound(monkeypatch):
+    # u·maxᵢ Σⱼ|Kᵢⱼβⱼ| against scikit-learn's kernel matrix; beyond the exact size the
+    # Cauchy–Schwarz bound, which is never below it
+    from sklearn.metrics.pairwise import polynomial_kernel
+
+    from margin_opt.problems import kernel_data
+
+    X, y, kw = _cubic_svr_unscaled()
+    problem = SVRProblem(X, y, **kw)
+    beta = np.random.default_rng(1).normal(size=X.shape[0]) * 100
+    beta[::3] = 0.0
+    K = polynomial_kernel(X, X, degree=3, gamma=1.0, coef0=1.0)
+    want = np.finfo(float).eps / 2 * (np.abs(K) @ np.abs(beta)).max()
+    level, k_max = problem.data.rounding_level(beta)
+    assert level == pytest.approx(want, rel=1e-12)
+    assert k_max == pytest.approx(np.abs(K[:, beta != 0]).max(), rel=1e-12)
+    monkeypatch.setattr(kernel_data, "ROUNDING_EXACT_MAX", 0)
+    bound, _ = SVRProblem(X, y, **kw).data.rounding_level(beta)
+    assert want <= bound <= 50 * want
+
+
+def test_not_certified_names_the_rounding_level_and_its_advice_works():
+    # no double-precision answer certifies at 1e-6 here: the error says that the
+    # residuals are at the rounding level of f = Kβ and what to do; both remedies work
+    import re
+
+    from sklearn.preprocessing import StandardScaler
+
+    X, y, kw = _cubic_svr_unscaled()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with pytest.raises(NotCertifiedError, match="rounding level") as info:
+            SVR(**kw).fit(X, y)
+        tol = float(re.search(r"tol ≥ ([0-9e.+-]+)\.", str(info.value)).group(1))
+        assert 1e-5 <= tol <= 1e-2
+        assert SVR(tol=tol, **kw).fit(X, y).certificate_.ok
+        assert SVR(**kw).fit(StandardScaler().fit_transform(X), y).certificate_.ok
+
+
+def test_rounding_level_of_a_scaled_problem_is_negligible():
+    # the diagnosis is only for answers at the rounding level: a well-scaled problem
+    # that fails its certificate without fallback is not blamed on rounding
+    X, y, _ = _cubic_svr_unscaled()
+    problem = SVRProblem(X / 10, y, kernel="rbf", gamma=1.0, C=1.0, epsilon=0.1)
+    sol = problem.solve("smo", tol=1e-6)
+    level, _ = problem.data.rounding_level(problem.coefficients(sol.variables.standard_alpha))
+    assert 0 < level < 1e-12

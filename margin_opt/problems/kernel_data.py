@@ -25,6 +25,8 @@ __all__ = ["KernelData", "kernel_factor", "check_scale", "QUAD_FORMS", "PSDRepor
 
 #: How the dual's quadratic term βᵀKβ can be written (:meth:`KernelData.quadratic`).
 QUAD_FORMS = ("auto", "features", "quad_form", "factor")
+#: samples up to which :meth:`KernelData.rounding_level` reads the kernel matrix itself
+ROUNDING_EXACT_MAX = 2500
 
 
 class KernelData:
@@ -204,6 +206,41 @@ class KernelData:
             f = self.kernel.rows(self.X, nz).T @ beta[nz]
         self._last_combination = (beta.copy(), f.copy())
         return f
+
+    def rounding_level(self, beta) -> tuple:
+        """How precisely f = Kβ is known in double precision: u·maxᵢ Σⱼ |Kᵢⱼβⱼ|.
+
+        Every residual a certificate reads from f (margins, the m − M gap,
+        complementarity) carries rounding errors of this order, whoever computes f:
+        a tolerance below it cannot be met or checked in double precision (kernel
+        entries ~1e7 from unscaled features, times multipliers ~1e3, put it near 1e-5).
+        Exact from the kernel matrix up to ``ROUNDING_EXACT_MAX`` samples (or when it
+        is at hand), else the Cauchy–Schwarz bound |Kᵢⱼ| ≤ √(KᵢᵢKⱼⱼ) of a PSD kernel.
+
+        Parameters
+        ----------
+        beta : ndarray of shape (n_samples,)
+
+        Returns
+        -------
+        level : float
+        k_max : float
+            The largest kernel entry that enters (max √Kᵢᵢ·√Kⱼⱼ over the support).
+        """
+        beta = np.abs(np.asarray(beta, dtype=float))
+        nz = np.flatnonzero(beta)
+        if nz.size == 0:
+            return 0.0, 0.0
+        u = np.finfo(float).eps / 2
+        K = self._gram
+        if K is None and (self.n_samples <= ROUNDING_EXACT_MAX
+                          or self.kernel.name == "precomputed"):
+            K = self.gram()
+        if K is not None:
+            Ks = np.abs(K[:, nz])
+            return float(u * (Ks @ beta[nz]).max()), float(Ks.max())
+        root = np.sqrt(np.maximum(self.kernel.diag(self.X), 0.0))
+        return float(u * root.max() * (root[nz] @ beta[nz])), float(root.max() * root[nz].max())
 
     def resolve_quad_form(self, form: str) -> str:
         """The quadratic form actually used for ``form`` (see :meth:`quadratic`)."""

@@ -153,7 +153,7 @@ def _certified(problem, sol, spec, tol, options, fallback):
     raise NotCertifiedError(
         "no answer certified at tol=" + f"{tol:g}: " + "; ".join(
             f"{a['method']} ended {a['status']}, failing {', '.join(a['failed'])}"
-            for a in attempts) + ". " + _advice(problem))
+            for a in attempts) + ". " + _advice(problem, _rounding_advice(problem, last, tol)))
 
 
 def warn_nonconvex(problem, stacklevel=2) -> bool:
@@ -239,12 +239,37 @@ def _explicit(problem) -> bool:
     return problem.data.explicit_w if hasattr(problem, "data") else True
 
 
-def _advice(problem) -> str:
+def _rounding_advice(problem, sol, tol) -> str:
+    """Where the residuals are at the rounding level of f = Kβ, say so (and by how much)."""
+    alpha = getattr(sol.variables, "standard_alpha", None)
+    if alpha is None or not hasattr(problem, "data"):
+        return ""
+    level, k_max = problem.data.rounding_level(problem.coefficients(alpha))
+    if not level >= 0.1 * tol:
+        return ""
+    floor = 10.0 ** np.ceil(np.log10(10.0 * level))
+    remedies = ["scale the features so that the kernel entries are O(1)"]
+    if not getattr(problem, "hard_margin", False):
+        remedies.append("use a smaller C")
+    if floor <= 1e-2:
+        remedies.append(f"ask for tol ≥ {floor:.0e}")
+        limit = ""
+    else:
+        limit = " (nor any useful tolerance at this scale)"
+    return (f"These residuals are at the rounding level of this problem: f = Kβ is known only "
+            f"to ~{level:.1g} in double precision (u·maxᵢ Σⱼ|Kᵢⱼβⱼ|, kernel entries up to "
+            f"{k_max:.2g}, multipliers up to {float(np.max(alpha)):.2g}), which tol={tol:g} "
+            f"cannot see past{limit}: " + ", ".join(remedies[:-1])
+            + (" or " if len(remedies) > 1 else "") + remedies[-1] + ".")
+
+
+def _advice(problem, rounding="") -> str:
     if not _explicit(problem) and problem.n_samples > FALLBACK_MAX_N:
-        return (f"The exact fallback (cvxpy-dual) was not tried at n = {problem.n_samples} > "
-                f"{FALLBACK_MAX_N} with a kernel: scale the features (StandardScaler), use a "
-                "smaller C, or call problem.solve('cvxpy-dual') yourself.")
-    return "Scale the features (e.g. StandardScaler) or use a smaller C."
+        return (rounding + " " if rounding else "") + (
+            f"The exact fallback (cvxpy-dual) was not tried at n = {problem.n_samples} > "
+            f"{FALLBACK_MAX_N} with a kernel: scale the features (StandardScaler), use a "
+            "smaller C, or call problem.solve('cvxpy-dual') yourself.")
+    return rounding or "Scale the features (e.g. StandardScaler) or use a smaller C."
 
 
 def _solve_cvxpy(problem, spec, solver, formulation, quad_form, verbose, options):
