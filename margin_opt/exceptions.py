@@ -5,7 +5,6 @@ solver traceback.
 """
 
 import threading
-import warnings
 from contextlib import contextmanager
 
 from sklearn.exceptions import ConvergenceWarning
@@ -22,6 +21,8 @@ __all__ = [
     "NotCertifiedError",
     "NonConvexWarning",
     "no_convergence_warnings",
+    "convergence_warnings_silenced",
+    "WARNINGS_LOCK",
 ]
 
 
@@ -70,18 +71,29 @@ class NonConvexWarning(UserWarning):
     convex, and an answer is a stationary point that no certificate can call optimal."""
 
 
-_QUIET = threading.RLock()
+#: held by code that changes the process's warning filters (``warnings.catch_warnings``
+#: is not thread-safe: interleaved between threads it leaves them changed for good)
+WARNINGS_LOCK = threading.RLock()
+_local = threading.local()
 
 
 @contextmanager
 def no_convergence_warnings():
-    """A context in which ``ConvergenceWarning`` is ignored (an inner solve that is
-    not the answer: a repair attempt, a block subproblem).
+    """A context in which this thread's solves do not warn ``ConvergenceWarning`` (an
+    inner solve that is not the answer: a repair attempt, a block subproblem).
 
-    Held under one process-wide lock: the one-vs-one pairs are solved on several
-    threads, and ``warnings.catch_warnings`` saves and restores the process's filters,
-    which, interleaved between threads, would leave them changed for good.
+    A flag of the calling thread, read where the warning is issued
+    (:func:`convergence_warnings_silenced`), not a change of the process's filters:
+    the one-vs-one pairs are solved on several threads, and another pair's genuine
+    warning must not be lost meanwhile.
     """
-    with _QUIET, warnings.catch_warnings():
-        warnings.simplefilter("ignore", ConvergenceWarning)
+    _local.quiet = getattr(_local, "quiet", 0) + 1
+    try:
         yield
+    finally:
+        _local.quiet -= 1
+
+
+def convergence_warnings_silenced() -> bool:
+    """True inside :func:`no_convergence_warnings` on this thread."""
+    return getattr(_local, "quiet", 0) > 0

@@ -111,14 +111,34 @@ def test_pairs_on_threads_give_the_sequential_fit(monkeypatch):
     X, y = load_digits(return_X_y=True)
     X = StandardScaler().fit_transform(X)[:600]
     y = y[:600]
+    monkeypatch.setattr(ovo, "_pair_threads", lambda members, pairs, budget: 2)
     threaded = SVC().fit(X, y)
-    monkeypatch.setattr(ovo, "_pair_threads", lambda share, n_pairs: 1)
+    monkeypatch.setattr(ovo, "_pair_threads", lambda members, pairs, budget: 1)
     sequential = SVC().fit(X, y)
     assert threaded.certificate_.ok and sequential.certificate_.ok
     np.testing.assert_array_equal(threaded.support_, sequential.support_)
     np.testing.assert_array_equal(threaded.dual_coef_, sequential.dual_coef_)
     np.testing.assert_array_equal(threaded.intercept_, sequential.intercept_)
     np.testing.assert_array_equal(threaded.n_iter_, sequential.n_iter_)
+
+
+def test_pair_threads_only_for_smo_within_the_budget(iris, monkeypatch):
+    # pegasos draws from NumPy's global generator: its pairs stay sequential, so that a
+    # seeded fit repeats; the threads never hold more pair blocks than the budget allows
+    from margin_opt.estimators import ovo
+
+    X, y = iris
+    fits = []
+    for _ in range(3):
+        np.random.seed(0)  # noqa: NPY002  (pegasos without random_state draws from it)
+        fits.append(SVC(solver="pegasos", certify=False).fit(X, y).intercept_)
+    np.testing.assert_array_equal(fits[0], fits[1])
+    np.testing.assert_array_equal(fits[0], fits[2])
+    members = [np.arange(100), np.arange(100, 200), np.arange(200, 300)]
+    pairs = [(0, 1), (0, 2), (1, 2)]
+    mb = 8 / 2 ** 20                              # bytes → MB
+    assert ovo._pair_threads(members, pairs, (3e4 + 2 * 4e4) * mb) in (1, 2)
+    assert ovo._pair_threads(members, pairs, (3e4 + 1 * 4e4) * mb) == 1
 
 
 def test_pair_callback_runs_in_pair_order_on_the_calling_thread(iris):

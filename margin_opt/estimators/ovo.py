@@ -213,31 +213,37 @@ def fit_one_vs_one(est, X, y_index, classes, weight, kernel, *, solver, on_pair=
             on_pair(p, problem, sol)
         return sol, cert, idx
 
-    # the pairs' small products: BLAS threads cost more than they save; where the
-    # pairs share the kernel matrix they are solved side by side on numba's threads
-    # (SMO, the kernel blocks and LAPACK run without the GIL).  With ``on_pair``
-    # (calibration: its own cross-validated fits, in pair order) one at a time, so
-    # that one pair's kernel block is held at once.
-    workers = 1 if on_pair is not None else _pair_threads(share, len(pairs))
-    with one_blas_thread():
-        if workers > 1:
-            with ThreadPoolExecutor(workers) as pool:
-                done = list(pool.map(solve_pair, pairs))
-        else:
-            done = [solve_pair(pair, p) for p, pair in enumerate(pairs)]
+    # Where the pairs share the kernel matrix and SMO solves them, they are solved side
+    # by side (SMO, the kernel blocks and LAPACK run without the GIL), BLAS on one thread
+    # (their products are small) and numba on one thread per pair.  Otherwise one at a
+    # time: with ``on_pair`` (calibration: its own cross-validated fits, in pair order),
+    # a ``callback`` (called from one thread) or another solver (pegasos draws from
+    # NumPy's global generator; cvxpy's fits are not worth it).
+    workers = 1
+    if on_pair is None and solver == "smo" and \
+            "callback" not in (est.solver_options or {}) and share:
+        workers = _pair_threads(members, pairs, budget)
+    if workers > 1:
+        with one_blas_thread(), ThreadPoolExecutor(
+                workers, initializer=numba.set_num_threads, initargs=(1,)) as pool:
+            done = list(pool.map(solve_pair, pairs))
+    else:
+        done = [solve_pair(pair, p) for p, pair in enumerate(pairs)]
     solutions = [sol for sol, _, _ in done]
     certs = [cert for _, cert, _ in done]
     rows = [idx for _, _, idx in done]
     return _assemble(est, X, y_index, classes, pairs, solutions, certs, rows, kernel, share)
 
 
-def _pair_threads(share, n_pairs):
-    """Threads over the pairs: numba's thread count where the pairs share one kernel
-    matrix (small pairs, whose solves run in compiled code without the GIL), else 1
-    (each pair's own long rows and passes are split over the threads instead)."""
-    if not share or n_pairs < 2:
-        return 1
-    return min(int(numba.get_num_threads()), n_pairs)
+def _pair_threads(members, pairs, budget_mb):
+    """Pairs solved side by side: numba's thread count, at most the number of pairs, and
+    no more than the cache budget holds (the classes' diagonal blocks, plus one kernel
+    block of the largest pair per thread)."""
+    sizes = np.array([m.size for m in members], dtype=float)
+    largest = max(sizes[i] + sizes[j] for i, j in pairs)
+    room = budget_mb * 2 ** 20 / 8 - float(sizes @ sizes)
+    fit = int(room // (largest * largest)) if largest > 0 else len(pairs)
+    return max(1, min(int(numba.get_num_threads()), len(pairs), fit))
 
 
 def _assemble(est, X, y_index, classes, pairs, solutions, certs, rows, kernel, share):

@@ -15,7 +15,13 @@ from dataclasses import dataclass
 import cvxpy as cp
 from cvxpy.reductions.solvers.solver_inverse_data import SolverInverseData
 
-from ..exceptions import InaccurateSolutionWarning, InfeasibleError, SolverError, UnboundedError
+from ..exceptions import (
+    WARNINGS_LOCK,
+    InaccurateSolutionWarning,
+    InfeasibleError,
+    SolverError,
+    UnboundedError,
+)
 
 __all__ = ["run_cvxpy", "CvxpyRun", "DEFAULT_SOLVER", "CLARABEL_TIGHT"]
 
@@ -100,7 +106,8 @@ def run_cvxpy(problem: cp.Problem, *, solver=None, verbose=False, on_infeasible=
     t2 = time.perf_counter()
     # as cvxpy's Problem.solve does: the solver's inverse data carries its options
     inverse[-1] = SolverInverseData(inverse[-1], chain.solver, options)
-    with warnings.catch_warnings():  # replaced by our own warning below
+    # replaced by our own warning below (under the lock: one-vs-one pairs run on threads)
+    with WARNINGS_LOCK, warnings.catch_warnings():
         warnings.filterwarnings("ignore", message="Solution may be inaccurate")
         try:
             problem.unpack_results(raw, chain, inverse)

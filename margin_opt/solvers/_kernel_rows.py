@@ -149,6 +149,15 @@ def _transform(r, buf, cols, lo, hi, kd, kbuf):
             buf[k] = math.tanh(gamma * buf[k] + coef0)
 
 
+@njit(cache=True, inline="always", fastmath=_FM)
+def _sweep4(b, m, XTc, lo, hi, v0, v1, v2, v3, f0, f1, f2, f3):
+    """b[k] += v0·XTc[f0, lo + k] + … + v3·XTc[f3, lo + k], summed in that order."""
+    x0, x1 = XTc[f0, lo:hi], XTc[f1, lo:hi]
+    x2, x3 = XTc[f2, lo:hi], XTc[f3, lo:hi]
+    for k in range(m):
+        b[k] = (((b[k] + v0 * x0[k]) + v1 * x1[k]) + v2 * x2[k]) + v3 * x3[k]
+
+
 @njit(cache=True, nogil=True, fastmath=_FM)
 def _tile(r, b, lo, hi, XTc, sqc, cols, full, kd, kbuf):
     """b[k] = K[r, c] for the columns c of XTc[:, lo:hi] (b has length hi − lo).
@@ -168,21 +177,29 @@ def _tile(r, b, lo, hi, XTc, sqc, cols, full, kd, kbuf):
             for k in range(m):
                 b[k] += v * xt[k]
     else:
-        # four features per sweep over the tile (a quarter of the loads and stores
-        # of b); each entry still sums its products in feature order
+        # the row's nonzero features, four per sweep over the tile (a quarter of the
+        # loads and stores of b); each entry sums its products in feature order, zero
+        # features skipped (exact: their terms are zeros)
         X = kd.X
-        d = XTc.shape[0]
-        f = 0
-        while f + 4 <= d:
-            v0, v1, v2, v3 = X[r, f], X[r, f + 1], X[r, f + 2], X[r, f + 3]
-            x0, x1 = XTc[f, lo:hi], XTc[f + 1, lo:hi]
-            x2, x3 = XTc[f + 2, lo:hi], XTc[f + 3, lo:hi]
-            for k in range(m):
-                b[k] = (((b[k] + v0 * x0[k]) + v1 * x1[k]) + v2 * x2[k]) + v3 * x3[k]
-            f += 4
-        for g in range(f, d):
-            v = X[r, g]
-            xt = XTc[g, lo:hi]
+        fa = fb = fc = 0
+        held = 0
+        for f in range(XTc.shape[0]):
+            if X[r, f] == 0.0:
+                continue
+            if held == 0:
+                fa = f
+            elif held == 1:
+                fb = f
+            elif held == 2:
+                fc = f
+            else:
+                _sweep4(b, m, XTc, lo, hi, X[r, fa], X[r, fb], X[r, fc], X[r, f], fa, fb, fc, f)
+                held = -1
+            held += 1
+        for q in range(held):
+            f = fa if q == 0 else (fb if q == 1 else fc)
+            v = X[r, f]
+            xt = XTc[f, lo:hi]
             for k in range(m):
                 b[k] += v * xt[k]
     kind, gamma, coef0 = kd.kind, kd.gamma, kd.coef0

@@ -67,8 +67,8 @@ def one_blas_thread():
     with _lock:
         if _controller is None:
             _controller = ThreadpoolController()
-        _depth += 1
-        limiter = _controller.limit(limits=1) if _depth == 1 else None
+        limiter = _controller.limit(limits=1) if _depth == 0 else None
+        _depth += 1                     # only once the limit is set (it may raise)
     try:
         yield
     finally:

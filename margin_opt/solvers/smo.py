@@ -28,7 +28,7 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.optimize import OptimizeResult
 
-from ..exceptions import ConvergenceWarning
+from ..exceptions import ConvergenceWarning, convergence_warnings_silenced
 from . import _smo_blocks as _blocks
 from . import _smo_kernels as _k
 from . import _smo_polish as _pol
@@ -518,7 +518,7 @@ class _SMORun:
             msg = (f"SMO reached max_iter={max_iter} with m(α) − M(α) = {gap:.3g} > tol = "
                    f"{tol:g}. Raise max_iter, loosen tol, scale the features (e.g. "
                    "StandardScaler) or use a smaller C.")
-        if status in ("max_iter", "stalled"):
+        if status in ("max_iter", "stalled") and not convergence_warnings_silenced():
             warnings.warn(msg, ConvergenceWarning, stacklevel=3)
         b = float(_k.calculate_b(a, G, y, self.C)) if self.equality else 0.0
         fun = float(0.5 * a @ (G + self.p))
