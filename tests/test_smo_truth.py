@@ -221,3 +221,25 @@ def test_second_polish_reuses_the_factor_and_reaches_the_optimum():
     ref = problem.solution_from_sklearn(lib)       # coefficients are ill-conditioned
     assert abs(sol.dual_objective - ref.dual_objective) <= 1e-8 * abs(ref.dual_objective)
     np.testing.assert_allclose(sol.decision, lib.predict(X), atol=1e-5)
+
+
+def test_gradient_exact_after_polish_and_shrinking():
+    # after a polish every gradient is exact; shrinking right after it and stopping at
+    # once must not leave a stale gradient (the shrunk ones are not recomputed then):
+    # the returned gradient is Qα + p computed afresh from the kernel matrix
+    from sklearn.metrics.pairwise import rbf_kernel
+
+    X, y = make_regression(1500, 5, noise=5.0, random_state=3)   # shrinks (600 does not)
+    X = StandardScaler().fit_transform(X)
+    y = (y - y.mean()) / y.std()
+    problem = SVRProblem(X, y, C=1.0, epsilon=0.1, gamma=0.2)
+    qp = problem.to_standard_form()
+    res = solve_smo(qp, tol=1e-8)
+    assert res.status == "optimal" and res.n_polish >= 1
+    assert res.cache["mean_active"] < qp.n_variables          # shrinking took place
+    K = rbf_kernel(X, X, gamma=0.2)
+    idx = qp.data_index
+    beta = np.zeros(X.shape[0])
+    np.add.at(beta, idx, qp.y * res.x)
+    grad = qp.y * (K @ beta)[idx] + qp.p
+    np.testing.assert_allclose(res.grad, grad, atol=1e-10)

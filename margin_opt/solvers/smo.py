@@ -398,6 +398,7 @@ class _SMORun:
             done = _pol.polish(self, self.budget, force)
         if done:
             self.n_polish += 1
+            self.st[_k.S_FULL_ITER] = self.st[_k.S_ITER]   # every gradient brought up to date
             self.st[_k.S_MARK] = self.st[_k.S_ITER]
             self.fout[1] = np.inf
             self.st[_k.S_UNSHRINK] = 0
