@@ -194,7 +194,9 @@ class KernelData:
             return memo[1].copy()
         nz = np.flatnonzero(beta)
         if self._gram is not None:
-            f = self._gram[:, nz] @ beta[nz]
+            # a product with the whole matrix beats copying out a quarter of its
+            # columns or more (365 × 365, 150 columns: 18 µs against 66 µs)
+            f = self._gram @ beta if 4 * nz.size >= beta.size else self._gram[:, nz] @ beta[nz]
         elif nz.size == 0:
             return np.zeros(self.n_samples)
         elif self.kernel.name in _kb.KINDS:
