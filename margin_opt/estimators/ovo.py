@@ -11,6 +11,8 @@ kernel matrix fits the cache budget, each class's diagonal block is computed onc
 each off-diagonal block by the one pair that needs it (:class:`ClassBlocks`), so every
 pair gets its whole kernel matrix with every entry computed once (LIBSVM recomputes
 rows pair by pair); otherwise each pair's SMO computes and caches its own rows.
+Pairs that share the matrix and are solved by SMO run side by side on numba's threads
+(their compiled code releases the GIL); the fit is the same as one pair at a time.
 
 The fitted attributes are LIBSVM's layout (``support_`` grouped by class,
 ``dual_coef_`` of shape (k − 1, n_SV), ``intercept_`` of shape (k(k − 1)/2,)), and
