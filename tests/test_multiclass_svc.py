@@ -1,5 +1,6 @@
 """One-vs-one SVC against scikit-learn's SVC (LIBSVM): layout, values, votes, certificates."""
 
+import numba
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -137,8 +138,10 @@ def test_pair_threads_only_for_smo_within_the_budget(iris, monkeypatch):
     members = [np.arange(100), np.arange(100, 200), np.arange(200, 300)]
     pairs = [(0, 1), (0, 2), (1, 2)]
     mb = 8 / 2 ** 20                              # bytes → MB
-    assert ovo._pair_threads(members, pairs, (3e4 + 2 * 4e4) * mb) in (1, 2)
-    assert ovo._pair_threads(members, pairs, (3e4 + 1 * 4e4) * mb) == 1
+    # room for the three diagonal blocks (3·100²) and two pair blocks (200² each)
+    assert ovo._pair_threads(members, pairs, (3e4 + 2 * 4e4) * mb) == \
+        min(2, numba.get_num_threads())
+    assert ovo._pair_threads(members, pairs, (3e4 + 2 * 4e4 - 1) * mb) == 1
 
 
 def test_pair_callback_runs_in_pair_order_on_the_calling_thread(iris):

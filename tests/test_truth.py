@@ -314,8 +314,8 @@ def test_not_certified_names_the_rounding_level_and_its_advice_works():
 
 
 def test_rounding_level_of_a_scaled_problem_is_negligible():
-    # the diagnosis is only for answers at the rounding level: a well-scaled problem
-    # that fails its certificate without fallback is not blamed on rounding
+    # the diagnosis is only for answers at the rounding level: on scaled features
+    # (kernel entries ≤ 1) the level is far below any tolerance
     X, y, _ = _cubic_svr_unscaled()
     problem = SVRProblem(X / 10, y, kernel="rbf", gamma=1.0, C=1.0, epsilon=0.1)
     sol = problem.solve("smo", tol=1e-6)

@@ -227,7 +227,8 @@ class KernelData:
         -------
         level : float
         k_max : float
-            The largest kernel entry that enters (max √Kᵢᵢ·√Kⱼⱼ over the support).
+            The largest |Kᵢⱼ| with βⱼ ≠ 0 (beyond the exact size its bound
+            max √Kᵢᵢ · max √Kⱼⱼ).
         """
         beta = np.abs(np.asarray(beta, dtype=float))
         nz = np.flatnonzero(beta)

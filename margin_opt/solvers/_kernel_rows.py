@@ -182,19 +182,20 @@ def _tile(r, b, lo, hi, XTc, sqc, cols, full, kd, kbuf):
         # features skipped (exact: their terms are zeros)
         X = kd.X
         fa = fb = fc = 0
-        held = 0
+        held = 0                      # nonzero features waiting for a sweep: fa, fb, fc
         for f in range(XTc.shape[0]):
             if X[r, f] == 0.0:
+                continue
+            if held == 3:
+                _sweep4(b, m, XTc, lo, hi, X[r, fa], X[r, fb], X[r, fc], X[r, f], fa, fb, fc, f)
+                held = 0
                 continue
             if held == 0:
                 fa = f
             elif held == 1:
                 fb = f
-            elif held == 2:
-                fc = f
             else:
-                _sweep4(b, m, XTc, lo, hi, X[r, fa], X[r, fb], X[r, fc], X[r, f], fa, fb, fc, f)
-                held = -1
+                fc = f
             held += 1
         for q in range(held):
             f = fa if q == 0 else (fb if q == 1 else fc)
