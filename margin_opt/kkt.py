@@ -348,7 +348,7 @@ class DualQPChecks:
 
 
 def dual_qp_checks(qp, alpha, xi, f0_dual, f_primal, reg, stationarity, stat_desc, tol,
-                   alpha_scale) -> DualQPChecks:
+                   alpha_scale, f0_gradient=None) -> DualQPChecks:
     """The KKT checks of an answer to the standard dual QP and its primal.
 
     Every residual is dimensionless or in the units of f: margins sₜ as they are;
@@ -374,6 +374,12 @@ def dual_qp_checks(qp, alpha, xi, f0_dual, f_primal, reg, stationarity, stat_des
         Normalized residual of w = Σβⱼφ(xⱼ); ``stat_desc`` says how it was measured.
     tol : float
     alpha_scale : float
+    f0_gradient : ndarray of shape (n_data,), optional
+        f without b from which the gradient ∇ = y·f + p of the m − M gap is read:
+        by default ``f0_dual``; an answer with explicit primal weights passes Φw,
+        which double precision knows to u·Σⱼ|xᵢⱼwⱼ| where Kβ carries
+        u·Σⱼ|Kᵢⱼβⱼ| (of order 1 on unscaled data with large multipliers), while
+        stationarity checks that w and β agree.
 
     Returns
     -------
@@ -385,7 +391,7 @@ def dual_qp_checks(qp, alpha, xi, f0_dual, f_primal, reg, stationarity, stat_des
     finite = np.isfinite(up)
     tau = np.sqrt(tol)
     s = y * f_primal[idx] + p
-    grad = y * f0_dual[idx] + p
+    grad = y * (f0_dual if f0_gradient is None else f0_gradient)[idx] + p
     primal_res = max(float(np.maximum(0.0, -s - xi).max(initial=0.0)),
                      float(np.maximum(0.0, -xi).max(initial=0.0)))
     box = max(float(np.maximum(0.0, -alpha).max(initial=0.0)),
@@ -407,10 +413,12 @@ def dual_qp_checks(qp, alpha, xi, f0_dual, f_primal, reg, stationarity, stat_des
     ]
     if qp.equality:
         checks.append(Check("mvp_gap", violating_pair_gap(y, alpha, grad, up, tau, alpha_scale),
-                            tol, "LIBSVM's m(α) − M(α) (its stopping rule)"))
+                            tol, "LIBSVM's m(α) − M(α) (its stopping rule)"
+                            + ("" if f0_gradient is None else ", ∇ from Φw")))
     else:
         checks.append(Check("projected_gradient",
                             projected_gradient(alpha, grad, up, tau, alpha_scale), tol,
-                            "largest violated ∇ₜ sign condition (no intercept)"))
+                            "largest violated ∇ₜ sign condition (no intercept)"
+                            + ("" if f0_gradient is None else ", ∇ from Φw")))
     zero, free, at_u = box_categories(alpha, up, tau, alpha_scale)
     return DualQPChecks(checks, s, zero, free, at_u, primal_obj, dual_obj)

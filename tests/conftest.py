@@ -12,6 +12,14 @@ def breast_cancer():
 
 
 @pytest.fixture(scope="session")
+def breast_cancer_raw():
+    """scikit-learn's breast cancer data, features unscaled (0.001 to 4000), y in {0, 1}."""
+    from sklearn.datasets import load_breast_cancer
+
+    return load_breast_cancer(return_X_y=True)
+
+
+@pytest.fixture(scope="session")
 def heart_scale():
     return load_dataset("heart_scale")      # ships with the package (LIBSVM's example set)
 

@@ -562,7 +562,8 @@ class KernelProblem:
         f0 = self.data.combination(coef)
         fp0, reg, stationarity, stat_desc = self.data.primal_point(v, coef, f0)
         res = kkt.dual_qp_checks(qp, alpha, xi, f0, fp0 + b, reg, stationarity, stat_desc, tol,
-                                 self._alpha_scale(alpha))
+                                 self._alpha_scale(alpha),
+                                 f0_gradient=fp0 if v.w is not None else None)
         quantities = {"primal_objective": res.primal_objective,
                       "dual_objective": res.dual_objective,
                       "duality_gap_abs": res.primal_objective - res.dual_objective, "b": b}

@@ -135,7 +135,7 @@ def _certified(problem, sol, spec, tol, options, fallback):
         return sol
     attempts = [_attempt(sol, cert)]
     last = sol
-    for repair in (_tighter, _exact, _exact_primal, _smo_from):
+    for repair in (_tighter, _exact, _active_set, _exact_primal, _active_set, _smo_from):
         new = repair(problem, last, spec, tol, options)
         if new is None:
             continue
@@ -232,6 +232,25 @@ def _smo_from(problem, sol, spec, tol, options):
     except (SolverError, ValueError):
         return None
     new.timings["total"] += sol.timings.get("total", 0.0)
+    return new
+
+
+def _active_set(problem, sol, spec, tol, options):
+    """The linear kernel's exact active-set refinement of an interior-point answer, in
+    the primal (:mod:`margin_opt.solvers.active_set`): where f = Kβ cannot be known to
+    ``tol`` in double precision (unscaled features, large multipliers), f = Φw can."""
+    from ..solvers import active_set
+
+    alpha = getattr(sol.variables, "standard_alpha", None)
+    if alpha is None or not sol.method.startswith("cvxpy") or not hasattr(problem, "_qp") or \
+            not _explicit(problem) or not active_set.applies(problem._qp):
+        return None
+    t0 = time.perf_counter()
+    res = active_set.refine_linear(problem._qp, alpha, tol=tol)
+    new = problem.solution_from_primal(
+        res.w, res.b, alpha=res.x, method="active-set", backend="margin_opt (primal, lstsq)",
+        status=res.status, n_iter=res.nit, message=res.message)
+    new.timings["total"] = time.perf_counter() - t0 + sol.timings.get("total", 0.0)
     return new
 
 
