@@ -346,7 +346,7 @@ def select_pair(alpha, G, y, C, QD, index, st, kd, cc, all_cols, tol, wss2, out,
         return gap
     i = imax
     b = position_row(i, -1, index, st, kd, cc, all_cols, bufs, btag, nthr)
-    j = _ps.wss2(G, y, pl, QD, index, bufs[b], i, Gmax, na, nthr, parts, red)
+    j = _ps.wss2(G, y, pl, QD, index, bufs[b], i, Gmax, na, nthr, parts, red, bufs[2])
     if j < 0:
         return gap
     out[0] = i
@@ -461,7 +461,7 @@ def smo_run(alpha, G, G_bar, y, p, C, QD, index, perm, st, kd, cc, all_cols,
     pl = np.empty(m)
     parts = np.empty((max(pthr, 1), 4))
     red = np.empty(4)
-    bufs = np.empty((2, m))                    # the rows of the pair in position order
+    bufs = np.empty((3, m))          # the rows of the pair in position order; WSS 2 scratch
     btag = np.full((2, 3), -1, dtype=np.int64)
     _ps.set_pens(0, m, alpha, y, C, pu, pl)    # α may have changed since the last call
     fresh = False
