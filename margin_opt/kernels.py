@@ -22,7 +22,8 @@ from sklearn.metrics import pairwise
 
 from .validation import canonical
 
-__all__ = ["Kernel", "make_kernel", "resolve_gamma", "rbf", "KERNELS"]
+__all__ = ["Kernel", "make_kernel", "resolve_gamma", "rbf", "KERNELS", "polynomial_features",
+           "n_polynomial_features"]
 
 KERNELS = ("linear", "poly", "rbf", "sigmoid", "precomputed")
 
@@ -269,3 +270,66 @@ def make_kernel(kernel="rbf", X=None, *, gamma="scale", degree=3, coef0=0.0) -> 
     g = resolve_gamma(gamma, X) if X is not None else resolve_gamma(
         gamma if not isinstance(gamma, str) else 1.0, np.zeros((1, 1)))
     return Kernel(kernel, gamma=g, degree=int(degree), coef0=float(coef0))
+
+
+def n_polynomial_features(n_features: int, degree: int, coef0: float) -> int:
+    """Number of columns of :func:`polynomial_features`: the monomials of degree ≤
+    ``degree`` in ``n_features`` variables (exactly ``degree`` when coef0 = 0)."""
+    from math import comb
+
+    if coef0 == 0:
+        return comb(n_features + degree - 1, degree)
+    return comb(n_features + degree, degree)
+
+
+def polynomial_features(X, gamma: float, coef0: float, degree: int) -> np.ndarray:
+    """The explicit feature map of the polynomial kernel: Φ with ΦΦᵀ = (γXXᵀ + c₀)^p.
+
+    By the multinomial theorem (γxᵀz + c₀)^p is the sum over multi-indices k of total
+    degree t = Σⱼ kⱼ ≤ p of p! / ((p − t)! k!) c₀^(p−t) γ^t x^k z^k (k! = Πⱼ kⱼ!), so
+    φ_k(x) is the monomial x^k (scikit-learn's ``PolynomialFeatures``) times the
+    square root of that coefficient.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n_samples, n_features)
+    gamma : float
+        > 0.
+    coef0 : float
+        ≥ 0 (a negative coef0 has no real feature map).
+    degree : int
+        ≥ 1.
+
+    Returns
+    -------
+    Phi : ndarray of shape (n_samples, :func:`n_polynomial_features`)
+
+    Raises
+    ------
+    ValueError
+        coef0 < 0, gamma ≤ 0 or a degree that is not an integer ≥ 1.
+
+    References
+    ----------
+    B. Schölkopf and A. J. Smola, *Learning with Kernels*, MIT Press, 2002, §2.1
+    (the feature space of the polynomial kernel).
+    """
+    from math import factorial
+
+    from sklearn.preprocessing import PolynomialFeatures
+
+    if coef0 < 0 or gamma <= 0 or int(degree) != degree or degree < 1:
+        raise ValueError("the polynomial kernel has a real feature map for gamma > 0, "
+                         f"coef0 ≥ 0 and an integer degree ≥ 1; got gamma={gamma!r}, "
+                         f"coef0={coef0!r}, degree={degree!r}.")
+    X = np.asarray(X, dtype=float)
+    poly = PolynomialFeatures(int(degree), include_bias=True).fit(X[:1])
+    powers = poly.powers_
+    total = powers.sum(axis=1)
+    keep = total == degree if coef0 == 0 else np.ones(total.size, dtype=bool)
+    powers, total = powers[keep], total[keep]
+    multinomial = np.array([factorial(degree) / (factorial(degree - t)
+                                                 * np.prod([factorial(k) for k in row]))
+                            for row, t in zip(powers, total, strict=True)])
+    scale = np.sqrt(multinomial * gamma ** total * float(coef0) ** (degree - total))
+    return poly.transform(X)[:, keep] * scale

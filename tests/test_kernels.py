@@ -4,7 +4,12 @@ import scipy.sparse as sp
 from sklearn.metrics.pairwise import polynomial_kernel, rbf_kernel, sigmoid_kernel
 from sklearn.svm import SVC as SkSVC
 
-from margin_opt.kernels import make_kernel, resolve_gamma
+from margin_opt.kernels import (
+    make_kernel,
+    n_polynomial_features,
+    polynomial_features,
+    resolve_gamma,
+)
 
 rng = np.random.default_rng(1)
 X = rng.normal(size=(12, 4))
@@ -147,3 +152,36 @@ def test_smo_kernel_rows_equal_scikit_learn(name, d):
         kr.kernel_row(r, out[q], kd.all_cols, -1, kd)
     ref = pairwise_kernels(X[rows], X, metric=name, **params)
     np.testing.assert_allclose(out, ref, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("d,degree,coef0", [(1, 3, 1.0), (3, 2, 0.0), (10, 3, 0.5), (4, 1, 2.0),
+                                            (2, 5, 0.3)])
+def test_polynomial_features_reproduce_scikit_learns_kernel(d, degree, coef0):
+    from math import comb
+
+    X = np.random.default_rng(d).normal(size=(9, d)) * 3
+    Phi = polynomial_features(X, 0.3, coef0, degree)
+    K = polynomial_kernel(X, degree=degree, gamma=0.3, coef0=coef0)
+    assert np.abs(Phi @ Phi.T - K).max() <= 1e-14 * np.abs(K).max()
+    # all monomials of degree ≤ p, or exactly p when coef0 = 0
+    assert Phi.shape[1] == n_polynomial_features(d, degree, coef0) == (
+        comb(d + degree, degree) if coef0 else comb(d + degree - 1, degree))
+
+
+def test_polynomial_feature_map_is_explicit_only_where_it_is_small():
+    from margin_opt import SVMProblem
+    from margin_opt.problems.kernel_data import POLY_FEATURES_MAX
+
+    rng = np.random.default_rng(0)
+    y = np.repeat([-1.0, 1.0], 15)
+    small = SVMProblem(rng.normal(size=(30, 4)), y, kernel="poly", degree=3, coef0=1.0)
+    assert small.explicit_w and small.features().shape == (30, 35)
+    wide = rng.normal(size=(30, 20))                  # C(23, 3) = 1771 monomials
+    assert not SVMProblem(wide, y, kernel="poly", degree=3, coef0=1.0).explicit_w
+    assert 1771 > POLY_FEATURES_MAX
+    assert not SVMProblem(sp.csr_matrix(rng.normal(size=(30, 4))), y, kernel="poly",
+                          degree=3, coef0=1.0).explicit_w
+    assert not SVMProblem(rng.normal(size=(30, 4)), y, kernel="poly", degree=3,
+                          coef0=-1.0).explicit_w
+    with pytest.raises(ValueError, match="coef0 ≥ 0"):
+        polynomial_features(rng.normal(size=(3, 2)), 1.0, -1.0, 2)

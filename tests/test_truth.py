@@ -117,22 +117,24 @@ def test_estimator_default_is_certified_even_where_smo_alone_is_not():
     assert clf.certificate_.ok and clf.solution_.status == "optimal"
 
 
-def test_exact_primal_repairs_where_the_dual_solver_fails():
+def test_cubic_kernel_through_its_monomials_where_the_dense_dual_fails():
     # found by `margin-opt bench truth` (seed 3072605250): a cubic kernel with entries
-    # ~1e6 and a large C; Clarabel fails on the dual, SMO stalls, the primal (three
-    # dozen kernel-factor coordinates) certifies
+    # ~1e6 and a large C; Clarabel fails on the dual written with the dense kernel
+    # matrix, SMO stalls; the kernel's 35 monomials are explicit, and the dual written
+    # through them certifies
     rng = np.random.default_rng(0)
     X = rng.normal(size=(84, 4)) * 5.0
     y = X @ rng.normal(size=4) + rng.normal(scale=0.3, size=84)
     w = rng.uniform(0, 2, 84) * (rng.uniform(size=84) > 0.2)
     params = dict(C=226.0, epsilon=0.0, kernel="poly", gamma=0.33, degree=3, coef0=1.0)
     p = SVRProblem(X, y, sample_weight=w, **params)
+    assert p.explicit_w and p.features().shape == (84, 35)
     with pytest.raises(SolverError):
-        p.solve("cvxpy-dual")
+        p.solve("cvxpy-dual", quad_form="quad_form")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         reg = SVR(**params).fit(X, y, sample_weight=w)
-    assert reg.certificate_.ok and reg.solution_.method == "cvxpy-primal"
+    assert reg.certificate_.ok and reg.solution_.method != "smo"
     assert [a["method"] for a in reg.solution_.attempts][0] == "smo"
     ref = p.solve("cvxpy-loss")                 # the unconstrained ε-insensitive form
     assert abs(reg.solution_.primal_objective - ref.primal_objective) <= \
@@ -286,6 +288,18 @@ def test_unscaled_breast_cancer(breast_cancer_raw, C):
         assert sol.method == "active-set"
 
 
+def test_a_repaired_fit_does_not_warn(breast_cancer_raw):
+    """SMO stalls on the raw features and the fallback certifies: the stall is in
+    ``solution_.attempts``, and no ConvergenceWarning is left beside a certified answer."""
+    X, y = breast_cancer_raw
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        clf = SVC(kernel="linear", C=1.0).fit(X, y)
+    assert clf.certificate_.ok
+    assert clf.solution_.attempts[0]["method"] == "smo"
+    assert clf.solution_.attempts[0]["status"] == "stalled"
+
+
 def test_unscaled_hard_margin_certificate_fails_on_wrong_answers(breast_cancer_raw):
     """The primal reading of the certificate is no looser: a w shrunk by 1e-6, or one
     multiplier moved by 1e-4 of itself, fails; and the m − M gap read from Kβ (the
@@ -360,22 +374,43 @@ def test_rounding_level_exact_and_its_bound(monkeypatch):
     assert want <= bound <= 50 * want
 
 
+@pytest.mark.parametrize("seed", range(6))
+def test_unscaled_cubic_certifies_through_its_monomials(seed):
+    # the slow search's failing family: f = Kβ is known only to ~2e-5 from the
+    # multipliers, but the kernel's 4 monomials are explicit and f = Φw is known to
+    # ~1e-12: the default fit certifies at 1e-6 and agrees with the ε-insensitive form
+    X, y, kw = _cubic_svr_unscaled(seed)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        reg = SVR(**kw).fit(X, y)
+    assert reg.certificate_.ok
+    problem = SVRProblem(X, y, **kw)
+    level, _ = problem.data.rounding_level(
+        problem.coefficients(reg.solution_.variables.standard_alpha))
+    assert level > 1e-6                          # no dual reading could have vouched
+    ref = problem.solve("cvxpy-loss")
+    assert reg.solution_.primal_objective == pytest.approx(ref.primal_objective, rel=1e-6)
+
+
 def test_not_certified_names_the_rounding_level_and_its_advice_works():
-    # no double-precision answer certifies at 1e-6 here: the error says that the
+    # the same problems through their kernel matrix (precomputed: no feature map, so
+    # no w): no double-precision answer certifies at 1e-6; the error says that the
     # residuals are at the rounding level of f = Kβ and what to do; both remedies work
     import re
 
     from sklearn.preprocessing import StandardScaler
 
     X, y, kw = _cubic_svr_unscaled()
+    cubic = {"kernel": "precomputed", "C": kw["C"], "epsilon": kw["epsilon"]}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         with pytest.raises(NotCertifiedError, match="rounding level") as info:
-            SVR(**kw).fit(X, y)
+            SVR(**cubic).fit((X @ X.T + 1.0) ** 3, y)
         tol = float(re.search(r"tol ≥ ([0-9e.+-]+)\.", str(info.value)).group(1))
         assert 1e-5 <= tol <= 1e-2
-        assert SVR(tol=tol, **kw).fit(X, y).certificate_.ok
-        assert SVR(**kw).fit(StandardScaler().fit_transform(X), y).certificate_.ok
+        assert SVR(tol=tol, **cubic).fit((X @ X.T + 1.0) ** 3, y).certificate_.ok
+        Xs = StandardScaler().fit_transform(X)
+        assert SVR(**cubic).fit((Xs @ Xs.T + 1.0) ** 3, y).certificate_.ok
 
 
 def test_rounding_level_of_a_scaled_problem_is_negligible():

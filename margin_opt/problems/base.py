@@ -216,6 +216,8 @@ class KernelProblem:
               else f"C = {self.C:g}, Cᵢ = C·sᵢ in [{box.min():.3g}, {box.max():.3g}]")
         feats = ("φ(x) = x" if self.kernel.is_linear and self.feature_map is None else
                  "φ given" if self.feature_map is not None else
+                 f"φ(x) the {self.features().shape[1]} scaled monomials of degree ≤ "
+                 f"{self.kernel.degree}, K = ΦΦᵀ" if self.explicit_w else
                  "φ(xᵢ) the rows of the kernel factor L, K = LLᵀ (the empirical feature map)")
         qp = self._qp
         name = getattr(self, "title", self.certificate_name)

@@ -16,7 +16,7 @@ import scipy.sparse as sp
 from scipy.linalg import lapack
 
 from ..exceptions import SolverError
-from ..kernels import Kernel, make_kernel
+from ..kernels import Kernel, make_kernel, n_polynomial_features, polynomial_features
 from ..solvers import kernel_blocks as _kb
 from ..validation import check_precomputed_kernel
 
@@ -27,6 +27,12 @@ __all__ = ["KernelData", "kernel_factor", "check_scale", "QUAD_FORMS", "PSDRepor
 QUAD_FORMS = ("auto", "features", "quad_form", "factor")
 #: samples up to which :meth:`KernelData.rounding_level` reads the kernel matrix itself
 ROUNDING_EXACT_MAX = 2500
+#: A polynomial kernel on dense data has its feature map (the scaled monomials,
+#: :func:`~margin_opt.kernels.polynomial_features`) made explicit up to this many
+#: monomials (a cubic kernel in 10 features has 286) …
+POLY_FEATURES_MAX = 300
+#: … and this many entries of Φ (32 MB).
+POLY_FEATURES_CELLS = 2 ** 22
 
 
 class KernelData:
@@ -75,6 +81,8 @@ class KernelData:
         self._validated_psd = getattr(self, "_validated_psd", False)
         if self.kernel.name not in ("precomputed", "callable") and not scale_checked:
             check_scale(X, self.kernel)
+        if self._features is None and feature_map is None:
+            self._features = _monomials(X, self.kernel)
 
     @property
     def n_samples(self) -> int:
@@ -82,7 +90,10 @@ class KernelData:
 
     @property
     def explicit_w(self) -> bool:
-        """True when w lives in an explicit feature space (linear kernel or feature map)."""
+        """True when w lives in an explicit feature space: the linear kernel, a feature
+        map, or a polynomial kernel of few monomials (:data:`POLY_FEATURES_MAX`), whose
+        feature map is made explicit so that an answer can carry w and f = Φw be read
+        to u·Σₖ|Φᵢₖwₖ| (on unscaled data far more precisely than f = Kβ)."""
         return self._features is not None
 
     def gram(self) -> np.ndarray:
@@ -163,8 +174,9 @@ class KernelData:
     def features(self):
         """The matrix Φ the primal is linear in, shape (n_samples, r).
 
-        X for the linear kernel, φ(X) for a feature map, else the pivoted Cholesky
-        factor L of K (K = LLᵀ, r its numerical rank).
+        X for the linear kernel, φ(X) for a feature map, the scaled monomials for a
+        polynomial kernel of few monomials, else the pivoted Cholesky factor L of K
+        (K = LLᵀ, r its numerical rank).
         """
         if self._features is not None:
             return self._features
@@ -320,6 +332,16 @@ class KernelData:
                 out = self.X, self.kernel
             self._standard_form_data = out
         return self._standard_form_data
+
+
+def _monomials(X, kernel):
+    """Φ of a polynomial kernel with few monomials on dense data, else None."""
+    if kernel.name != "poly" or sp.issparse(X) or kernel.coef0 < 0 or X.ndim != 2:
+        return None
+    n_mono = n_polynomial_features(X.shape[1], kernel.degree, kernel.coef0)
+    if n_mono > POLY_FEATURES_MAX or n_mono * X.shape[0] > POLY_FEATURES_CELLS:
+        return None
+    return polynomial_features(X, kernel.gamma, kernel.coef0, kernel.degree)
 
 
 def check_scale(X, kernel):

@@ -68,7 +68,13 @@ def solve(problem, method="cvxpy-dual", *, solver=None, formulation=None, quad_f
     t0 = time.perf_counter()
     if spec.route == "backend" and getattr(problem, "hard_margin", False):
         problem.require_separable()     # a backend cannot prove infeasibility: the LP does
-    sol = _run(problem, name, spec, solver, formulation, quad_form, verbose, options)
+    if fallback and certify is not False:
+        # a first run that stops short is repaired below, or NotCertifiedError lists it:
+        # its ConvergenceWarning would only be noise beside a certified answer
+        with no_convergence_warnings():
+            sol = _run(problem, name, spec, solver, formulation, quad_form, verbose, options)
+    else:
+        sol = _run(problem, name, spec, solver, formulation, quad_form, verbose, options)
     if certify is not False:
         tol = _claimed_tol(problem, spec, options) if certify is True else \
             check_positive(certify, "certify (a tolerance)")
@@ -236,17 +242,26 @@ def _smo_from(problem, sol, spec, tol, options):
 
 
 def _active_set(problem, sol, spec, tol, options):
-    """The linear kernel's exact active-set refinement of an interior-point answer, in
-    the primal (:mod:`margin_opt.solvers.active_set`): where f = Kβ cannot be known to
-    ``tol`` in double precision (unscaled features, large multipliers), f = Φw can."""
+    """The exact active-set refinement of the latest answer in the primal, where w is
+    explicit (:mod:`margin_opt.solvers.active_set`, on the features Φ: X, a feature map,
+    a polynomial kernel's monomials): where f = Kβ cannot be known to ``tol`` in double
+    precision (unscaled features, large multipliers), f = Φw can."""
+    from dataclasses import replace
+
+    from ..kernels import make_kernel
     from ..solvers import active_set
 
     alpha = getattr(sol.variables, "standard_alpha", None)
-    if alpha is None or not sol.method.startswith("cvxpy") or not hasattr(problem, "_qp") or \
-            not _explicit(problem) or not active_set.applies(problem._qp):
+    if alpha is None or sol.method == "active-set" or not hasattr(problem, "_qp") or \
+            not _explicit(problem):
+        return None
+    qp = problem._qp
+    if not qp.kernel.is_linear:       # the same dual, written on the explicit features
+        qp = replace(qp, X=problem.features(), kernel=make_kernel("linear"), gram=None)
+    if not active_set.applies(qp):
         return None
     t0 = time.perf_counter()
-    res = active_set.refine_linear(problem._qp, alpha, tol=tol)
+    res = active_set.refine_linear(qp, alpha, tol=tol)
     new = problem.solution_from_primal(
         res.w, res.b, alpha=res.x, method="active-set", backend="margin_opt (primal, lstsq)",
         status=res.status, n_iter=res.nit, message=res.message)
