@@ -48,9 +48,13 @@ def solve(problem, method="cvxpy-dual", *, solver=None, formulation=None, quad_f
     :class:`~margin_opt.exceptions.InaccurateSolutionWarning` — or, with ``fallback``,
     the answer is repaired: a dual backend is restarted from it at a 100× tighter
     tolerance, then the exact cvxpy dual (failing that, the cvxpy primal) is solved
-    where the problem's size allows (:data:`FALLBACK_MAX_N`), then SMO is
-    warm-started from the last answer; what was tried is in ``Solution.attempts`` and the
-    certificate's notes, and when nothing certifies :class:`NotCertifiedError` says why.
+    where the problem's size allows (:data:`FALLBACK_MAX_N`), each followed, where w is
+    explicit, by the exact active-set refinement in the primal
+    (:mod:`margin_opt.solvers.active_set`), then SMO is warm-started from the last
+    answer; what was tried is in ``Solution.attempts`` and the certificate's notes, and
+    when nothing certifies :class:`NotCertifiedError` says why.  The first run's
+    ``ConvergenceWarning`` is not issued with ``fallback``: a run that stops short is
+    repaired or listed in the error.
 
     Raises
     ------
