@@ -75,7 +75,7 @@ fmax = _minmax("llvm.maxnum.f64")
 fmin = _minmax("llvm.minnum.f64")
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def set_pens(lo, hi, alpha, y, C, pu, pl):
     """pu[t] = 0 for t in I_up, else BIG; pl[t] = 0 for t in I_low, else BIG (t in [lo, hi)).
 
@@ -93,7 +93,7 @@ def set_pens(lo, hi, alpha, y, C, pu, pl):
         pl[t] = 0.0 if low else BIG
 
 
-@njit(cache=True, nogil=True, fastmath=_FV)
+@njit(cache=True, nogil=True, fastmath=_FV, _nrt=False)
 def _last_up(G, y, pu, s, e, v):
     for t in range(e - 1, s - 1, -1):
         if -y[t] * G[t] - pu[t] == v:
@@ -101,7 +101,7 @@ def _last_up(G, y, pu, s, e, v):
     return -1
 
 
-@njit(cache=True, nogil=True, fastmath=_FV)
+@njit(cache=True, nogil=True, fastmath=_FV, _nrt=False)
 def _last_low(G, y, pl, s, e, v):
     for t in range(e - 1, s - 1, -1):
         if -y[t] * G[t] + pl[t] == v:
@@ -129,7 +129,7 @@ def _start(best):
     best[3] = -1
 
 
-@njit(cache=True, nogil=True, fastmath=_FV)
+@njit(cache=True, nogil=True, fastmath=_FV, _nrt=False)
 def _first_range(G, y, pu, pl, lo, hi, res):
     """res = (max gu, its chunk, min gl, its chunk) over [lo, hi)."""
     _start(res)
@@ -145,7 +145,7 @@ def _first_range(G, y, pu, pl, lo, hi, res):
         _keep(mu, ml, s, res)
 
 
-@njit(cache=True, nogil=True, fastmath=_FV)
+@njit(cache=True, nogil=True, fastmath=_FV, _nrt=False)
 def _update_range(G, y, pu, pl, bi, bj, dai, daj, lo, hi, res):
     """∇ₜ += yₜ(bi[t]·dai + bj[t]·daj) (the rows of the pair in position order), fused
     with :func:`_first_range`."""
@@ -165,7 +165,7 @@ def _update_range(G, y, pu, pl, bi, bj, dai, daj, lo, hi, res):
         _keep(mu, ml, s, res)
 
 
-@njit(cache=True, nogil=True, fastmath=_FV)
+@njit(cache=True, nogil=True, fastmath=_FV, _nrt=False)
 def _gather_range(row, index, buf, lo, hi):
     for s in range(lo, hi, CH):
         e = min(s + CH, hi)
@@ -174,7 +174,7 @@ def _gather_range(row, index, buf, lo, hi):
             b[k] = row[ix[k]]
 
 
-@njit(cache=True, nogil=True, fastmath=_FV)
+@njit(cache=True, nogil=True, fastmath=_FV, _nrt=False)
 def _od(gmax, yk, gk, plk, c, ri, qi, qk, rowc):
     """The WSS 2 value −(m − gₜ)²/aᵢₜ of one variable, or ≥ BIG/2 outside the candidates."""
     gd = gmax + yk * gk
@@ -185,7 +185,7 @@ def _od(gmax, yk, gk, plk, c, ri, qi, qk, rowc):
     return -(gd * gd) / quad + plk + pen
 
 
-@njit(cache=True, nogil=True, fastmath=_FV)
+@njit(cache=True, nogil=True, fastmath=_FV, _nrt=False)
 def _wss2_range(G, y, pl, QD, index, bi, ri, qi, gmax, lo, hi, res, od):
     """res = (min od, its chunk) over [lo, hi); ``bi`` the row of i in position order;
     every value is kept in ``od`` for the position scan."""
@@ -207,7 +207,7 @@ def _wss2_range(G, y, pl, QD, index, bi, ri, qi, gmax, lo, hi, res, od):
     res[1] = cb
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def _last_od(od, s, e, v):
     # the kept values, not recomputed: a scan without divisions (it cost 3.7× the pass)
     for t in range(e - 1, s - 1, -1):
@@ -246,7 +246,7 @@ def _gather_par(row, index, buf, na, nthr):
         _gather_range(row, index, buf, min(na, h * step), min(na, (h + 1) * step))
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def _combine_pairs(parts, nthr, out):
     """Merge per-part (max, chunk, min, chunk): the later part wins ties."""
     _start(out)
@@ -259,7 +259,7 @@ def _combine_pairs(parts, nthr, out):
             out[3] = parts[h, 3]
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def _positions(G, y, pu, pl, na, red, firstf, firsti):
     """From (max, chunk, min, chunk) to m, M and their positions (−1: empty set)."""
     Gmax, cu, Mmin, cl = red[0], np.int64(red[1]), red[2], np.int64(red[3])
@@ -275,7 +275,7 @@ def _positions(G, y, pu, pl, na, red, firstf, firsti):
     firsti[1] = jmax
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def first_pass(G, y, pu, pl, na, nthr, parts, red, firstf, firsti):
     """m = max_{I_up} g and M = min_{I_low} g over the first ``na`` positions, with the
     last position of each (ties: LIBSVM's ``>=``), into ``firstf`` / ``firsti``."""
@@ -287,7 +287,7 @@ def first_pass(G, y, pu, pl, na, nthr, parts, red, firstf, firsti):
     _positions(G, y, pu, pl, na, red, firstf, firsti)
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def gather(row, index, buf, na, nthr):
     """buf[t] = row[index[t]] for t < na: a row kept by data row, in position order.
 
@@ -300,7 +300,7 @@ def gather(row, index, buf, na, nthr):
         _gather_range(row, index, buf, 0, na)
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def fused_update(G, y, pu, pl, bi, bj, dai, daj, na, nthr, parts, red, firstf, firsti):
     """The gradient update of a pair step (``bi``, ``bj``: the rows of i and j in
     position order) fused with :func:`first_pass` of the next selection."""
@@ -312,7 +312,7 @@ def fused_update(G, y, pu, pl, bi, bj, dai, daj, na, nthr, parts, red, firstf, f
     _positions(G, y, pu, pl, na, red, firstf, firsti)
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def wss2(G, y, pl, QD, index, bi, i, gmax, na, nthr, parts, red, od):
     """j of WSS 2 for the pair (i, j): argmin over I_low with m − gₜ > 0 of
     −(m − gₜ)²/(Kᵢᵢ + Kₜₜ − 2Kᵢₜ) (last position on ties), or −1; ``bi`` the row
