@@ -348,7 +348,7 @@ class DualQPChecks:
 
 
 def dual_qp_checks(qp, alpha, xi, f0_dual, f_primal, reg, stationarity, stat_desc, tol,
-                   alpha_scale, f0_gradient=None) -> DualQPChecks:
+                   alpha_scale, f0_gradient=None, quad=None) -> DualQPChecks:
     """The KKT checks of an answer to the standard dual QP and its primal.
 
     Every residual is dimensionless or in the units of f: margins sₜ as they are;
@@ -380,6 +380,10 @@ def dual_qp_checks(qp, alpha, xi, f0_dual, f_primal, reg, stationarity, stat_des
         which double precision knows to u·Σⱼ|xᵢⱼwⱼ| where Kβ carries
         u·Σⱼ|Kᵢⱼβⱼ| (of order 1 on unscaled data with large multipliers), while
         stationarity checks that w and β agree.
+    quad : float, optional
+        βᵀKβ for the dual objective, by default β·``f0_dual``; an answer with explicit
+        primal weights passes ‖Φᵀβ‖², a sum of squares that keeps its relative
+        precision where β·Kβ sums terms of both signs ~1e4 times larger.
 
     Returns
     -------
@@ -399,7 +403,8 @@ def dual_qp_checks(qp, alpha, xi, f0_dual, f_primal, reg, stationarity, stat_des
     eq = abs(float(y @ alpha) - qp.delta) if qp.equality else 0.0
     comp = max(float(np.abs(alpha * (s + xi)).max(initial=0.0)),
                float(np.abs((up[finite] - alpha[finite]) * xi[finite]).max(initial=0.0)))
-    quad = float(coefficients(qp, alpha) @ f0_dual)
+    if quad is None:
+        quad = float(coefficients(qp, alpha) @ f0_dual)
     primal_obj = reg + float(up[finite] @ xi[finite])
     dual_obj = -(0.5 * quad + float(p @ alpha))
     gap_rel = abs(primal_obj - dual_obj) / max(1.0, abs(primal_obj))

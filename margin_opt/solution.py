@@ -31,7 +31,9 @@ class _KernelVariables:
     Attributes
     ----------
     w : ndarray of shape (n_features,) or None
-        Primal weights where they are explicit (linear kernel or a feature map).
+        Primal weights where they are explicit (linear kernel or a feature map), or
+        an answer refined in the primal on a polynomial kernel's monomials (their
+        coordinates: ``problem.data.w_basis()``).
     w_factor : ndarray of shape (r,) or None
         A kernel primal answer's weights in the coordinates of the kernel factor
         K = LLᵀ (the cvxpy primal, or a representer answer), else None.
@@ -226,7 +228,8 @@ class Solution:
 
     @property
     def w(self):
-        """Explicit primal weights, or None (non-linear kernel)."""
+        """Explicit primal weights (in the coordinates of the problem's
+        ``data.w_basis()``: the features, or a polynomial kernel's monomials), or None."""
         return self._var("w")
 
     @property

@@ -78,3 +78,24 @@ def test_it_says_when_it_cannot_refine():
     rng = np.random.default_rng(1)
     res = refine_linear(qp, rng.uniform(0, qp.upper), max_rounds=1)
     assert res.status in ("max_iter", "stalled") and not res.success
+
+
+def test_zero_weights_take_no_part():
+    # a variable with uₜ = 0 (zero sample weight) is fixed at 0 and never joins the
+    # active set, even where its constraint is violated (found by the slow search:
+    # bounded least squares refuses an empty box)
+    rng = np.random.default_rng(5)
+    X = rng.normal(size=(40, 3)) * 10
+    y = X @ rng.normal(size=3) + rng.normal(scale=3.0, size=40)
+    weights = np.where(rng.uniform(size=40) < 0.3, 0.0, 1.0)
+    p = SVRProblem(X, y, C=5.0, epsilon=0.1, kernel="linear", sample_weight=weights)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        start = p.solve("cvxpy-dual", certify=False)
+    res = refine_linear(p.to_standard_form(), start.variables.standard_alpha, tol=1e-8)
+    assert res.status == "optimal", res.message
+    fixed = p.to_standard_form().upper == 0
+    assert fixed.any() and np.all(res.x[fixed] == 0)
+    sol = p.solution_from_primal(res.w, res.b, alpha=res.x)
+    assert p.certify(sol, tol=1e-8).ok
+    assert sol.primal_objective == pytest.approx(start.dual_objective, rel=1e-7)

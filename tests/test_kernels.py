@@ -168,20 +168,22 @@ def test_polynomial_features_reproduce_scikit_learns_kernel(d, degree, coef0):
         comb(d + degree, degree) if coef0 else comb(d + degree - 1, degree))
 
 
-def test_polynomial_feature_map_is_explicit_only_where_it_is_small():
+def test_polynomial_monomials_are_kept_only_where_they_are_few():
     from margin_opt import SVMProblem
     from margin_opt.problems.kernel_data import POLY_FEATURES_MAX
 
     rng = np.random.default_rng(0)
     y = np.repeat([-1.0, 1.0], 15)
     small = SVMProblem(rng.normal(size=(30, 4)), y, kernel="poly", degree=3, coef0=1.0)
-    assert small.explicit_w and small.features().shape == (30, 35)
+    assert small.data.w_basis().shape == (30, 35)
+    assert not small.explicit_w          # the cvxpy forms and SMO keep the kernel
     wide = rng.normal(size=(30, 20))                  # C(23, 3) = 1771 monomials
-    assert not SVMProblem(wide, y, kernel="poly", degree=3, coef0=1.0).explicit_w
     assert 1771 > POLY_FEATURES_MAX
-    assert not SVMProblem(sp.csr_matrix(rng.normal(size=(30, 4))), y, kernel="poly",
-                          degree=3, coef0=1.0).explicit_w
-    assert not SVMProblem(rng.normal(size=(30, 4)), y, kernel="poly", degree=3,
-                          coef0=-1.0).explicit_w
+    assert SVMProblem(wide, y, kernel="poly", degree=3, coef0=1.0).data.w_basis() is None
+    assert SVMProblem(sp.csr_matrix(rng.normal(size=(30, 4))), y, kernel="poly", degree=3,
+                      coef0=1.0).data.w_basis() is None
+    assert SVMProblem(rng.normal(size=(30, 4)), y, kernel="poly", degree=3,
+                      coef0=-1.0).data.w_basis() is None
+    assert SVMProblem(rng.normal(size=(30, 4)), y, kernel="rbf").data.w_basis() is None
     with pytest.raises(ValueError, match="coef0 ≥ 0"):
         polynomial_features(rng.normal(size=(3, 2)), 1.0, -1.0, 2)

@@ -120,15 +120,15 @@ def test_estimator_default_is_certified_even_where_smo_alone_is_not():
 def test_cubic_kernel_through_its_monomials_where_the_dense_dual_fails():
     # found by `margin-opt bench truth` (seed 3072605250): a cubic kernel with entries
     # ~1e6 and a large C; Clarabel fails on the dual written with the dense kernel
-    # matrix, SMO stalls; the kernel's 35 monomials are explicit, and the dual written
-    # through them certifies
+    # matrix, SMO stalls; the default fit certifies (through the kernel's 35 monomials
+    # where the answer is refined in the primal)
     rng = np.random.default_rng(0)
     X = rng.normal(size=(84, 4)) * 5.0
     y = X @ rng.normal(size=4) + rng.normal(scale=0.3, size=84)
     w = rng.uniform(0, 2, 84) * (rng.uniform(size=84) > 0.2)
     params = dict(C=226.0, epsilon=0.0, kernel="poly", gamma=0.33, degree=3, coef0=1.0)
     p = SVRProblem(X, y, sample_weight=w, **params)
-    assert p.explicit_w and p.features().shape == (84, 35)
+    assert p.data.w_basis().shape == (84, 35)
     with pytest.raises(SolverError):
         p.solve("cvxpy-dual", quad_form="quad_form")
     with warnings.catch_warnings():

@@ -216,8 +216,6 @@ class KernelProblem:
               else f"C = {self.C:g}, Cᵢ = C·sᵢ in [{box.min():.3g}, {box.max():.3g}]")
         feats = ("φ(x) = x" if self.kernel.is_linear and self.feature_map is None else
                  "φ given" if self.feature_map is not None else
-                 f"φ(x) the {self.features().shape[1]} scaled monomials of degree ≤ "
-                 f"{self.kernel.degree}, K = ΦΦᵀ" if self.explicit_w else
                  "φ(xᵢ) the rows of the kernel factor L, K = LLᵀ (the empirical feature map)")
         qp = self._qp
         name = getattr(self, "title", self.certificate_name)
@@ -448,6 +446,38 @@ class KernelProblem:
         return self._build(alpha, b, decision, f0, reg, w=w if explicit else None,
                            w_factor=None if explicit else w, beta=beta, **meta)
 
+    def solution_from_weights(self, w, b, alpha, **meta) -> Solution:
+        """A :class:`Solution` with w in the coordinates of :meth:`KernelData.w_basis`
+        (the features of an explicit w, or a polynomial kernel's monomials).
+
+        Parameters
+        ----------
+        w : ndarray of shape (r,)
+        b : float
+        alpha : array-like of shape (n_variables,)
+        **meta
+            Envelope fields.
+
+        Returns
+        -------
+        solution : Solution
+
+        Raises
+        ------
+        ValueError
+            The problem has no such coordinates, or w has the wrong size.
+        """
+        Phi = self.data.w_basis()
+        w = np.asarray(w, dtype=float).ravel()
+        if Phi is None or w.size != Phi.shape[1]:
+            raise ValueError("w must have one entry per column of problem.data.w_basis() "
+                             "(the features, or a polynomial kernel's monomials).")
+        b = float(b) if self.fit_intercept else 0.0
+        alpha = self._check_alpha(alpha)
+        f0 = self.data.combination(self.coefficients(alpha))
+        return self._build(alpha, b, np.asarray(Phi @ w).ravel() + b, f0, 0.5 * float(w @ w),
+                           w=w, **meta)
+
     def _primal_decision(self, w, b):
         """(Φ, w, b, f) of a primal point: w checked against Φ, b = 0 without intercept."""
         Phi = self.features()
@@ -563,9 +593,13 @@ class KernelProblem:
         coef = self.coefficients(alpha)
         f0 = self.data.combination(coef)
         fp0, reg, stationarity, stat_desc = self.data.primal_point(v, coef, f0)
+        quad = None
+        if v.w is not None:         # f and βᵀKβ read through the explicit features
+            w_dual = np.asarray(self.data.w_basis().T @ coef).ravel()
+            quad = float(w_dual @ w_dual)
         res = kkt.dual_qp_checks(qp, alpha, xi, f0, fp0 + b, reg, stationarity, stat_desc, tol,
                                  self._alpha_scale(alpha),
-                                 f0_gradient=fp0 if v.w is not None else None)
+                                 f0_gradient=fp0 if v.w is not None else None, quad=quad)
         quantities = {"primal_objective": res.primal_objective,
                       "dual_objective": res.dual_objective,
                       "duality_gap_abs": res.primal_objective - res.dual_objective, "b": b}

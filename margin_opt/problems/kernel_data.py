@@ -81,8 +81,7 @@ class KernelData:
         self._validated_psd = getattr(self, "_validated_psd", False)
         if self.kernel.name not in ("precomputed", "callable") and not scale_checked:
             check_scale(X, self.kernel)
-        if self._features is None and feature_map is None:
-            self._features = _monomials(X, self.kernel)
+
 
     @property
     def n_samples(self) -> int:
@@ -90,11 +89,25 @@ class KernelData:
 
     @property
     def explicit_w(self) -> bool:
-        """True when w lives in an explicit feature space: the linear kernel, a feature
-        map, or a polynomial kernel of few monomials (:data:`POLY_FEATURES_MAX`), whose
-        feature map is made explicit so that an answer can carry w and f = Φw be read
-        to u·Σₖ|Φᵢₖwₖ| (on unscaled data far more precisely than f = Kβ)."""
+        """True when w lives in an explicit feature space (linear kernel or feature map)."""
         return self._features is not None
+
+    def w_basis(self):
+        """The matrix Φ in whose coordinates an answer's ``w`` is read, or None.
+
+        The features of an explicit w (:meth:`features`); for a polynomial kernel of few
+        monomials (:data:`POLY_FEATURES_MAX`) on dense data its scaled monomials
+        (:func:`~margin_opt.kernels.polynomial_features`, computed once), so that an
+        answer refined in the primal can carry w and have f = Φw read to u·Σₖ|Φᵢₖwₖ|
+        (on unscaled data far more precisely than f = Kβ); None otherwise.  The
+        cvxpy forms and SMO do not use the monomials.
+        """
+        if self._features is not None:
+            return self._features
+        if "_monomials" not in self.__dict__:
+            self._monomials = _monomials(self.X, self.kernel) if self.feature_map is None \
+                else None
+        return self._monomials
 
     def gram(self) -> np.ndarray:
         """The kernel matrix K of shape (n_samples, n_samples), computed once."""
@@ -174,9 +187,8 @@ class KernelData:
     def features(self):
         """The matrix Φ the primal is linear in, shape (n_samples, r).
 
-        X for the linear kernel, φ(X) for a feature map, the scaled monomials for a
-        polynomial kernel of few monomials, else the pivoted Cholesky factor L of K
-        (K = LLᵀ, r its numerical rank).
+        X for the linear kernel, φ(X) for a feature map, else the pivoted Cholesky
+        factor L of K (K = LLᵀ, r its numerical rank).
         """
         if self._features is not None:
             return self._features
@@ -309,8 +321,13 @@ class KernelData:
         w_factor = variables.w_factor
         if variables.w is not None:
             w = np.asarray(variables.w, dtype=float)
-            w_dual = self.weights(beta)
-            return (np.asarray(self.features() @ w).ravel(), 0.5 * float(w @ w),
+            Phi = self.w_basis()
+            if Phi is None or Phi.shape[1] != w.size:
+                raise ValueError(f"the solution's w has {w.size} coordinates, but this "
+                                 "problem's explicit features have "
+                                 f"{'none' if Phi is None else Phi.shape[1]}.")
+            w_dual = np.asarray(Phi.T @ beta).ravel()
+            return (np.asarray(Phi @ w).ravel(), 0.5 * float(w @ w),
                     float(np.abs(w - w_dual).max(initial=0.0)) / max(1.0, np.abs(w).max()),
                     "‖w − Σβᵢφ(xᵢ)‖∞ / max(1, ‖w‖∞)")
         if w_factor is not None:

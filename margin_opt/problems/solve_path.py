@@ -48,8 +48,8 @@ def solve(problem, method="cvxpy-dual", *, solver=None, formulation=None, quad_f
     :class:`~margin_opt.exceptions.InaccurateSolutionWarning` — or, with ``fallback``,
     the answer is repaired: a dual backend is restarted from it at a 100× tighter
     tolerance, then the exact cvxpy dual (failing that, the cvxpy primal) is solved
-    where the problem's size allows (:data:`FALLBACK_MAX_N`), each followed, where w is
-    explicit, by the exact active-set refinement in the primal
+    where the problem's size allows (:data:`FALLBACK_MAX_N`), each followed, where w can
+    be written down, by the exact active-set refinement in the primal
     (:mod:`margin_opt.solvers.active_set`), then SMO is warm-started from the last
     answer; what was tried is in ``Solution.attempts`` and the certificate's notes, and
     when nothing certifies :class:`NotCertifiedError` says why.  The first run's
@@ -246,31 +246,44 @@ def _smo_from(problem, sol, spec, tol, options):
 
 
 def _active_set(problem, sol, spec, tol, options):
-    """The exact active-set refinement of the latest answer in the primal, where w is
-    explicit (:mod:`margin_opt.solvers.active_set`, on the features Φ: X, a feature map,
-    a polynomial kernel's monomials): where f = Kβ cannot be known to ``tol`` in double
-    precision (unscaled features, large multipliers), f = Φw can."""
+    """The exact active-set refinement of the latest answer in the primal, on the
+    features Φ of :meth:`KernelData.w_basis` (X, a feature map, a polynomial kernel's
+    monomials; :mod:`margin_opt.solvers.active_set`): where f = Kβ cannot be known to
+    ``tol`` in double precision (unscaled features, large multipliers), f = Φw can."""
     from dataclasses import replace
 
     from ..kernels import make_kernel
     from ..solvers import active_set
 
     alpha = getattr(sol.variables, "standard_alpha", None)
-    if alpha is None or sol.method == "active-set" or not hasattr(problem, "_qp") or \
-            not _explicit(problem):
+    if alpha is None or sol.method == "active-set" or not hasattr(problem, "_qp"):
+        return None
+    Phi = problem.data.w_basis()
+    if Phi is None:
         return None
     qp = problem._qp
-    if not qp.kernel.is_linear:       # the same dual, written on the explicit features
-        qp = replace(qp, X=problem.features(), kernel=make_kernel("linear"), gram=None)
+    if not qp.kernel.is_linear:         # the same dual, written on the monomials
+        qp = replace(qp, X=Phi, kernel=make_kernel("linear"), gram=None)
     if not active_set.applies(qp):
         return None
     t0 = time.perf_counter()
-    res = active_set.refine_linear(qp, alpha, tol=tol)
-    new = problem.solution_from_primal(
-        res.w, res.b, alpha=res.x, method="active-set", backend="margin_opt (primal, lstsq)",
+    res = _refine(active_set, qp, alpha, tol)
+    if res is None:         # no exact active set from this start: keep the start instead
+        return None
+    new = problem.solution_from_weights(
+        res.w, res.b, res.x, method="active-set", backend="margin_opt (primal, lstsq)",
         status=res.status, n_iter=res.nit, message=res.message)
     new.timings["total"] = time.perf_counter() - t0 + sol.timings.get("total", 0.0)
     return new
+
+
+def _refine(active_set, qp, alpha, tol):
+    """The refinement's result when it reached an exact active set, else None."""
+    try:
+        res = active_set.refine_linear(qp, alpha, tol=tol)
+    except (ValueError, np.linalg.LinAlgError):     # a repair that cannot run is skipped
+        return None
+    return res if res.success else None
 
 
 def _explicit(problem) -> bool:

@@ -147,8 +147,9 @@ def refine_linear(qp, alpha0, *, tol=1e-6, max_rounds=30) -> OptimizeResult:
     tau = np.sqrt(tol) * max(1.0, float(finite.max()) if finite.size
                              else float(alpha0.max(initial=0.0)))
     target = -p * y                      # f on the margin of each variable
-    F = np.flatnonzero((alpha0 > tau) & (alpha0 < up - tau))
-    U = np.flatnonzero(alpha0 >= up - tau)
+    movable = up > 0                     # uₜ = 0 (a zero weight): αₜ = 0, no constraint
+    F = np.flatnonzero(movable & (alpha0 > tau) & (alpha0 < up - tau))
+    U = np.flatnonzero(movable & (alpha0 >= up - tau))
     alpha, w, b = alpha0.copy(), np.zeros(qp.X.shape[1]), 0.0
     bar = tol / 10
     seen = set()
@@ -171,7 +172,7 @@ def refine_linear(qp, alpha0, *, tol=1e-6, max_rounds=30) -> OptimizeResult:
         if qp.equality and not finite.size:     # its scale is max α: read it again
             eq = abs(float(y @ alpha) - qp.delta) / max(1.0, float(alpha.max(initial=0.0)))
         free_bad = float(np.abs(s[F]).max(initial=0.0)) > bar
-        Z = np.setdiff1d(np.arange(y.size), np.concatenate([F, U]))
+        Z = np.setdiff1d(np.flatnonzero(movable), np.concatenate([F, U]))
         add_Z, add_U = Z[s[Z] < -bar], U[s[U] > bar]
         clamped = F[(alpha[F] <= 0.0) | (alpha[F] >= up[F])]
         if not (free_bad or add_Z.size or add_U.size) and max(stat, eq) <= bar:
