@@ -461,6 +461,7 @@ class KernelProblem:
         Returns
         -------
         solution : Solution
+            Its ``w`` is the given w; its decision values are Φw + b.
 
         Raises
         ------
