@@ -103,7 +103,10 @@ def _check(case):
     for method, options, tol in _backends(problem):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            sol = problem.solve(method, certify=tol, **options)
+            try:
+                sol = problem.solve(method, certify=tol, **options)
+            except SolverError:     # a solver that gives up (Clarabel on a badly scaled
+                continue            # cubic primal) vouches for nothing: no false certificate
         if sol.certificate.ok:
             assert sol.dual_objective <= ref.dual_objective + 10 * TOL * scale, method
             assert abs(sol.primal_objective - ref.primal_objective) <= 10 * tol * scale, method
