@@ -54,7 +54,8 @@ K_LINEAR, K_POLY, K_RBF, K_SIGMOID, K_PRECOMPUTED = 0, 1, 2, 3, 4
 
 GUARD = 1e-4         # RBF: recompute ‖x − z‖² exactly below GUARD·(‖x‖² + ‖z‖²)
 TILE = 512           # columns per tile of a whole row (4 KB: stays in L1)
-CTILE = 256          # columns per tile of a combination (the transpose's tile stays in L1)
+GEMM_COLS = 512      # columns per tile, and rows per product, of a combination by BLAS
+GEMM_ROWS = 128
 _FM = {"nnan", "ninf", "nsz", "contract", "arcp"}   # no reassociation: exp stays exact
 
 _LOG2E = 1.4426950408889634
@@ -203,6 +204,14 @@ def _tile(r, b, lo, hi, XTc, sqc, cols, full, kd, kbuf):
             xt = XTc[f, lo:hi]
             for k in range(m):
                 b[k] += v * xt[k]
+    _kernel_values(r, b, lo, hi, sqc, cols, full, kd, kbuf)
+
+
+@njit(cache=True, nogil=True, fastmath=_FM)
+def _kernel_values(r, b, lo, hi, sqc, cols, full, kd, kbuf):
+    """b[k] = K[r, c] from the inner products b[k] = x_r·x_c (columns as in :func:`_tile`);
+    RBF distances below the guard recomputed exactly."""
+    m = hi - lo
     kind, gamma, coef0 = kd.kind, kd.gamma, kd.coef0
     if kind == K_RBF:
         sr = kd.sq[r]
@@ -348,45 +357,59 @@ def kernel_row(r, out, cols, ncols, kd):
 
 
 @njit(cache=True, nogil=True, fastmath=_FM)
-def _comb_range(kd, rows, coefs, outT, t0, t1):
-    """outT[:, c] = Σ_q coefs[q, :]·K[rows[q], c] for the columns of tiles [t0, t1)."""
+def _gemm_range(kd, Xr, rows, coefs, outT, t0, t1):
+    """outT[:, c] = Σ_q coefs[q, :]·K[rows[q], c] for the columns of tiles [t0, t1): the
+    inner products of a tile of :data:`GEMM_COLS` columns with a block of
+    :data:`GEMM_ROWS` rows by one matrix product (BLAS), then the kernel values
+    (:func:`_kernel_values`) and the sums, over ``rows`` in order."""
     n = outT.shape[1]
     k = coefs.shape[1]
-    b = np.empty(CTILE)
-    kbuf = np.empty(CTILE, dtype=np.int64)
+    d = Xr.shape[1]
+    kbuf = np.empty(GEMM_COLS, dtype=np.int64)
+    XT = kd.XT
     for t in range(t0, t1):
-        lo = t * CTILE
-        hi = min(lo + CTILE, n)
+        lo = t * GEMM_COLS
+        hi = min(lo + GEMM_COLS, n)
         m = hi - lo
+        XTt = np.empty((d, m))                 # the tile of the transpose, contiguous
+        for f in range(d):
+            XTt[f] = XT[f, lo:hi]
         for j in range(k):
             outT[j, lo:hi] = 0.0
-        for q in range(rows.shape[0]):
-            _tile(rows[q], b[:m], lo, hi, kd.XT, kd.sq, kd.all_cols, True, kd, kbuf[:m])
-            for j in range(k):
-                c = coefs[q, j]
-                if c != 0.0:
-                    o = outT[j, lo:hi]
-                    for i in range(m):
-                        o[i] += c * b[i]
+        for s in range(0, rows.shape[0], GEMM_ROWS):
+            e = min(s + GEMM_ROWS, rows.shape[0])
+            D = np.dot(Xr[s:e], XTt)
+            for q in range(e - s):
+                b = D[q]
+                _kernel_values(rows[s + q], b, lo, hi, kd.sq, kd.all_cols, True, kd, kbuf)
+                for j in range(k):
+                    c = coefs[s + q, j]
+                    if c != 0.0:
+                        o = outT[j, lo:hi]
+                        for i in range(m):
+                            o[i] += c * b[i]
 
 
 @njit(cache=True, parallel=True)
-def _comb_par(kd, rows, coefs, outT, nthr):
-    n_tiles = (outT.shape[1] + CTILE - 1) // CTILE
+def _gemm_par(kd, Xr, rows, coefs, outT, nthr):
+    n_tiles = (outT.shape[1] + GEMM_COLS - 1) // GEMM_COLS
     step = (n_tiles + nthr - 1) // nthr
     for h in prange(nthr):
-        _comb_range(kd, rows, coefs, outT, min(n_tiles, h * step), min(n_tiles, (h + 1) * step))
+        _gemm_range(kd, Xr, rows, coefs, outT, min(n_tiles, h * step),
+                    min(n_tiles, (h + 1) * step))
 
 
 @njit(cache=True, nogil=True)
-def combination_T(kd, rows, coefs, nthr):
-    """(K[:, rows] @ coefs)ᵀ, shape (k, n), computed tile by tile from the transpose
-    (never a block of the kernel matrix in memory), columns split over ``nthr``
-    threads: each column's sum runs over ``rows`` in order whatever the split."""
+def combination_gemm(kd, Xr, rows, coefs, nthr):
+    """(K[:, rows] @ coefs)ᵀ, shape (k, n), tile by tile of columns from the transpose
+    (never a block of the kernel matrix in memory), the inner products by matrix
+    products with ``Xr`` (the rows, dense, (r, d)); threads take whole tiles, so every
+    column's values, and its sum over ``rows`` in order, are the same whatever
+    ``nthr``."""
     outT = np.empty((coefs.shape[1], kd.all_cols.shape[0]))
     if nthr > 1:
-        _comb_par(kd, rows, coefs, outT, nthr)
+        _gemm_par(kd, Xr, rows, coefs, outT, nthr)
     else:
-        n_tiles = (outT.shape[1] + CTILE - 1) // CTILE
-        _comb_range(kd, rows, coefs, outT, 0, n_tiles)
+        n_tiles = (outT.shape[1] + GEMM_COLS - 1) // GEMM_COLS
+        _gemm_range(kd, Xr, rows, coefs, outT, 0, n_tiles)
     return outT

