@@ -99,3 +99,24 @@ def test_zero_weights_take_no_part():
     sol = p.solution_from_primal(res.w, res.b, alpha=res.x)
     assert p.certify(sol, tol=1e-8).ok
     assert sol.primal_objective == pytest.approx(start.dual_objective, rel=1e-7)
+
+
+def test_no_intercept_with_every_multiplier_at_a_bound_is_refined():
+    # found by `margin-opt bench truth` (seed 3985234591, problem 60): a cubic SVC without
+    # intercept, kernel entries ~2e6, C = 2772; the cvxpy answers start with no free
+    # multiplier (nothing to fix b, and none needed), and the refinement takes 32 rounds
+    # on the kernel's 165 monomials
+    from margin_opt import SVC
+    from margin_opt.bench.truth import draw_problem
+
+    rng = np.random.default_rng(3985234591)
+    for _ in range(60):
+        model, X, y, params, weights = draw_problem(rng)
+    assert model == "svc" and not params["fit_intercept"] and X.shape == (153, 8)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        clf = SVC(**params).fit(X, y, sample_weight=weights)
+        ref = SVMProblem(X, 2.0 * y - 1, sample_weight=weights, **params).solve(
+            "cvxpy-dual", certify=False)
+    assert clf.certificate_.ok and clf.solution_.method == "active-set"
+    assert clf.solution_.primal_objective == pytest.approx(ref.dual_objective, rel=1e-7)
