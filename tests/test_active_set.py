@@ -120,3 +120,27 @@ def test_no_intercept_with_every_multiplier_at_a_bound_is_refined():
             "cvxpy-dual", certify=False)
     assert clf.certificate_.ok and clf.solution_.method == "active-set"
     assert clf.solution_.primal_objective == pytest.approx(ref.dual_objective, rel=1e-7)
+
+
+def test_nonzero_delta_is_honoured():
+    # yᵀα = Δ ≠ 0 gives b a term −Δ·b in the primal (found in review: it was dropped);
+    # reference: the dual QP solved by cvxpy directly
+    import cvxpy as cp
+
+    from margin_opt.kernels import make_kernel
+    from margin_opt.standard_forms import DualQP
+
+    rng = np.random.default_rng(3)
+    n, d = 40, 15                  # fewer free multipliers than features: b is not fixed
+    X = rng.normal(size=(n, d))    # by the active constraints alone
+    y = np.where(rng.uniform(size=n) < 0.5, 1.0, -1.0)
+    qp = DualQP(X=X, kernel=make_kernel("linear"), y=y, p=-np.ones(n), upper=np.full(n, 2.0),
+                delta=0.7)
+    a = cp.Variable(n)
+    obj = 0.5 * cp.sum_squares(X.T @ cp.multiply(y, a)) - cp.sum(a)
+    cp.Problem(cp.Minimize(obj), [y @ a == 0.7, a >= 0, a <= 2.0]).solve(
+        solver="CLARABEL", tol_gap_abs=1e-12, tol_gap_rel=1e-12, tol_feas=1e-12)
+    res = refine_linear(qp, a.value, tol=1e-8)
+    assert res.status == "optimal", res.message
+    assert abs(float(y @ res.x) - 0.7) <= 1e-9
+    assert qp.objective(res.x) == pytest.approx(obj.value, rel=1e-9, abs=1e-9)

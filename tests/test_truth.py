@@ -327,6 +327,42 @@ def test_unscaled_hard_margin_certificate_fails_on_wrong_answers(breast_cancer_r
     assert dual_side > 1e-3
 
 
+def test_multipliers_must_reproduce_the_certified_f(breast_cancer_raw):
+    """Where f is read through w (Kβ known only to 1e-4 at C = 1e4), β must still give
+    f = Φw within tol + 2 × that level: two multipliers of one class moved by ±4e-7
+    (1.6e-10 of themselves) keep stationarity in w to 5e-7 and every other check,
+    but move Kβ by 0.13, and the certificate fails on f_consistency (found in review)."""
+    X, y = breast_cancer_raw
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        clf = SVC(kernel="linear", C=1e4).fit(X, y)
+    sol = clf.solution_
+    v = sol.variables
+    p = SVMProblem(X, 2.0 * y - 1, C=1e4, kernel="linear")
+    assert p.certify(sol).ok
+    alpha, ys = v.alpha.copy(), 2.0 * y - 1
+    free = np.flatnonzero((alpha > 1e-3) & (alpha < 1e4 - 1e-3))
+    k = free[0]
+    m = next(t for t in free[1:] if ys[t] == ys[k])
+    eps = 0.5e-6 * np.abs(v.w).max() / np.abs(X[k] - X[m]).max()
+    alpha[k] += eps
+    alpha[m] -= eps
+    cert = p.certify(p.solution_from_weights(v.w, sol.b, alpha))
+    assert cert.failed() == ["f_consistency"]
+
+
+def test_a_non_convex_run_that_stops_short_still_warns():
+    # with fallback, a first run's ConvergenceWarning is held back for the repairs; a
+    # non-convex problem is not repaired, so it must still be said (found in review)
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(60, 3))
+    p = SVMProblem(X, np.where(X[:, 0] > 0, 1.0, -1.0), kernel="sigmoid", gamma=2.0,
+                   coef0=1.0)
+    with pytest.warns(NonConvexWarning), pytest.warns(ConvergenceWarning, match="max_iter"):
+        sol = p.solve("smo", fallback=True, max_iter=5)
+    assert sol.status == "max_iter"
+
+
 def test_rounding_advice_when_nothing_certifies(monkeypatch, breast_cancer_raw):
     """Where no answer certifies and the residuals are at the rounding level of Kβ, the
     error says so and names no useful tolerance (the unscaled hard margin, with the

@@ -594,13 +594,20 @@ class KernelProblem:
         coef = self.coefficients(alpha)
         f0 = self.data.combination(coef)
         fp0, reg, stationarity, stat_desc = self.data.primal_point(v, coef, f0)
-        quad = None
-        if v.w is not None:         # f and βᵀKβ read through the explicit features
+        quad, through_w = None, []
+        if v.w is not None and self._dual_side_unreadable(coef, tol):
+            # f = Kβ cannot be read to tol: the gradient and βᵀKβ are read through w, and
+            # β must still reproduce f = Φw to within what double precision can see
             w_dual = np.asarray(self.data.w_basis().T @ coef).ravel()
             quad = float(w_dual @ w_dual)
+            level, _ = self.data.rounding_level(coef)
+            # β in double reproduces f only to about the level, and Kβ is computed to it
+            through_w = [Check("f_consistency", float(np.abs(fp0 - f0).max(initial=0.0)),
+                               tol + 2 * level, "max|Φw − Kβ| (units of f) ≤ tol + 2 × the "
+                               f"rounding level of Kβ ({level:.1g}): f read through w")]
         res = kkt.dual_qp_checks(qp, alpha, xi, f0, fp0 + b, reg, stationarity, stat_desc, tol,
                                  self._alpha_scale(alpha),
-                                 f0_gradient=fp0 if v.w is not None else None, quad=quad)
+                                 f0_gradient=fp0 if through_w else None, quad=quad)
         quantities = {"primal_objective": res.primal_objective,
                       "dual_objective": res.dual_objective,
                       "duality_gap_abs": res.primal_objective - res.dual_objective, "b": b}
@@ -608,8 +615,15 @@ class KernelProblem:
         quantities.update(more)
         psd_checks, notes = self._psd_part()
         who = solution.method + (f", {solution.backend}" if solution.backend else "")
-        return Certificate(res.checks + checks + psd_checks, table, quantities,
+        return Certificate(res.checks + through_w + checks + psd_checks, table, quantities,
                            title=f"{self.certificate_name} certificate ({who})", notes=notes)
+
+    def _dual_side_unreadable(self, coef, tol) -> bool:
+        """True when f = Kβ is known only to ≥ tol/10 in double precision (a bound first,
+        the exact level only where the bound does not settle it)."""
+        if self.data.rounding_level(coef, exact=False)[0] < 0.1 * tol:
+            return False
+        return self.data.rounding_level(coef)[0] >= 0.1 * tol
 
     def _psd_part(self):
         """The ``psd_kernel`` check for kernels that are not PSD by construction."""

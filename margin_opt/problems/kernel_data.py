@@ -233,7 +233,7 @@ class KernelData:
         self._last_combination = (beta.copy(), f.copy())
         return f
 
-    def rounding_level(self, beta) -> tuple:
+    def rounding_level(self, beta, exact=True) -> tuple:
         """How precisely f = Kβ is known in double precision: u·maxᵢ Σⱼ |Kᵢⱼβⱼ|.
 
         Every residual a certificate reads from f (margins, the m − M gap,
@@ -246,6 +246,8 @@ class KernelData:
         Parameters
         ----------
         beta : ndarray of shape (n_samples,)
+        exact : bool, default=True
+            False: the bound unless the kernel matrix is at hand (no matrix computed).
 
         Returns
         -------
@@ -260,8 +262,8 @@ class KernelData:
             return 0.0, 0.0
         u = np.finfo(float).eps / 2
         K = self._gram
-        if K is None and (self.n_samples <= ROUNDING_EXACT_MAX
-                          or self.kernel.name == "precomputed"):
+        if K is None and exact and (self.n_samples <= ROUNDING_EXACT_MAX
+                                    or self.kernel.name == "precomputed"):
             K = self.gram()
         if K is not None:
             Ks = np.abs(K[:, nz])

@@ -23,6 +23,7 @@ import warnings
 import numpy as np
 
 from ..exceptions import (
+    ConvergenceWarning,
     InaccurateSolutionWarning,
     NonConvexWarning,
     NotCertifiedError,
@@ -134,6 +135,8 @@ def _certified(problem, sol, spec, tol, options, fallback):
         if sol.status == "optimal":
             sol.status = "optimal_inaccurate"
         warn_nonconvex(problem, stacklevel=4)
+        if fallback and sol.status in ("max_iter", "stalled"):   # not repaired: say so
+            warnings.warn(sol.message, ConvergenceWarning, stacklevel=4)
         return sol
     if not fallback:
         if sol.status == "optimal":
