@@ -144,3 +144,25 @@ def test_nonzero_delta_is_honoured():
     assert res.status == "optimal", res.message
     assert abs(float(y @ res.x) - 0.7) <= 1e-9
     assert qp.objective(res.x) == pytest.approx(obj.value, rel=1e-9, abs=1e-9)
+
+
+def test_small_free_multipliers_under_a_large_bound_are_kept():
+    # found by `margin-opt bench truth` (seed 1102284048, problem 39): a cubic SVC in 10
+    # features (286 monomials), kernel entries ~3e7, C = 979; its free multipliers lie
+    # below √tol·C, so the first reading of the start found none; the second, at
+    # tol/100·C, refines in 26 rounds
+    from margin_opt import SVC
+    from margin_opt.bench.truth import draw_problem
+
+    rng = np.random.default_rng(1102284048)
+    for _ in range(39):
+        model, X, y, params, weights = draw_problem(rng)
+    assert model == "svc" and X.shape == (194, 10) and params["kernel"] == "poly"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        clf = SVC(**params).fit(X, y, sample_weight=weights)
+        ref = SVMProblem(X, 2.0 * y - 1, sample_weight=weights, **params).solve(
+            "cvxpy-primal", certify=False)
+    assert clf.certificate_.ok and clf.solution_.method == "active-set"
+    # the interior-point primal (optimal_inaccurate by its own tolerances) agrees to 6e-12
+    assert clf.solution_.primal_objective == pytest.approx(ref.primal_objective, rel=1e-8)

@@ -109,8 +109,6 @@ def _multipliers(qp, XF, F, U, w, alpha_scale):
         res = lsq_linear(M, rhs, bounds=(np.zeros(F.size), up[F]), method="bvls", tol=1e-15,
                          max_iter=max(100, 10 * F.size))
         alpha[F] = np.clip(res.x, 0.0, up[F])
-        if qp.X.shape[0] * F.size <= F_SPACE_CELLS:
-            _refine_in_f(qp, XF, F, w, alpha, alpha_scale)
     active = np.flatnonzero(alpha)
     stat = float(np.abs(w - _data_sum(qp, active, y[active] * alpha[active]))
                  .max(initial=0.0)) / sigma
@@ -155,7 +153,10 @@ def refine_linear(qp, alpha0, *, tol=1e-6, max_rounds=100) -> OptimizeResult:
     alpha0 : ndarray of shape (m,)
         An approximate answer (e.g. SMO's, stalled on unscaled data, or an
         interior-point one); its free and bounded variables give the first
-        active set.  Not modified.
+        active set, read with multipliers below √tol × the scale (the largest bound,
+        or max α without bounds) as 0 — an interior-point answer's inactive ones are
+        of that order — and, failing that, below tol/100 × the scale (SMO's exact
+        zeros, small free multipliers under large bounds).  Not modified.
     tol : float, default=1e-6
         The accuracy asked for: the refinement stops when the margins (units of f) hold
         to ``tol / 10``, and stationarity (relative to max(1, ‖w‖∞)) and yᵀα = Δ
@@ -176,12 +177,24 @@ def refine_linear(qp, alpha0, *, tol=1e-6, max_rounds=100) -> OptimizeResult:
         multipliers that cannot meet stationarity), ``success``, ``message``,
         ``n_free``.
     """
+    alpha0 = np.asarray(alpha0, dtype=float)
+    first = None
+    for zero in (np.sqrt(tol), 1e-2 * tol):
+        res = _refine_from(qp, alpha0, tol, max_rounds, zero)
+        if res.success:
+            return res
+        first = first or res
+    return first
+
+
+def _refine_from(qp, alpha0, tol, max_rounds, zero):
+    """The rounds of :func:`refine_linear` from the active set of ``alpha0`` read with
+    multipliers below ``zero`` × the scale counted as 0 (and as uₜ within it of uₜ)."""
     y, p, up = qp.y, qp.p, qp.upper
     idx = qp.data_index
-    alpha0 = np.asarray(alpha0, dtype=float)
     finite = up[np.isfinite(up)]
-    tau = np.sqrt(tol) * max(1.0, float(finite.max()) if finite.size
-                             else float(alpha0.max(initial=0.0)))
+    tau = zero * max(1.0, float(finite.max()) if finite.size
+                     else float(alpha0.max(initial=0.0)))
     target = -p * y                      # f on the margin of each variable
     movable = up > 0                     # uₜ = 0 (a zero weight): αₜ = 0, no constraint
     F = np.flatnonzero(movable & (alpha0 > tau) & (alpha0 < up - tau))
@@ -213,6 +226,8 @@ def refine_linear(qp, alpha0, *, tol=1e-6, max_rounds=100) -> OptimizeResult:
         add_Z, add_U = Z[s[Z] < -bar], U[s[U] > bar]
         clamped = F[(alpha[F] <= 0.0) | (alpha[F] >= up[F])]
         if not (free_bad or add_Z.size or add_U.size) and max(stat, eq) <= tol:
+            if F.size and qp.X.shape[0] * F.size <= F_SPACE_CELLS:
+                _refine_in_f(qp, XF, F, w, alpha, alpha_scale)
             return _result(alpha, w, b, k, "optimal", f"margins hold to {bar:g} and "
                            f"stationarity to {max(stat, eq):.1g} after {k} active-set rounds "
                            f"({F.size} free).", F.size)
