@@ -101,23 +101,31 @@ def test_zero_weights_take_no_part():
     assert sol.primal_objective == pytest.approx(start.dual_objective, rel=1e-7)
 
 
+def _truth_case(seed, number, reference):
+    """Problem ``number`` of a truth sweep's ``seed``: the default SVC fit and a cvxpy
+    answer (``reference``) of the same problem."""
+    from margin_opt import SVC
+    from margin_opt.bench.truth import draw_problem
+
+    rng = np.random.default_rng(seed)
+    for _ in range(number):
+        model, X, y, params, weights = draw_problem(rng)
+    assert model == "svc" and params["kernel"] == "poly"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        clf = SVC(**params).fit(X, y, sample_weight=weights)
+        ref = SVMProblem(X, 2.0 * y - 1, sample_weight=weights, **params).solve(
+            reference, certify=False)
+    return X, params, clf, ref
+
+
 def test_no_intercept_with_every_multiplier_at_a_bound_is_refined():
     # found by `margin-opt bench truth` (seed 3985234591, problem 60): a cubic SVC without
     # intercept, kernel entries ~2e6, C = 2772; the cvxpy answers start with no free
     # multiplier (nothing to fix b, and none needed), and the refinement takes 32 rounds
     # on the kernel's 165 monomials
-    from margin_opt import SVC
-    from margin_opt.bench.truth import draw_problem
-
-    rng = np.random.default_rng(3985234591)
-    for _ in range(60):
-        model, X, y, params, weights = draw_problem(rng)
-    assert model == "svc" and not params["fit_intercept"] and X.shape == (153, 8)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        clf = SVC(**params).fit(X, y, sample_weight=weights)
-        ref = SVMProblem(X, 2.0 * y - 1, sample_weight=weights, **params).solve(
-            "cvxpy-dual", certify=False)
+    X, params, clf, ref = _truth_case(3985234591, 60, "cvxpy-dual")
+    assert not params["fit_intercept"] and X.shape == (153, 8)
     assert clf.certificate_.ok and clf.solution_.method == "active-set"
     assert clf.solution_.primal_objective == pytest.approx(ref.dual_objective, rel=1e-7)
 
@@ -151,18 +159,8 @@ def test_small_free_multipliers_under_a_large_bound_are_kept():
     # features (286 monomials), kernel entries ~3e7, C = 979; its free multipliers lie
     # below √tol·C, so the first reading of the start found none; the second, at
     # tol/100·C, refines in 26 rounds
-    from margin_opt import SVC
-    from margin_opt.bench.truth import draw_problem
-
-    rng = np.random.default_rng(1102284048)
-    for _ in range(39):
-        model, X, y, params, weights = draw_problem(rng)
-    assert model == "svc" and X.shape == (194, 10) and params["kernel"] == "poly"
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        clf = SVC(**params).fit(X, y, sample_weight=weights)
-        ref = SVMProblem(X, 2.0 * y - 1, sample_weight=weights, **params).solve(
-            "cvxpy-primal", certify=False)
+    X, params, clf, ref = _truth_case(1102284048, 39, "cvxpy-primal")
+    assert X.shape == (194, 10)
     assert clf.certificate_.ok and clf.solution_.method == "active-set"
     # the interior-point primal (optimal_inaccurate by its own tolerances) agrees to 6e-12
     assert clf.solution_.primal_objective == pytest.approx(ref.primal_objective, rel=1e-8)
