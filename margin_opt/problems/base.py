@@ -595,12 +595,12 @@ class KernelProblem:
         f0 = self.data.combination(coef)
         fp0, reg, stationarity, stat_desc = self.data.primal_point(v, coef, f0)
         quad, through_w = None, []
-        if v.w is not None and self._dual_side_unreadable(coef, tol):
+        level = self._unreadable_level(coef, tol) if v.w is not None else None
+        if level is not None:
             # f = Kβ cannot be read to tol: the gradient and βᵀKβ are read through w, and
             # β must still reproduce f = Φw to within what double precision can see
             w_dual = np.asarray(self.data.w_basis().T @ coef).ravel()
             quad = float(w_dual @ w_dual)
-            level, _ = self.data.rounding_level(coef)
             # β in double reproduces f only to about the level, and Kβ is computed to it
             through_w = [Check("f_consistency", float(np.abs(fp0 - f0).max(initial=0.0)),
                                tol + 2 * level, "max|Φw − Kβ| (units of f) ≤ tol + 2 × the "
@@ -618,12 +618,14 @@ class KernelProblem:
         return Certificate(res.checks + through_w + checks + psd_checks, table, quantities,
                            title=f"{self.certificate_name} certificate ({who})", notes=notes)
 
-    def _dual_side_unreadable(self, coef, tol) -> bool:
-        """True when f = Kβ is known only to ≥ tol/10 in double precision (a bound first,
-        the exact level only where the bound does not settle it)."""
+    def _unreadable_level(self, coef, tol):
+        """The rounding level of f = Kβ where it is ≥ tol/10 (f cannot be read to tol in
+        double precision), else None: a bound first, the exact level only where the
+        bound does not settle it."""
         if self.data.rounding_level(coef, exact=False)[0] < 0.1 * tol:
-            return False
-        return self.data.rounding_level(coef)[0] >= 0.1 * tol
+            return None
+        level = self.data.rounding_level(coef)[0]
+        return level if level >= 0.1 * tol else None
 
     def _psd_part(self):
         """The ``psd_kernel`` check for kernels that are not PSD by construction."""

@@ -28,8 +28,9 @@ QUAD_FORMS = ("auto", "features", "quad_form", "factor")
 #: samples up to which :meth:`KernelData.rounding_level` reads the kernel matrix itself
 ROUNDING_EXACT_MAX = 2500
 #: A polynomial kernel on dense data has its feature map (the scaled monomials,
-#: :func:`~margin_opt.kernels.polynomial_features`) made explicit up to this many
-#: monomials (a cubic kernel in 10 features has 286) …
+#: :func:`~margin_opt.kernels.polynomial_features`) computed for the primal refinement
+#: and the certificate (:meth:`KernelData.w_basis`) up to this many monomials (a cubic
+#: kernel in 10 features has 286) …
 POLY_FEATURES_MAX = 300
 #: … and this many entries of Φ (32 MB).
 POLY_FEATURES_CELLS = 2 ** 22
@@ -81,7 +82,6 @@ class KernelData:
         self._validated_psd = getattr(self, "_validated_psd", False)
         if self.kernel.name not in ("precomputed", "callable") and not scale_checked:
             check_scale(X, self.kernel)
-
 
     @property
     def n_samples(self) -> int:

@@ -456,18 +456,21 @@ def smo_run(alpha, G, G_bar, y, p, C, QD, index, perm, st, kd, cc, all_cols,
     active variables are split over ``pthr`` threads.
     """
     m = alpha.shape[0]
-    ints = np.full(7, -1, dtype=np.int64)    # the pair (3) and the first pass's positions
-    floats = np.empty(6)                     # the first pass's values (2), its reduction
-    pens = np.empty((2, m))                  # pu, pl
+    pair = np.empty(3, dtype=np.int64)
+    firstf = np.empty(2)
+    firsti = np.empty(2, dtype=np.int64)
+    pu = np.empty(m)
+    pl = np.empty(m)
     parts = np.empty((max(pthr, 1), 4))
+    red = np.empty(4)
     bufs = np.empty((3, m))          # the rows of the pair in position order; WSS 2 scratch
     btag = np.full((2, 3), -1, dtype=np.int64)
     interval = min(m, 1000)
     while True:
         code = _smo_loop(alpha, G, G_bar, y, p, C, QD, index, perm, st, kd, cc, all_cols,
                          tol, wss2, shrinking, max_iter, stop_iter, alpha_cap, stall_window,
-                         fout, pthr, pmin, ints[:3], floats[:2], ints[3:5], pens[0], pens[1],
-                         parts, floats[2:], bufs, btag)
+                         fout, pthr, pmin, pair, firstf, firsti, pu, pl, parts, red, bufs,
+                         btag)
         # the steps that allocate, taken here for the loop (which counts no references)
         if code == _R_SHRINK:
             do_shrinking(alpha, G, G_bar, y, p, C, QD, index, perm, st, kd, cc, all_cols, tol)

@@ -68,6 +68,12 @@ def _data_sum(qp, T, weights) -> np.ndarray:
     return np.asarray(qp.X.T @ c).ravel()
 
 
+def _stationarity(qp, w, alpha) -> np.ndarray:
+    """w − Σₜ yₜαₜφ(x_{index[t]}), shape (d,)."""
+    active = np.flatnonzero(alpha)
+    return w - _data_sum(qp, active, qp.y[active] * alpha[active])
+
+
 def _equality_qp(qp, XF, F, U, target):
     """(w, b) minimizing ½‖w‖² + Σ_U uₜξₜ with the constraints of F active."""
     y, up = qp.y, qp.upper
@@ -109,11 +115,15 @@ def _multipliers(qp, XF, F, U, w, alpha_scale):
         res = lsq_linear(M, rhs, bounds=(np.zeros(F.size), up[F]), method="bvls", tol=1e-15,
                          max_iter=max(100, 10 * F.size))
         alpha[F] = np.clip(res.x, 0.0, up[F])
-    active = np.flatnonzero(alpha)
-    stat = float(np.abs(w - _data_sum(qp, active, y[active] * alpha[active]))
-                 .max(initial=0.0)) / sigma
-    eq = abs(float(y @ alpha) - qp.delta) / alpha_scale if qp.equality else 0.0
-    return alpha, stat, eq
+    return alpha, *_residuals(qp, w, alpha, alpha_scale)
+
+
+def _residuals(qp, w, alpha, alpha_scale):
+    """(stationarity ‖w − Σyαφ‖∞ / max(1, ‖w‖∞), |yᵀα − Δ| / ``alpha_scale``)."""
+    sigma = max(1.0, float(np.abs(w).max(initial=0.0)))
+    stat = float(np.abs(_stationarity(qp, w, alpha)).max(initial=0.0)) / sigma
+    eq = abs(float(qp.y @ alpha) - qp.delta) / alpha_scale if qp.equality else 0.0
+    return stat, eq
 
 
 def _refine_in_f(qp, XF, F, w, alpha, alpha_scale):
@@ -127,8 +137,7 @@ def _refine_in_f(qp, XF, F, w, alpha, alpha_scale):
     if qp.equality:
         A = np.vstack([A, y[F][None, :] / alpha_scale])
     def residual(a):
-        active = np.flatnonzero(a)
-        r = np.asarray(qp.X @ (w - _data_sum(qp, active, y[active] * a[active]))).ravel()
+        r = np.asarray(qp.X @ _stationarity(qp, w, a)).ravel()
         if qp.equality:
             r = np.concatenate([r, [(qp.delta - float(y @ a)) / alpha_scale]])
         return r
@@ -227,7 +236,11 @@ def _refine_from(qp, alpha0, tol, max_rounds, zero):
         clamped = F[(alpha[F] <= 0.0) | (alpha[F] >= up[F])]
         if not (free_bad or add_Z.size or add_U.size) and max(stat, eq) <= tol:
             if F.size and qp.X.shape[0] * F.size <= F_SPACE_CELLS:
-                _refine_in_f(qp, XF, F, w, alpha, alpha_scale)
+                corrected = alpha.copy()
+                _refine_in_f(qp, XF, F, w, corrected, alpha_scale)
+                if max(_residuals(qp, w, corrected, alpha_scale)) <= tol:
+                    alpha = corrected
+                    stat, eq = _residuals(qp, w, alpha, alpha_scale)
             return _result(alpha, w, b, k, "optimal", f"margins hold to {bar:g} and "
                            f"stationarity to {max(stat, eq):.1g} after {k} active-set rounds "
                            f"({F.size} free).", F.size)

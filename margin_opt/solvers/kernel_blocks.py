@@ -223,7 +223,7 @@ def combination(kd, gram, csr, rows, coefs, block_bytes=_BLOCK_BYTES):
     rows = np.ascontiguousarray(rows, dtype=np.int64)
     coefs = np.ascontiguousarray(coefs, dtype=np.float64)
     if gram is None and kd.kind != _k.K_PRECOMPUTED and _kr.has_transpose(kd):
-        # the inner products by BLAS, a block of rows against a tile of columns (1.5×
+        # the inner products by BLAS, a block of rows against a tile of columns (~1.9×
         # faster than sweeps over the features at n = 20000, d = 20); one BLAS thread
         # per numba thread
         Xr = csr[rows].toarray() if kd.sparse else np.ascontiguousarray(kd.X[rows])
