@@ -243,15 +243,15 @@ def _kernel_values(r, b, lo, hi, sqc, cols, full, kd, kbuf):
 
 
 @njit(cache=True, nogil=True, fastmath=_FM)
-def _tiles(r, out, lo, hi, cols, full, kd):
+def _tiles(r, out, lo, hi, cols, full, packed, kd):
     """Whole row (``full``: out[c] for columns c in [lo, hi)) or active positions
-    t in [lo, hi) (out[cols[t]], through ``kd.tmp``), tile by tile."""
+    t in [lo, hi) (out[cols[t]] through ``kd.tmp``; ``packed``: out[t]), tile by tile."""
     XTc, sqc = (kd.XT, kd.sq) if full else (kd.XA, kd.sqa)
-    dst = out if full else kd.tmp
+    dst = out if full or packed else kd.tmp
     for s in range(lo, hi, TILE):
         e = min(s + TILE, hi)
         _tile(r, dst[s:e], s, e, XTc, sqc, cols, full, kd, kd.kbuf[s:e])
-    if not full:
+    if not (full or packed):
         for t in range(lo, hi):
             out[cols[t]] = dst[t]
 
@@ -273,9 +273,9 @@ def _csc_row(r, out, kd):
 
 
 @njit(cache=True, nogil=True, fastmath=_FM)
-def _cols_range(r, out, cols, lo, hi, kd, xbuf):
-    """out[cols[k]] = K[r, cols[k]] for k in [lo, hi) (sparse dot products column by
-    column, where the data have no dense transpose)."""
+def _cols_range(r, out, cols, lo, hi, packed, kd, xbuf):
+    """out[cols[k]] (``packed``: out[k]) = K[r, cols[k]] for k in [lo, hi) (sparse dot
+    products column by column, where the data have no dense transpose)."""
     tmp = kd.tmp
     data, indices, indptr = kd.data, kd.indices, kd.indptr
     for q in range(indptr[r], indptr[r + 1]):
@@ -289,22 +289,27 @@ def _cols_range(r, out, cols, lo, hi, kd, xbuf):
     for q in range(indptr[r], indptr[r + 1]):
         xbuf[indices[q]] = 0.0
     _transform(r, tmp, cols, lo, hi, kd, kd.kbuf)
-    for k in range(lo, hi):
-        out[cols[k]] = tmp[k]
+    if packed:
+        for k in range(lo, hi):
+            out[k] = tmp[k]
+    else:
+        for k in range(lo, hi):
+            out[cols[k]] = tmp[k]
 
 
 @njit(cache=True, parallel=True)
-def _tiles_par(r, out, n, cols, full, kd, nthr):
+def _tiles_par(r, out, n, cols, full, packed, kd, nthr):
     step = ((n + nthr - 1) // nthr + TILE - 1) // TILE * TILE
     for h in prange(nthr):
-        _tiles(r, out, min(n, h * step), min(n, (h + 1) * step), cols, full, kd)
+        _tiles(r, out, min(n, h * step), min(n, (h + 1) * step), cols, full, packed, kd)
 
 
 @njit(cache=True, parallel=True)
-def _cols_par(r, out, cols, n, kd, nthr):
+def _cols_par(r, out, cols, n, packed, kd, nthr):
     step = (n + nthr - 1) // nthr
     for h in prange(nthr):
-        _cols_range(r, out, cols, min(n, h * step), min(n, (h + 1) * step), kd, kd.xbuf[h])
+        _cols_range(r, out, cols, min(n, h * step), min(n, (h + 1) * step), packed, kd,
+                    kd.xbuf[h])
 
 
 @njit(cache=True, nogil=True)
@@ -340,6 +345,19 @@ def kernel_row(r, out, cols, ncols, kd):
     keeps current) where the data have a dense transpose.  Split over ``kd.nthr``
     threads from ``kd.par_min`` columns on.
     """
+    _row(r, out, cols, ncols, False, kd)
+
+
+@njit(cache=True, nogil=True)
+def packed_kernel_row(r, out, cols, ncols, kd):
+    """out[k] = K[r, cols[k]] for k < ncols (a packed row: the columns in the order
+    given, from the compact copy of ``cols[:ncols]`` where the data have a dense
+    transpose); the values are those :func:`kernel_row` computes, bit for bit."""
+    _row(r, out, cols, ncols, True, kd)
+
+
+@njit(cache=True, nogil=True)
+def _row(r, out, cols, ncols, packed, kd):
     full = ncols < 0
     n = out.shape[0] if full else ncols
     nthr = kd.nthr if n >= kd.par_min else 1
@@ -347,13 +365,13 @@ def kernel_row(r, out, cols, ncols, kd):
         if full:
             _csc_row(r, out, kd)
         elif nthr > 1:
-            _cols_par(r, out, cols, n, kd, nthr)
+            _cols_par(r, out, cols, n, packed, kd, nthr)
         else:
-            _cols_range(r, out, cols, 0, n, kd, kd.xbuf[0])
+            _cols_range(r, out, cols, 0, n, packed, kd, kd.xbuf[0])
     elif nthr > 1:
-        _tiles_par(r, out, n, cols, full, kd, nthr)
+        _tiles_par(r, out, n, cols, full, packed, kd, nthr)
     else:
-        _tiles(r, out, 0, n, cols, full, kd)
+        _tiles(r, out, 0, n, cols, full, packed, kd)
 
 
 @njit(cache=True, nogil=True, fastmath=_FM)

@@ -34,6 +34,7 @@ from collections import namedtuple
 import numpy as np
 from numba import njit
 
+from . import _packed_rows as _pk
 from . import _smo_passes as _ps
 from ._kernel_rows import (  # noqa: F401  (re-exported: the kernels' kinds and arrays)
     GUARD,
@@ -50,32 +51,44 @@ from ._kernel_rows import (  # noqa: F401  (re-exported: the kernels' kinds and 
     kernel_row,
     vexp,
 )
+from ._smo_state import (  # noqa: F401  (re-exported: the state vector's entries)
+    FULL,
+    N_STATE,
+    S_ACTIVE,
+    S_ACTIVE_SUM,
+    S_COUNTER,
+    S_EPOCH,
+    S_FULL_ITER,
+    S_HITS,
+    S_ITER,
+    S_LAYOUT,
+    S_MARK,
+    S_MISSES,
+    S_ROWS_FULL,
+    S_ROWS_PARTIAL,
+    S_TICK,
+    S_UNSHRINK,
+)
 
 #: The row cache: ``cache`` (n_slots, n_data) float64 rows (only read: it may be a
 #: read-only or memory-mapped kernel matrix), ``slot_of_row`` (n_data,),
 #: ``row_of_slot`` (n_slots,), ``slot_epoch`` (FULL, or the shrinking epoch whose
 #: active columns a row is valid for), ``slot_tick`` (last use, for LRU) and
 #: ``store``, the same array as ``cache`` where rows are computed (written), a
-#: (1, 1) placeholder where the whole matrix is given.
+#: (1, 1) placeholder where the whole matrix is given.  The other fields are the
+#: packed rows of a shrunk run (:mod:`._packed_rows`): ``flat``, the same memory as
+#: ``store`` in one dimension, ``pmeta``, ``col_of_row``, ``bcols``, ``cidx``,
+#: ``pslot_of_row``, ``prow_of_slot``, ``lru_prev``, ``lru_next`` and ``full``.
 RowCache = namedtuple("RowCache", ["cache", "slot_of_row", "row_of_slot", "slot_epoch",
-                                   "slot_tick", "store"])
-
-# int64 state vector
-S_ITER, S_COUNTER, S_ACTIVE, S_UNSHRINK, S_EPOCH, S_TICK = 0, 1, 2, 3, 4, 5
-S_ROWS_FULL, S_ROWS_PARTIAL, S_HITS, S_MISSES, S_ACTIVE_SUM, S_MARK = 6, 7, 8, 9, 10, 11
-S_LAYOUT = 12        # bumped whenever the positions of the variables change
-#: the iteration at which every variable was last active with an exact gradient (set
-#: by :func:`unshrink` and by the caller after a polish): while S_ITER still equals
-#: it no multiplier has moved since, and the shrunk variables' gradients still hold
-S_FULL_ITER = 13
-N_STATE = 14
+                                   "slot_tick", "store", "flat", "pmeta", "col_of_row",
+                                   "bcols", "cidx", "pslot_of_row", "prow_of_slot",
+                                   "lru_prev", "lru_next", "full"])
 
 # return codes of the run loop
 R_OPTIMAL, R_CHUNK, R_MAX_ITER, R_STALLED, R_CAP = 0, 1, 2, 3, 4
 # between smo_run and its loop only: shrink, or unshrink, and call the loop again
 _R_SHRINK, _R_UNSHRINK = 5, 6
 
-FULL = -1            # slot_epoch of a row valid for every column
 TAU = 1e-12          # LIBSVM's guard for non-positive curvature
 
 
@@ -174,24 +187,48 @@ def reconstruct_gradient(alpha, G, G_bar, y, p, C, index, st, kd, cc, all_cols):
     for i in range(na):
         if 0.0 < alpha[i] < C[i]:
             nr_free += 1
+    packed = _pk.active(cc, st[S_EPOCH])
     if nr_free * m > 2 * na * (m - na):
         # rows of the inactive variables over the active columns
         for i in range(na, m):
-            s = get_row(i, False, index, st, kd, cc, all_cols)
-            row = cache[s]
-            acc = 0.0
-            for j in range(na):
-                if 0.0 < alpha[j] < C[j]:
-                    acc += alpha[j] * y[j] * row[index[j]]
-            G[i] += y[i] * acc
+            if packed:
+                G[i] += y[i] * _free_dot(_pk.row(index[i], st, kd, cc), cc.cidx, alpha, y,
+                                         C, na)
+            else:
+                s = get_row(i, False, index, st, kd, cc, all_cols)
+                G[i] += y[i] * _free_dot(cache[s], index, alpha, y, C, na)
     else:
         for i in range(na):
             if 0.0 < alpha[i] < C[i]:
-                s = get_row(i, True, index, st, kd, cc, all_cols)
-                row = cache[s]
                 a = alpha[i] * y[i]
-                for j in range(na, m):
-                    G[j] += a * y[j] * row[index[j]]
+                if packed:
+                    row = _scratch_row(i, index, st, kd, cc, all_cols)
+                    for j in range(na, m):
+                        G[j] += a * y[j] * row[index[j]]
+                else:
+                    s = get_row(i, True, index, st, kd, cc, all_cols)
+                    row = cache[s]
+                    for j in range(na, m):
+                        G[j] += a * y[j] * row[index[j]]
+
+
+@njit(cache=True, inline="always")
+def _free_dot(row, cols, alpha, y, C, na):
+    """Σ over the free active variables j of αⱼyⱼ·row[cols[j]]."""
+    acc = 0.0
+    for j in range(na):
+        if 0.0 < alpha[j] < C[j]:
+            acc += alpha[j] * y[j] * row[cols[j]]
+    return acc
+
+
+@njit(cache=True, inline="always")
+def _scratch_row(v, index, st, kd, cc, all_cols):
+    """K[index[v], :] computed whole into the scratch row (while rows come packed)."""
+    kernel_row(index[v], cc.full, all_cols, -1, kd)
+    st[S_MISSES] += 1
+    st[S_ROWS_FULL] += 1
+    return cc.full
 
 
 @njit(cache=True, nogil=True)
@@ -230,6 +267,7 @@ def unshrink(alpha, G, G_bar, y, p, C, QD, index, perm, st, kd, cc, all_cols):
         st[S_ACTIVE] = m
         st[S_EPOCH] += 1
         st[S_LAYOUT] += 1
+        _pk.plan(cc, index, st)           # packed rows end with the epoch
     order = np.empty(m, dtype=np.int64)
     moved = False
     for t in range(m):
@@ -292,6 +330,7 @@ def do_shrinking(alpha, G, G_bar, y, p, C, QD, index, perm, st, kd, cc, all_cols
     _reorder(order, na, alpha, G, y, p, C, QD, index, perm)
     st[S_ACTIVE] = kept
     st[S_LAYOUT] += 1
+    _pk.plan(cc, index, st)
 
 
 @njit(cache=True, inline="always")
@@ -310,8 +349,11 @@ def position_row(v, avoid, index, st, kd, cc, all_cols, bufs, btag, nthr):
         b = 1 - avoid
     else:
         b = 0 if btag[0, 2] <= btag[1, 2] else 1
-    s = get_row(v, False, index, st, kd, cc, all_cols)
-    _ps.gather(cc.cache[s], index, bufs[b], st[S_ACTIVE], nthr)
+    if _pk.active(cc, st[S_EPOCH]):
+        _ps.gather(_pk.row(r, st, kd, cc), cc.cidx, bufs[b], st[S_ACTIVE], nthr)
+    else:
+        s = get_row(v, False, index, st, kd, cc, all_cols)
+        _ps.gather(cc.cache[s], index, bufs[b], st[S_ACTIVE], nthr)
     btag[b, 0] = r
     btag[b, 1] = st[S_LAYOUT]
     btag[b, 2] = st[S_TICK]
@@ -426,9 +468,12 @@ def _update_gbar(v, old, alpha, G_bar, y, C, index, st, kd, cc, all_cols):
     is_upper = alpha[v] >= C[v]
     if was_upper == is_upper:
         return
-    s = get_row(v, True, index, st, kd, cc, all_cols)
     c = C[v] * y[v] if is_upper else -C[v] * y[v]
-    _axpy(c, cc.cache[s], G_bar)
+    if _pk.active(cc, st[S_EPOCH]):
+        _axpy(c, _scratch_row(v, index, st, kd, cc, all_cols), G_bar)
+    else:
+        s = get_row(v, True, index, st, kd, cc, all_cols)
+        _axpy(c, cc.cache[s], G_bar)
 
 
 @njit(cache=True, inline="always")

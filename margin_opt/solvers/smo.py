@@ -29,6 +29,7 @@ import scipy.sparse as sp
 from scipy.optimize import OptimizeResult
 
 from ..exceptions import ConvergenceWarning, convergence_warnings_silenced
+from . import _packed_rows as _pk
 from . import _smo_blocks as _blocks
 from . import _smo_kernels as _k
 from . import _smo_polish as _pol
@@ -54,6 +55,9 @@ _POLISH_AT = (1e-5,)
 #: this range of factors times the last (by 0.8·gap_tol / gap within it)
 _GAP_SHRINK = (0.25, 0.5)
 _POLISH_MAX = 4         # polishes per run
+#: packed rows once shrinking leaves few rows active (:mod:`._packed_rows`); off only to
+#: compare (the iterations are the same either way)
+_PACKED = True
 _TOL_FLOOR = 1e-15      # relative to the gradient scale: below, m − M is rounding
 #: threads (where :func:`._threads.smo_threads` gives more than one): kernel rows of at
 #: least ROW_PAR_MIN columns and passes over at least PASS_PAR_MIN active variables
@@ -204,17 +208,22 @@ def _unpermute(values, perm):
     return out
 
 
-def _make_cache(gram, n_data, cache_size):
-    """The :class:`~._smo_kernels.RowCache`: a full matrix (all rows valid) or LRU slots."""
+def _make_cache(gram, n_data, cache_size, m):
+    """The :class:`~._smo_kernels.RowCache`: a full matrix (all rows valid) or LRU slots
+    (packed once shrinking leaves few rows active, see :mod:`._packed_rows`), for
+    ``m`` variables."""
     if gram is not None:
         ar = np.arange(n_data, dtype=np.int64)
         return _k.RowCache(gram, ar.copy(), ar.copy(), np.full(n_data, _k.FULL, dtype=np.int64),
-                           np.zeros(n_data, dtype=np.int64), np.zeros((1, 1))), n_data
+                           np.zeros(n_data, dtype=np.int64), np.zeros((1, 1)),
+                           **_pk.make(np.zeros(1), n_data, m, False)), n_data
     n_slots = int(max(2, min(n_data, cache_size * _MB // (8 * n_data))))
     rows = np.empty((n_slots, n_data))
+    packed = _PACKED and n_slots < n_data
     return _k.RowCache(rows, np.full(n_data, -1, dtype=np.int64),
                        np.full(n_slots, -1, dtype=np.int64), np.zeros(n_slots, dtype=np.int64),
-                       np.zeros(n_slots, dtype=np.int64), rows), n_slots
+                       np.zeros(n_slots, dtype=np.int64), rows,
+                       **_pk.make(rows.reshape(-1), n_data, m, packed)), n_slots
 
 
 def solve_smo(qp, *, tol=1e-3, gap_tol=None, polish=True, block_size=None, cache_size=200,
@@ -362,7 +371,7 @@ class _SMORun:
         self.delta = float(qp.delta)
         self.alpha = _start_point(alpha0, y, C, float(qp.delta), self.equality)
         self.QD = np.ascontiguousarray(diag[index])
-        self.cc, self.n_slots = _make_cache(self.gram, n_data, cache_mb)
+        self.cc, self.n_slots = _make_cache(self.gram, n_data, cache_mb, y.shape[0])
         m = y.shape[0]
         # Ḡ by data row: LIBSVM's Ḡₜ = yₜ·G_bar[index[t]] (see _smo_kernels.init_gradient)
         self.G, self.G_bar = np.empty(m), np.zeros(n_data)
@@ -528,6 +537,7 @@ class _SMORun:
                  "cache_mb": float(self.cc.cache.nbytes / _MB),
                  "rows_full": int(st[_k.S_ROWS_FULL]), "rows_partial": int(st[_k.S_ROWS_PARTIAL]),
                  "hits": int(st[_k.S_HITS]), "misses": int(st[_k.S_MISSES]),
+                 "packed_layouts": int(self.cc.pmeta[_pk.P_BUILDS]),
                  "mean_active": float(st[_k.S_ACTIVE_SUM] / max(nit, 1)),
                  "block_size": int(self.q_used), "rows_block": int(self.rows_block)}
         return OptimizeResult(
