@@ -45,6 +45,7 @@ from ._kernel_rows import (  # noqa: F401  (re-exported: the kernels' kinds and 
     K_SIGMOID,
     KernelArrays,
     _transform,
+    combination_gemm,
     compact_active,
     exact_d2,
     has_transpose,
@@ -59,6 +60,7 @@ from ._smo_state import (  # noqa: F401  (re-exported: the state vector's entrie
     S_COUNTER,
     S_EPOCH,
     S_FULL_ITER,
+    S_GEMM,
     S_HITS,
     S_ITER,
     S_LAYOUT,
@@ -90,6 +92,9 @@ R_OPTIMAL, R_CHUNK, R_MAX_ITER, R_STALLED, R_CAP = 0, 1, 2, 3, 4
 _R_SHRINK, _R_UNSHRINK = 5, 6
 
 TAU = 1e-12          # LIBSVM's guard for non-positive curvature
+#: kernel values (free variables × data rows) from which the gradient reconstruction
+#: combines the free rows by BLAS tiles instead of computing them one by one
+GEMM_RECONSTRUCT_MIN = 1 << 17
 
 
 @njit(cache=True, inline="always")
@@ -197,6 +202,10 @@ def reconstruct_gradient(alpha, G, G_bar, y, p, C, index, st, kd, cc, all_cols):
             else:
                 s = get_row(i, False, index, st, kd, cc, all_cols)
                 G[i] += y[i] * _free_dot(cache[s], index, alpha, y, C, na)
+    elif nr_free * cc.slot_of_row.shape[0] >= GEMM_RECONSTRUCT_MIN and \
+            cc.store.shape[1] > 1 and kd.kind != K_PRECOMPUTED and has_transpose(kd):
+        _reconstruct_gemm(alpha, G, y, C, index, na, kd)
+        st[S_GEMM] += 1
     else:
         for i in range(na):
             if 0.0 < alpha[i] < C[i]:
@@ -210,6 +219,37 @@ def reconstruct_gradient(alpha, G, G_bar, y, p, C, index, st, kd, cc, all_cols):
                     row = cache[s]
                     for j in range(na, m):
                         G[j] += a * y[j] * row[index[j]]
+
+
+@njit(cache=True, nogil=True)
+def _reconstruct_gemm(alpha, G, y, C, index, na, kd):
+    """G[j] += yⱼ Σ_free αᵢyᵢK[index[i], index[j]] for the shrunk j ≥ na, as one
+    combination of the free variables' kernel rows by BLAS tiles
+    (:func:`._kernel_rows.combination_gemm`, the coefficients summed by data row)
+    instead of one computed row per free variable."""
+    XT = kd.XT
+    n_data = XT.shape[1]
+    coef = np.zeros(n_data)
+    for i in range(na):
+        if 0.0 < alpha[i] < C[i]:
+            coef[index[i]] += alpha[i] * y[i]
+    k = 0
+    for r in range(n_data):
+        k += coef[r] != 0.0
+    rows = np.empty(k, dtype=np.int64)
+    coefs = np.empty((k, 1))
+    Xr = np.empty((k, XT.shape[0]))
+    k = 0
+    for r in range(n_data):
+        if coef[r] != 0.0:
+            rows[k] = r
+            coefs[k, 0] = coef[r]
+            for f in range(XT.shape[0]):
+                Xr[k, f] = XT[f, r]
+            k += 1
+    f_all = combination_gemm(kd, Xr, rows, coefs, kd.nthr)[0]
+    for j in range(na, G.shape[0]):
+        G[j] += y[j] * f_all[index[j]]
 
 
 @njit(cache=True, inline="always")

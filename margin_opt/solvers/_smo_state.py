@@ -12,6 +12,7 @@ S_LAYOUT = 12        # bumped whenever the positions of the variables change
 #: by :func:`unshrink` and by the caller after a polish): while S_ITER still equals
 #: it no multiplier has moved since, and the shrunk variables' gradients still hold
 S_FULL_ITER = 13
-N_STATE = 14
+S_GEMM = 14          # gradient reconstructions by BLAS tiles (see reconstruct_gradient)
+N_STATE = 15
 
 FULL = -1            # slot_epoch of a row valid for every column

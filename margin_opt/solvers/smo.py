@@ -395,8 +395,9 @@ class _SMORun:
         return self.index, self.st, self.kd, self.cc, self.all_cols
 
     def _unshrink(self):
-        _k.unshrink(self.alpha, self.G, self.G_bar, self.y, self.p, self.C, self.QD, self.index,
-                    self.perm, self.st, self.kd, self.cc, self.all_cols)
+        with one_blas_thread():      # the gradient reconstruction's BLAS in numba's threads
+            _k.unshrink(self.alpha, self.G, self.G_bar, self.y, self.p, self.C, self.QD,
+                        self.index, self.perm, self.st, self.kd, self.cc, self.all_cols)
 
     def _polish(self, force=False):
         """Newton polish of the free set (all variables active); resets the progress mark.
@@ -476,10 +477,11 @@ class _SMORun:
         while True:
             stop_at = int(st[_k.S_ITER]) + chunk
             if self.equality:
-                code = _k.smo_run(a, G, self.G_bar, y, p, C, self.QD, self.index, self.perm, st,
-                                  self.kd, self.cc, self.all_cols, tol, wss2, self.shrinking,
-                                  max_iter, stop_at, _ALPHA_CAP, self.stall_window, self.fout,
-                                  self.nthr, PASS_PAR_MIN)
+                with one_blas_thread():   # unshrinking calls BLAS in numba's threads
+                    code = _k.smo_run(a, G, self.G_bar, y, p, C, self.QD, self.index,
+                                      self.perm, st, self.kd, self.cc, self.all_cols, tol, wss2,
+                                      self.shrinking, max_iter, stop_at, _ALPHA_CAP,
+                                      self.stall_window, self.fout, self.nthr, PASS_PAR_MIN)
             else:
                 code = _k.coordinate_run(a, G, y, C, self.QD, self.index, st, self.kd, self.cc,
                                          self.all_cols, tol, max_iter, stop_at, _ALPHA_CAP,
@@ -538,6 +540,7 @@ class _SMORun:
                  "rows_full": int(st[_k.S_ROWS_FULL]), "rows_partial": int(st[_k.S_ROWS_PARTIAL]),
                  "hits": int(st[_k.S_HITS]), "misses": int(st[_k.S_MISSES]),
                  "packed_layouts": int(self.cc.pmeta[_pk.P_BUILDS]),
+                 "reconstructions_blas": int(st[_k.S_GEMM]),
                  "mean_active": float(st[_k.S_ACTIVE_SUM] / max(nit, 1)),
                  "block_size": int(self.q_used), "rows_block": int(self.rows_block)}
         return OptimizeResult(
