@@ -382,8 +382,9 @@ def test_silenced_convergence_warnings_are_this_threads_only():
 @pytest.mark.parametrize("form", ["svc", "svc-sparse", "svr"])
 def test_packed_rows_same_iterations_and_optimum(form, monkeypatch):
     """Once shrinking leaves few rows active, rows are stored packed (more of them in
-    the same budget): the run is the unpacked run, iteration for iteration (a packed
-    row holds the same values), and its optimum is cvxpy's.  Sparse data with a tiny
+    the same budget, the rows held moved into each new layout): the run is the
+    unpacked run, iteration for iteration (a packed row holds the same values), and
+    its optimum is cvxpy's.  Sparse data with a tiny
     cache has no dense transpose: its packed rows come from sparse dot products."""
     from margin_opt.solvers import smo as smo_module
 
@@ -404,7 +405,8 @@ def test_packed_rows_same_iterations_and_optimum(form, monkeypatch):
     packed = solve_smo(qp, tol=1e-8, cache_size=0.03)
     monkeypatch.setattr(smo_module, "_PACKED", False)
     plain = solve_smo(qp, tol=1e-8, cache_size=0.03)
-    assert packed.cache["packed_layouts"] > 0 and plain.cache["packed_layouts"] == 0
+    assert packed.cache["packed_layouts"] >= 1 and plain.cache["packed_layouts"] == 0
+    assert packed.cache["packed_rows_kept"] > 0       # rows moved into the new layouts
     assert packed.cache["misses"] < plain.cache["misses"]
     assert packed.nit == plain.nit and packed.b == plain.b
     np.testing.assert_array_equal(packed.x, plain.x)
@@ -423,3 +425,53 @@ def test_gradient_reconstruction_by_blas_tiles():
     assert_kkt(qp, res, 1e-8)
     ref, _ = cvxpy_optimum(qp)
     assert abs(res.fun - ref) <= 1e-7 * abs(ref)
+
+
+def test_packed_layout_rebuild_keeps_rows_with_their_values():
+    """The packed rows' bookkeeping against the kernel matrix: a layout built from the
+    classic slots keeps their rows, a rebuild on a smaller active set keeps the packed
+    rows, and every row read afterwards holds K[r, layout columns] (scikit-learn's
+    rbf_kernel), whether it was kept (a hit) or computed (a miss)."""
+    from sklearn.metrics.pairwise import rbf_kernel
+
+    from margin_opt.solvers import _packed_rows as pk
+    from margin_opt.solvers import _smo_kernels as k
+    from margin_opt.solvers.smo import _check_qp, _SMORun
+
+    X, y = data(400, d=6, seed=9)
+    qp = svc_qp(X, y, 1.0, "rbf", gamma=0.2)
+    Y, p, C, index = _check_qp(qp)
+    run = _SMORun(qp, Y, p, C, index, 0.03, None, True, 400)
+    cc, st, kd = run.cc, run.st, run.kd
+    K = rbf_kernel(X, gamma=0.2)
+    free = np.full(400, 0.5)                         # every multiplier free: pack
+    rng = np.random.default_rng(0)
+    held = rng.choice(400, size=run.n_slots, replace=False)
+    for r in held:                                   # fill the classic slots
+        k.get_row(int(r), True, run.index, st, kd, cc, run.all_cols)
+    active = np.sort(np.r_[held, rng.choice(np.setdiff1d(np.arange(400), held), 150 - held.size,
+                                            replace=False)])
+    order = np.r_[active, np.setdiff1d(np.arange(400), active)]
+    run.index[:] = order
+    st[k.S_ACTIVE] = 150
+    pk.plan(cc, run.index, st, free, run.C)
+    assert pk.active(cc, st[k.S_EPOCH]) and cc.pmeta[pk.P_KEPT] == run.n_slots
+    hits = st[k.S_HITS]
+    for r in held:
+        np.testing.assert_allclose(pk.row(int(r), st, kd, cc), K[r, active], rtol=1e-14)
+    assert st[k.S_HITS] - hits == held.size          # every held row kept
+    extra = active[~np.isin(active, held)][:10]
+    for r in extra:                                  # misses, computed packed
+        np.testing.assert_allclose(pk.row(int(r), st, kd, cc), K[r, active], rtol=1e-14)
+    # shrink below 70 % of the layout: rebuilt from the packed rows
+    keep = np.sort(np.r_[held, extra, active[~np.isin(active, np.r_[held, extra])][:80]])
+    run.index[:keep.size] = keep
+    st[k.S_ACTIVE] = keep.size
+    st[k.S_LAYOUT] += 1
+    pk.plan(cc, run.index, st, free, run.C)
+    assert cc.pmeta[pk.P_REBUILDS] == 1 and cc.pmeta[pk.P_L] == keep.size
+    hits = st[k.S_HITS]
+    for r in np.r_[held, extra]:
+        np.testing.assert_allclose(pk.row(int(r), st, kd, cc), K[r, keep], rtol=1e-14)
+    assert st[k.S_HITS] - hits == held.size + extra.size
+    np.testing.assert_array_equal(keep[cc.cidx[:keep.size]], keep)

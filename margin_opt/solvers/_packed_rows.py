@@ -8,18 +8,22 @@ SMO keeps asking for are those of the free multipliers (~5000): with 1310 slots 
 200 MB every iteration missed 1.7 rows, and the misses were 80 % of the time.
 LIBSVM keeps rows of the active length for the same reason (``Cache::get_data``).
 
-Here, once shrinking leaves ``L`` distinct data rows active and ``L`` is small
-enough that the budget holds at least twice as many rows of ``L`` values as of
-``n_data``, the cache's memory is re-cut into packed slots of ``L`` values:
+Here, once shrinking leaves ``L`` distinct data rows active, ``L`` small enough
+that the budget holds at least twice as many rows of ``L`` values as of ``n_data``,
+and more free variables than the classic slots hold (where their rows fit, as for
+SVC at n = 20000 with 1241 free variables and 1310 slots, packing only costs the
+moves), the cache's memory is re-cut into packed slots of ``L`` values:
 ``K[r, bcols[k]]`` at ``flat[s·L + k]``, the columns ``bcols`` being the active data
 rows at that moment (the *layout*).  Within one shrinking epoch the active set
 only shrinks, so every later active column is one of the layout's; the variable at
-position t reads its column ``cidx[t]``, refreshed after every shrinking.  When the
-active set has shrunk below 70 % of the layout, the layout is rebuilt (its rows
-dropped); when the epoch ends (unshrinking: every column needed again) packed
-rows are no longer used and the classic slots, emptied when the layout was built,
-fill again.  Whole rows (the Ḡ updates, the gradient reconstruction) are computed
-into one scratch row while packed rows are in use, not cached.  Packed slots are
+position t reads its column ``cidx[t]``, refreshed after every shrinking.  A new
+layout keeps the rows the cache holds (the classic slots' rows that cover its
+columns, or the previous layout's), moved in place; when the active set has shrunk
+below 70 % of the layout, the layout is rebuilt the same way.  When the epoch ends
+(unshrinking: every column needed again) packed rows are no longer used and the
+classic slots, emptied when the layout was built, fill again.  Whole rows (the Ḡ
+updates, the gradient reconstruction) are computed into one scratch row while
+packed rows are in use, not cached.  Packed slots are
 evicted least recently used through a doubly linked list (O(1) per access; the
 classic slots scan their ticks, which at thousands of slots would cost as much as
 a row).  A packed row holds the values :func:`._kernel_rows.kernel_row` computes,
@@ -35,13 +39,14 @@ import numpy as np
 from numba import njit
 
 from ._kernel_rows import compact_active, packed_kernel_row
-from ._smo_state import S_ACTIVE, S_EPOCH, S_HITS, S_LAYOUT, S_MISSES, S_ROWS_PARTIAL
+from ._smo_state import FULL, S_ACTIVE, S_EPOCH, S_HITS, S_LAYOUT, S_MISSES, S_ROWS_PARTIAL
 
 __all__ = ["make", "active", "plan", "row"]
 
 # entries of ``pmeta``
-P_L, P_EPOCH, P_SLOTS, P_CIDX_LAYOUT, P_STAMP, P_BUILDS, P_ENABLED = 0, 1, 2, 3, 4, 5, 6
-N_PMETA = 7
+P_L, P_EPOCH, P_SLOTS, P_CIDX_LAYOUT, P_STAMP, P_BUILDS, P_ENABLED, P_KEPT = range(8)
+P_REBUILDS = 8       # layouts built from the previous layout of the same epoch
+N_PMETA = 9
 
 #: rebuild the layout once the active variables are fewer than this part of its columns
 REBUILD_BELOW = 0.7
@@ -100,49 +105,128 @@ def _refresh(cc, index, na, layout):
 
 
 @njit(cache=True, nogil=True)
-def plan(cc, index, st):
+def plan(cc, index, st, alpha, C):
     """After a shrinking or unshrinking: keep the layout (refreshing ``cidx``), build
-    a new one (emptying the classic slots, whose memory it takes) or use none."""
+    a new one or use none.  A layout is built only where the free active variables
+    (0 < α < C: the rows SMO keeps asking for) outnumber the classic slots; it keeps
+    the rows already held that cover its columns (:func:`_repack`)."""
     pm = cc.pmeta
     if pm[P_ENABLED] == 0:
         return
     na = st[S_ACTIVE]
-    if pm[P_L] > 0 and pm[P_EPOCH] == st[S_EPOCH] and na >= REBUILD_BELOW * pm[P_L]:
+    same = pm[P_L] > 0 and pm[P_EPOCH] == st[S_EPOCH]
+    if same and na >= REBUILD_BELOW * pm[P_L]:
         _refresh(cc, index, na, st[S_LAYOUT])
         return
-    _clear(cc)
     n_data = cc.slot_of_row.shape[0]
-    L = 0
+    mark = np.zeros(n_data, dtype=np.bool_)
     for t in range(na):
-        r = index[t]
-        if cc.col_of_row[r] < 0:
-            cc.col_of_row[r] = L
-            cc.bcols[L] = r
-            L += 1
+        mark[index[t]] = True
+    bcols = np.flatnonzero(mark)              # increasing: what _repack relies on
+    L = bcols.shape[0]
     n_slots = min(cc.flat.shape[0] // max(L, 1), n_data)
-    if L == 0 or n_slots < MIN_GAIN * cc.cache.shape[0]:
-        for k in range(L):
-            cc.col_of_row[cc.bcols[k]] = -1
+    n_free = 0
+    for t in range(na):
+        n_free += 0.0 < alpha[t] < C[t]
+    if L == 0 or n_slots < MIN_GAIN * cc.cache.shape[0] or n_free <= cc.cache.shape[0]:
+        if same:
+            _refresh(cc, index, na, st[S_LAYOUT])
+        else:
+            _clear(cc)
         return
-    # the classic slots' memory now holds packed rows: empty them
-    cc.slot_of_row[:] = -1
-    cc.row_of_slot[:] = -1
-    cc.slot_tick[:] = 0
+    _repack(cc, bcols, n_slots, same, st[S_EPOCH])
+    pm[P_REBUILDS] += same
     pm[P_L] = L
     pm[P_EPOCH] = st[S_EPOCH]
     pm[P_SLOTS] = n_slots
     pm[P_BUILDS] += 1
     pm[P_STAMP] = -2 - pm[P_BUILDS]          # the compact copy of bcols (layouts are ≥ 0)
     pm[P_CIDX_LAYOUT] = -1
-    # LRU list: sentinel n_data; next of the sentinel is the least recently used slot
-    h = n_data
-    prv, nxt = cc.lru_prev, cc.lru_next
-    for s in range(n_slots):
-        prv[s] = s - 1 if s > 0 else h
-        nxt[s] = s + 1 if s + 1 < n_slots else h
-    nxt[h] = 0
-    prv[h] = n_slots - 1
     _refresh(cc, index, na, st[S_LAYOUT])
+
+
+@njit(cache=True, nogil=True)
+def _repack(cc, bcols, n_slots, from_packed, epoch):
+    """Re-cut the cache's memory into ``n_slots`` packed slots over the columns
+    ``bcols`` (increasing), keeping the rows held that cover them: the packed rows of
+    the previous layout of this epoch (``from_packed``), else the classic rows valid
+    for every column or for this epoch's active set (a superset of ``bcols``).
+
+    The rows move in place, in memory order: row q of the source (slot length
+    ``w ≥ L``) goes to packed slot k ≤ q, and its column k' is read at source column
+    src[k'] ≥ k' (both column lists increasing), so every value is read before the
+    writes reach it.  The classic slots are emptied; the kept rows enter the LRU list
+    in their previous order of use, after the empty slots.
+    """
+    flat = cc.flat
+    L = bcols.shape[0]
+    pm = cc.pmeta
+    if from_packed:
+        w = pm[P_L]
+        src = cc.col_of_row[bcols]
+        n_src = pm[P_SLOTS]
+        # rank of use of each old slot, from the LRU list (0 = least recent)
+        key = np.full(n_src, -1, dtype=np.int64)
+        h = cc.slot_of_row.shape[0]
+        s = cc.lru_next[h]
+        rank = 0
+        while s != h:
+            key[s] = rank
+            rank += 1
+            s = cc.lru_next[s]
+        rows = np.empty(n_src, dtype=np.int64)
+        for q in range(n_src):
+            rows[q] = cc.prow_of_slot[q]
+    else:
+        w = cc.cache.shape[1]
+        src = bcols
+        n_src = cc.cache.shape[0]
+        key = cc.slot_tick.copy()
+        rows = cc.row_of_slot.copy()
+        for q in range(n_src):
+            e = cc.slot_epoch[q]
+            if rows[q] >= 0 and not (e == FULL or e == epoch):
+                rows[q] = -1
+    _clear(cc)
+    cc.slot_of_row[:] = -1
+    cc.row_of_slot[:] = -1
+    cc.slot_tick[:] = 0
+    for k in range(L):
+        cc.col_of_row[bcols[k]] = k
+        cc.bcols[k] = bcols[k]
+    kept = np.empty(n_slots, dtype=np.int64)
+    k = 0
+    for q in range(n_src):
+        r = rows[q]
+        if r < 0 or k >= n_slots:
+            continue
+        d0 = k * L
+        s0 = q * w
+        for j in range(L):
+            flat[d0 + j] = flat[s0 + src[j]]
+        cc.pslot_of_row[r] = k
+        cc.prow_of_slot[k] = r
+        kept[k] = key[q]
+        k += 1
+    pm[P_KEPT] += k
+    # LRU list (sentinel h; next of h is the least recently used): the empty slots,
+    # then the kept rows from the least to the most recently used
+    h = cc.slot_of_row.shape[0]
+    order = np.empty(n_slots, dtype=np.int64)
+    for j in range(n_slots - k):
+        order[j] = k + j
+    by_use = np.argsort(kept[:k])
+    for j in range(k):
+        order[n_slots - k + j] = by_use[j]
+    prv, nxt = cc.lru_prev, cc.lru_next
+    last = h
+    for j in range(n_slots):
+        s = order[j]
+        nxt[last] = s
+        prv[s] = last
+        last = s
+    nxt[last] = h
+    prv[h] = last
 
 
 @njit(cache=True, inline="always")

@@ -307,7 +307,7 @@ def unshrink(alpha, G, G_bar, y, p, C, QD, index, perm, st, kd, cc, all_cols):
         st[S_ACTIVE] = m
         st[S_EPOCH] += 1
         st[S_LAYOUT] += 1
-        _pk.plan(cc, index, st)           # packed rows end with the epoch
+        _pk.plan(cc, index, st, alpha, C)     # packed rows end with the epoch
     order = np.empty(m, dtype=np.int64)
     moved = False
     for t in range(m):
@@ -370,7 +370,7 @@ def do_shrinking(alpha, G, G_bar, y, p, C, QD, index, perm, st, kd, cc, all_cols
     _reorder(order, na, alpha, G, y, p, C, QD, index, perm)
     st[S_ACTIVE] = kept
     st[S_LAYOUT] += 1
-    _pk.plan(cc, index, st)
+    _pk.plan(cc, index, st, alpha, C)
 
 
 @njit(cache=True, inline="always")

@@ -540,6 +540,8 @@ class _SMORun:
                  "rows_full": int(st[_k.S_ROWS_FULL]), "rows_partial": int(st[_k.S_ROWS_PARTIAL]),
                  "hits": int(st[_k.S_HITS]), "misses": int(st[_k.S_MISSES]),
                  "packed_layouts": int(self.cc.pmeta[_pk.P_BUILDS]),
+                 "packed_rows_kept": int(self.cc.pmeta[_pk.P_KEPT]),
+                 "packed_rebuilds": int(self.cc.pmeta[_pk.P_REBUILDS]),
                  "reconstructions_blas": int(st[_k.S_GEMM]),
                  "mean_active": float(st[_k.S_ACTIVE_SUM] / max(nit, 1)),
                  "block_size": int(self.q_used), "rows_block": int(self.rows_block)}
