@@ -414,13 +414,16 @@ def test_packed_rows_same_iterations_and_optimum(form, monkeypatch):
     assert abs(packed.fun - ref) <= 1e-7 * abs(ref)
 
 
-def test_gradient_reconstruction_by_blas_tiles():
-    """With many free variables the shrunk variables' gradients are restored by one
-    BLAS combination of the free rows: the returned gradient is Qα + p computed from
-    scratch, and the answer is the cvxpy optimum."""
+@pytest.mark.parametrize("cache_size", [0.05, 200])
+def test_gradient_reconstruction_by_blas_tiles(cache_size):
+    """With many free variables the shrunk variables' gradients are restored from the
+    free rows the cache holds whole and one BLAS combination of the others: the
+    returned gradient is Qα + p computed from scratch, and the answer is the cvxpy
+    optimum."""
     X, y = data(700, d=8, seed=8)
     qp = svc_qp(X, y, 10.0, "rbf", gamma=0.1)
-    res = solve_smo(qp, tol=1e-8, cache_size=0.5)
+    # 9 slots: most free rows not held; 200 MB: the whole kernel, rows held whole
+    res = solve_smo(qp, tol=1e-8, cache_size=cache_size)
     assert res.cache["reconstructions_blas"] > 0
     assert_kkt(qp, res, 1e-8)
     ref, _ = cvxpy_optimum(qp)
