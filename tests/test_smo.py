@@ -478,3 +478,72 @@ def test_packed_layout_rebuild_keeps_rows_with_their_values():
         np.testing.assert_allclose(pk.row(int(r), st, kd, cc), K[r, keep], rtol=1e-14)
     assert st[k.S_HITS] - hits == held.size + extra.size
     np.testing.assert_array_equal(keep[cc.cidx[:keep.size]], keep)
+
+
+@pytest.mark.parametrize("sparse,C,tol", [(False, 100.0, 1e-3), (True, 0.3, 1e-6)])
+def test_packed_rows_with_an_index_over_few_data_rows(sparse, C, tol, monkeypatch):
+    """An ε-SVR form whose ``index`` uses a third of the data rows keeps packed rows with
+    every variable active (after an unshrinking, and through the polish): the positions
+    are read after they are restored, and the polish seeds no rows into packed memory.
+    The answer is the unpacked run's and satisfies the KKT test on Qα + p recomputed
+    from scratch (found by review: a stale position map stalled the first case far
+    from the optimum, and seeding corrupted held rows in the second)."""
+    from margin_opt.solvers import smo as smo_module
+
+    rng = np.random.default_rng(0)
+    n_data, m = 1200, 400
+    X = rng.normal(size=(n_data, 5))
+    if sparse:
+        X[np.abs(X) < 0.6] = 0.0                  # tiny cache: no dense transpose
+        X = sp.csr_matrix(X)
+    idx = np.sort(rng.choice(n_data, m, replace=False))
+    Xd = X.toarray() if sparse else X
+    t = Xd[idx, 0] + 0.3 * rng.normal(size=m)
+    qp = DualQP(X=X, kernel=make_kernel("rbf", X, gamma=0.5 if not sparse else 0.1),
+                y=np.r_[np.ones(m), -np.ones(m)], p=np.r_[0.1 - t, 0.1 + t],
+                upper=np.full(2 * m, C), index=np.r_[idx, idx])
+    cache_size = (3 if not sparse else 6) * 8 * n_data / 2**20
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        packed = solve_smo(qp, tol=tol, cache_size=cache_size)
+    monkeypatch.setattr(smo_module, "_PACKED", False)
+    plain = solve_smo(qp, tol=tol, cache_size=cache_size)
+    assert packed.cache["packed_layouts"] > 0
+    assert packed.status == plain.status == "optimal"
+    assert abs(packed.fun - plain.fun) <= 1e-9 * abs(plain.fun)
+    assert_kkt(qp, packed, tol)
+
+
+def test_polish_update_seeds_no_rows_into_packed_memory():
+    """The polish's gradient update on sparse data without a dense transpose computes
+    blocks of whole rows and may seed them into the cache: never while packed rows
+    hold its memory (they stay K[r, layout columns], and the classic map stays empty)."""
+    from sklearn.metrics.pairwise import rbf_kernel
+
+    from margin_opt.solvers import _packed_rows as pk
+    from margin_opt.solvers import _smo_kernels as k
+    from margin_opt.solvers import _smo_polish as pol
+    from margin_opt.solvers.smo import _check_qp, _SMORun
+
+    X, y = data(400, d=6, seed=10)
+    X[np.abs(X) < 0.5] = 0.0
+    qp = svc_qp(sp.csr_matrix(X), y, 1.0, "rbf", gamma=0.2)
+    Y, p, C, index = _check_qp(qp)
+    run = _SMORun(qp, Y, p, C, index, 0.03, None, True, 400)
+    cc, st, kd = run.cc, run.st, run.kd
+    assert not k.has_transpose(kd)                   # the blocks-and-seed path
+    K = rbf_kernel(X, gamma=0.2)
+    active = np.sort(np.random.default_rng(1).choice(400, size=120, replace=False))
+    run.index[:120] = active
+    st[k.S_ACTIVE] = 120
+    pk.plan(cc, run.index, st, np.full(400, 0.5), run.C)
+    assert pk.active(cc, st[k.S_EPOCH])
+    for r in active[:20]:
+        pk.row(int(r), st, kd, cc)
+    rows = active[20:30]
+    coefs = np.ones((rows.size, 2))
+    out = pol._update_and_seed(run, rows, coefs, run.budget)
+    np.testing.assert_allclose(out, K[:, rows] @ coefs, rtol=1e-12, atol=1e-12)
+    assert np.all(cc.slot_of_row == -1)
+    for r in active[:20]:
+        np.testing.assert_allclose(pk.row(int(r), st, kd, cc), K[r, active], rtol=1e-13)

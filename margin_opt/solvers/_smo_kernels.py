@@ -316,11 +316,11 @@ def unshrink(alpha, G, G_bar, y, p, C, QD, index, perm, st, kd, cc, all_cols):
         reconstruct_gradient(alpha, G, G_bar, y, p, C, index, st, kd, cc, all_cols)
     st[S_FULL_ITER] = st[S_ITER]
     m = alpha.shape[0]
-    if st[S_ACTIVE] < m:
+    shrunk = st[S_ACTIVE] < m
+    if shrunk:
         st[S_ACTIVE] = m
         st[S_EPOCH] += 1
         st[S_LAYOUT] += 1
-        _pk.plan(cc, index, st, alpha, C)     # packed rows end with the epoch
     order = np.empty(m, dtype=np.int64)
     moved = False
     for t in range(m):
@@ -328,6 +328,11 @@ def unshrink(alpha, G, G_bar, y, p, C, QD, index, perm, st, kd, cc, all_cols):
         moved = moved or perm[t] != t
     if moved:
         _reorder(order, m, alpha, G, y, p, C, QD, index, perm)
+        st[S_LAYOUT] += 1
+    if shrunk or moved:
+        # the epoch's packed rows end; a new layout (where ``index`` uses few data rows)
+        # reads the positions as they are now, after the reordering
+        _pk.plan(cc, index, st, alpha, C)
 
 
 @njit(cache=True, nogil=True)

@@ -37,6 +37,7 @@ import scipy.linalg as sla
 from numba import njit
 
 from . import _kernel_rows as _kr
+from . import _packed_rows as _pk
 from . import _smo_kernels as _k
 from . import kernel_blocks as _kb
 
@@ -188,7 +189,10 @@ def _update_and_seed(run, rows, coefs, block_bytes):
     out = np.zeros((n_data, coefs.shape[1]))
     step = max(1, int(block_bytes // (8 * n_data)))
     n_slots = cc.cache.shape[0]
-    seed = run.gram is None and cc.store.shape[0] == n_slots
+    # (never into memory that packed rows hold: their layout may outlive an unshrinking
+    # where ``index`` uses few data rows)
+    seed = run.gram is None and cc.store.shape[0] == n_slots and \
+        not _pk.active(cc, st[_k.S_EPOCH])
     # whole rows SMO already holds are used as they are
     slot = cc.slot_of_row[rows]
     held = slot >= 0
