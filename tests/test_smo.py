@@ -416,13 +416,13 @@ def test_packed_rows_same_iterations_and_optimum(form, monkeypatch):
 
 @pytest.mark.parametrize("cache_size", [0.05, 200])
 def test_gradient_reconstruction_by_blas_tiles(cache_size):
-    """With many free variables the shrunk variables' gradients are restored from the
-    free rows the cache holds whole and one BLAS combination of the others: the
-    returned gradient is Qα + p computed from scratch, and the answer is the cvxpy
-    optimum."""
+    """With many free variables the shrunk variables' gradients are restored by one
+    BLAS combination of the free rows (whatever the cache holds, so that the sums do
+    not depend on its history): the returned gradient is Qα + p computed from
+    scratch, and the answer is the cvxpy optimum."""
     X, y = data(700, d=8, seed=8)
     qp = svc_qp(X, y, 10.0, "rbf", gamma=0.1)
-    # 9 slots: most free rows not held; 200 MB: the whole kernel, rows held whole
+    # 9 slots, and 200 MB: the whole kernel
     res = solve_smo(qp, tol=1e-8, cache_size=cache_size)
     assert res.cache["reconstructions_blas"] > 0
     assert_kkt(qp, res, 1e-8)

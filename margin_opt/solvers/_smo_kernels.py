@@ -204,7 +204,7 @@ def reconstruct_gradient(alpha, G, G_bar, y, p, C, index, st, kd, cc, all_cols):
                 G[i] += y[i] * _free_dot(cache[s], index, alpha, y, C, na)
     elif nr_free * cc.slot_of_row.shape[0] >= GEMM_RECONSTRUCT_MIN and \
             cc.store.shape[1] > 1 and kd.kind != K_PRECOMPUTED and has_transpose(kd):
-        _reconstruct_gemm(alpha, G, y, C, index, na, kd, cc)
+        _reconstruct_gemm(alpha, G, y, C, index, na, kd)
         st[S_GEMM] += 1
     else:
         for i in range(na):
@@ -222,33 +222,20 @@ def reconstruct_gradient(alpha, G, G_bar, y, p, C, index, st, kd, cc, all_cols):
 
 
 @njit(cache=True, nogil=True)
-def _reconstruct_gemm(alpha, G, y, C, index, na, kd, cc):
-    """G[j] += yⱼ Σ_free αᵢyᵢK[index[i], index[j]] for the shrunk j ≥ na: the rows the
-    cache holds whole read in place, the others combined by BLAS tiles
+def _reconstruct_gemm(alpha, G, y, C, index, na, kd):
+    """G[j] += yⱼ Σ_free αᵢyᵢK[index[i], index[j]] for the shrunk j ≥ na, as one
+    combination of the free variables' kernel rows by BLAS tiles
     (:func:`._kernel_rows.combination_gemm`, the coefficients summed by data row)
     instead of one computed row per free variable."""
     XT = kd.XT
     n_data = XT.shape[1]
-    m = G.shape[0]
     coef = np.zeros(n_data)
     for i in range(na):
         if 0.0 < alpha[i] < C[i]:
             coef[index[i]] += alpha[i] * y[i]
     k = 0
     for r in range(n_data):
-        if coef[r] == 0.0:
-            continue
-        s = cc.slot_of_row[r]
-        if s >= 0 and cc.slot_epoch[s] == FULL:
-            row = cc.cache[s]
-            c = coef[r]
-            for j in range(na, m):
-                G[j] += c * y[j] * row[index[j]]
-            coef[r] = 0.0
-        else:
-            k += 1
-    if k == 0:
-        return
+        k += coef[r] != 0.0
     rows = np.empty(k, dtype=np.int64)
     coefs = np.empty((k, 1))
     Xr = np.empty((k, XT.shape[0]))
@@ -261,7 +248,7 @@ def _reconstruct_gemm(alpha, G, y, C, index, na, kd, cc):
                 Xr[k, f] = XT[f, r]
             k += 1
     f_all = combination_gemm(kd, Xr, rows, coefs, kd.nthr)[0]
-    for j in range(na, m):
+    for j in range(na, G.shape[0]):
         G[j] += y[j] * f_all[index[j]]
 
 
