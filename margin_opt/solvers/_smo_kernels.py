@@ -211,14 +211,18 @@ def reconstruct_gradient(alpha, G, G_bar, y, p, C, index, st, kd, cc, all_cols):
             if 0.0 < alpha[i] < C[i]:
                 a = alpha[i] * y[i]
                 if packed:
-                    row = _scratch_row(i, index, st, kd, cc, all_cols)
-                    for j in range(na, m):
-                        G[j] += a * y[j] * row[index[j]]
+                    _shrunk_axpy(a, _scratch_row(i, index, st, kd, cc, all_cols), G, y, index,
+                                 na)
                 else:
                     s = get_row(i, True, index, st, kd, cc, all_cols)
-                    row = cache[s]
-                    for j in range(na, m):
-                        G[j] += a * y[j] * row[index[j]]
+                    _shrunk_axpy(a, cache[s], G, y, index, na)
+
+
+@njit(cache=True, inline="always")
+def _shrunk_axpy(a, row, G, y, index, na):
+    """G[j] += a·yⱼ·row[index[j]] for the shrunk variables j ≥ na (row by data row)."""
+    for j in range(na, G.shape[0]):
+        G[j] += a * y[j] * row[index[j]]
 
 
 @njit(cache=True, nogil=True)

@@ -36,7 +36,6 @@ import numpy as np
 import scipy.linalg as sla
 from numba import njit
 
-from . import _kernel_rows as _kr
 from . import _packed_rows as _pk
 from . import _smo_kernels as _k
 from . import kernel_blocks as _kb
@@ -200,8 +199,7 @@ def _update_and_seed(run, rows, coefs, block_bytes):
     if held.any():
         _accumulate2(cc.cache, slot[held], coefs[held], out)
         rows, coefs = rows[~held], coefs[~held]
-    if rows.size and run.gram is None and run.kd.kind != _k.K_PRECOMPUTED and \
-            _kr.has_transpose(run.kd):
+    if rows.size and _kb.by_tiles(run.kd, run.gram):
         # compiled BLAS tiles on both threads, no block in memory (0.34 → 0.09 s for
         # 1241 free rows at n = 20000); seeding the cache with the rows saved SMO's
         # tail 6 of its 10 263 computed rows there, and none at n = 5000

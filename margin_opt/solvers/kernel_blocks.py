@@ -26,7 +26,7 @@ from . import _kernel_rows as _kr
 from . import _smo_kernels as _k
 from ._threads import one_blas_thread, smo_threads
 
-__all__ = ["KINDS", "arrays", "for_smo", "named_kernel_arrays", "kernel_block",
+__all__ = ["KINDS", "arrays", "for_smo", "named_kernel_arrays", "kernel_block", "by_tiles",
            "combination", "symmetric_block"]
 
 #: the kernels computed here (others: a callable or a precomputed matrix)
@@ -200,6 +200,12 @@ def symmetric_block(kd, rows) -> np.ndarray:
     return B
 
 
+def by_tiles(kd, gram) -> bool:
+    """True when :func:`combination` works tile by tile from a dense transpose (a named
+    kernel, no kernel matrix given), not from blocks of whole rows."""
+    return gram is None and kd.kind != _k.K_PRECOMPUTED and _kr.has_transpose(kd)
+
+
 def combination(kd, gram, csr, rows, coefs, block_bytes=_BLOCK_BYTES):
     """``K[:, rows] @ coefs``, ndarray of shape (n_data, k).
 
@@ -222,7 +228,7 @@ def combination(kd, gram, csr, rows, coefs, block_bytes=_BLOCK_BYTES):
     n_data = kd.all_cols.size if gram is None else gram.shape[0]
     rows = np.ascontiguousarray(rows, dtype=np.int64)
     coefs = np.ascontiguousarray(coefs, dtype=np.float64)
-    if gram is None and kd.kind != _k.K_PRECOMPUTED and _kr.has_transpose(kd):
+    if by_tiles(kd, gram):
         # the inner products by BLAS, a block of rows against a tile of columns (~1.9×
         # faster than sweeps over the features at n = 20000, d = 20); one BLAS thread
         # per numba thread

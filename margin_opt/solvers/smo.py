@@ -56,7 +56,8 @@ _POLISH_AT = (1e-5,)
 _GAP_SHRINK = (0.25, 0.5)
 _POLISH_MAX = 4         # polishes per run
 #: packed rows once shrinking leaves few rows active (:mod:`._packed_rows`); off only to
-#: compare (the iterations are the same either way)
+#: compare (the pair steps are the same either way; a polish's sums may differ in the
+#: last bit, since its update reads the rows the classic slots hold in place)
 _PACKED = True
 _TOL_FLOOR = 1e-15      # relative to the gradient scale: below, m − M is rounding
 #: threads (where :func:`._threads.smo_threads` gives more than one): kernel rows of at
