@@ -351,6 +351,81 @@ def test_one_blas_thread_nests_and_restores():
     assert blas() == before
 
 
+def _blas_threads():
+    from threadpoolctl import threadpool_info
+
+    return [p["num_threads"] for p in threadpool_info() if p["user_api"] == "blas"]
+
+
+def test_all_blas_threads_lifts_the_limit_and_sets_it_again():
+    from margin_opt.solvers._threads import all_blas_threads, one_blas_thread
+
+    before = _blas_threads()
+    with all_blas_threads():                  # no limit set: nothing to lift
+        assert _blas_threads() == before
+    with one_blas_thread():
+        with all_blas_threads():
+            lifted = _blas_threads()
+            with one_blas_thread():           # nested inside the lift: stays lifted
+                assert _blas_threads() == lifted
+        assert all(n == 1 for n in _blas_threads())
+    assert lifted == before and _blas_threads() == before
+
+
+def test_smo_and_its_certificate_run_on_one_blas_thread(monkeypatch):
+    # a dot product from Python wakes a BLAS pool that then spins on the cores numba's
+    # threads need: the backend's run and the certificate hold BLAS to one thread, and
+    # the limit is gone afterwards
+    from margin_opt.problems import svm
+    from margin_opt.problems.svm import SVMProblem
+
+    before = _blas_threads()
+    if max(before, default=1) < 2:
+        pytest.skip("BLAS runs on one thread here: nothing to limit")
+    seen = {"run": [], "certify": []}
+    certify = svm.SVMProblem.certify
+
+    def spy(self, *a, **k):
+        seen["certify"].append(_blas_threads())
+        return certify(self, *a, **k)
+
+    monkeypatch.setattr(svm.SVMProblem, "certify", spy)
+    X, y = data(200)
+    sol = SVMProblem(X, y, C=1.0, kernel="rbf", gamma=0.2).solve(
+        "smo", tol=1e-6, callback=lambda r: seen["run"].append(_blas_threads()),
+        callback_every=10)
+    assert sol.certificate.ok
+    assert seen["run"] and seen["certify"]
+    assert all(n == 1 for s in seen["run"] + seen["certify"] for n in s)
+    assert _blas_threads() == before
+
+
+def test_psd_test_within_a_solve_runs_on_all_blas_threads(monkeypatch):
+    # the one large factorization of a fit (K + δI of a kernel not PSD by construction)
+    # lifts the one-thread limit, and the limit holds again afterwards
+    from margin_opt.problems import kernel_data
+    from margin_opt.problems.svm import SVMProblem
+
+    before = _blas_threads()
+    if max(before, default=1) < 2:
+        pytest.skip("BLAS runs on one thread here: nothing to lift")
+    seen = []
+    chol = kernel_data._cholesky_shifted
+
+    def spy(K):
+        seen.append(_blas_threads())
+        return chol(K)
+
+    monkeypatch.setattr(kernel_data, "_cholesky_shifted", spy)
+    X, y = data(150)
+    problem = SVMProblem(X, y, C=1.0, kernel="poly", gamma=0.2, degree=2, coef0=-0.5)
+    with warnings.catch_warnings():          # poly with coef0 < 0: not PSD by construction
+        warnings.simplefilter("ignore")
+        problem.solve("smo", tol=1e-6)
+    assert seen and all(s == before for s in seen)
+    assert _blas_threads() == before
+
+
 def test_silenced_convergence_warnings_are_this_threads_only():
     # a repair on one thread silences its own ConvergenceWarning, not another thread's
     import threading

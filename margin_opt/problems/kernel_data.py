@@ -18,6 +18,7 @@ from scipy.linalg import lapack
 from ..exceptions import SolverError
 from ..kernels import Kernel, make_kernel, n_polynomial_features, polynomial_features
 from ..solvers import kernel_blocks as _kb
+from ..solvers._threads import all_blas_threads
 from ..validation import check_precomputed_kernel
 
 __all__ = ["KernelData", "kernel_factor", "check_scale", "QUAD_FORMS", "PSDReport",
@@ -428,6 +429,12 @@ def _lambda_min(K) -> float:
 def _psd_report(data) -> PSDReport:
     if data.psd_by_construction:
         return PSDReport(True, 0.0, 1.0, "PSD by construction")
+    # a factorization of up to 4000 × 4000: on all of BLAS's threads, even within a solve
+    with all_blas_threads():
+        return _psd_test(data)
+
+
+def _psd_test(data) -> PSDReport:
     n = data.n_samples
     if n <= PSD_EXACT_MAX:
         K = data.gram()

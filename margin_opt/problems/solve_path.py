@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import time
 import warnings
+from contextlib import nullcontext
 
 import numpy as np
 
@@ -31,6 +32,7 @@ from ..exceptions import (
     no_convergence_warnings,
 )
 from ..methods import get_method, method_names, stopping_options
+from ..solvers._threads import one_blas_thread
 from ..validation import check_positive
 from .cvxpy_runner import run_cvxpy
 
@@ -73,17 +75,23 @@ def solve(problem, method="cvxpy-dual", *, solver=None, formulation=None, quad_f
     t0 = time.perf_counter()
     if spec.route == "backend" and getattr(problem, "hard_margin", False):
         problem.require_separable()     # a backend cannot prove infeasibility: the LP does
-    if fallback and certify is not False:
-        # a first run that stops short is repaired below, or NotCertifiedError lists it:
-        # its ConvergenceWarning would only be noise beside a certified answer
-        with no_convergence_warnings():
+    # a backend's run and every certificate on one BLAS thread: their heavy products run
+    # on numba's threads (one BLAS thread each), and the BLAS pool that a dot product
+    # from Python wakes would spin on the cores they need (one_blas_thread)
+    with one_blas_thread() if spec.route == "backend" else nullcontext():
+        if fallback and certify is not False:
+            # a first run that stops short is repaired below, or NotCertifiedError lists
+            # it: its ConvergenceWarning would only be noise beside a certified answer
+            with no_convergence_warnings():
+                sol = _run(problem, name, spec, solver, formulation, quad_form, verbose,
+                           options)
+        else:
             sol = _run(problem, name, spec, solver, formulation, quad_form, verbose, options)
-    else:
-        sol = _run(problem, name, spec, solver, formulation, quad_form, verbose, options)
     if certify is not False:
         tol = _claimed_tol(problem, spec, options) if certify is True else \
             check_positive(certify, "certify (a tolerance)")
-        sol = _certified(problem, sol, spec, tol, options, fallback)
+        with one_blas_thread():
+            sol = _certified(problem, sol, spec, tol, options, fallback)
     sol.timings["total"] = time.perf_counter() - t0
     return sol
 
