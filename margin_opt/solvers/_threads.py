@@ -68,7 +68,8 @@ def one_blas_thread():
     Why one thread: where numba's threads do the work, BLAS is called from each of them
     (one thread each), and a pool woken by any BLAS call from Python (a dot product of
     20 000 values is split over the pool) keeps its threads spinning for a while after
-    the call, taking a core from numba's threads (a9a.t: ~0.1 s of the 1.2 s fit).
+    the call, taking a core from numba's threads (60–160 ms of CPU per SVC fit at
+    n = 20 000).
     """
     global _controller, _depth, _limiter
     with _lock:
