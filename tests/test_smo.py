@@ -372,6 +372,95 @@ def test_all_blas_threads_lifts_the_limit_and_sets_it_again():
     assert lifted == before and _blas_threads() == before
 
 
+def test_one_blas_thread_left_last_by_another_thread_restores():
+    # the last context to close may be another thread's (two fits at once): it restores
+    # the limit (threadpoolctl ≥ 3.8 ignores a change from a thread that is not its
+    # "controlling" one unless control is handed over)
+    import threading
+
+    from margin_opt.solvers._threads import one_blas_thread
+
+    before = _blas_threads()
+    inside, leave = threading.Event(), threading.Event()
+
+    def other():
+        with one_blas_thread():
+            inside.set()
+            leave.wait(30)
+
+    t = threading.Thread(target=other)
+    with one_blas_thread():
+        t.start()
+        assert inside.wait(30)
+    assert all(n == 1 for n in _blas_threads())      # the other thread is still inside
+    leave.set()
+    t.join()
+    assert _blas_threads() == before
+
+
+def test_all_blas_threads_keeps_the_limit_while_another_thread_is_inside():
+    # lifting is process-wide: not while the pairs of a one-vs-one fit share the limit
+    import threading
+
+    from margin_opt.solvers._threads import all_blas_threads, one_blas_thread
+
+    before = _blas_threads()
+    seen = []
+
+    def pair():
+        with one_blas_thread(), all_blas_threads():
+            seen.append(_blas_threads())
+
+    with one_blas_thread():
+        t = threading.Thread(target=pair)
+        t.start()
+        t.join()
+        assert all(n == 1 for n in _blas_threads())
+    assert seen and all(n == 1 for n in seen[0])
+    assert _blas_threads() == before
+
+
+def test_blas_threads_restored_after_pairs_on_threads_with_psd_tests(monkeypatch):
+    # a one-vs-one fit whose pairs run on threads and each test K for PSD (poly with
+    # coef0 < 0) leaves BLAS as it found it
+    from margin_opt import SVC
+    from margin_opt.estimators import ovo
+
+    before = _blas_threads()
+    if max(before, default=1) < 2:
+        pytest.skip("BLAS runs on one thread here: nothing to restore")
+    monkeypatch.setattr(ovo, "_pair_threads", lambda members, pairs, budget: 2)
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(240, 5))
+    y = np.repeat([0, 1, 2], 80)
+    X += y[:, None]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        SVC(kernel="poly", degree=2, gamma=0.2, coef0=-0.5).fit(X, y)
+    assert _blas_threads() == before
+
+
+def test_primal_backends_keep_blas_threads(monkeypatch):
+    # subgradient / Pegasos do their products by BLAS from Python: not limited
+    from margin_opt.problems import svm
+    from margin_opt.problems.svm import SVMProblem
+
+    before = _blas_threads()
+    seen = []
+    certify = svm.SVMProblem.certify
+
+    def spy(self, *a, **k):
+        seen.append(_blas_threads())
+        return certify(self, *a, **k)
+
+    monkeypatch.setattr(svm.SVMProblem, "certify", spy)
+    X, y = data(200)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")                       # 50 iterations: not converged
+        SVMProblem(X, y, C=1.0, kernel="linear").solve("subgradient", max_iter=50)
+    assert seen and all(s == before for s in seen)
+
+
 def test_smo_and_its_certificate_run_on_one_blas_thread(monkeypatch):
     # a dot product from Python wakes a BLAS pool that then spins on the cores numba's
     # threads need: the backend's run and the certificate hold BLAS to one thread, and

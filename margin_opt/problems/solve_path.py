@@ -75,10 +75,12 @@ def solve(problem, method="cvxpy-dual", *, solver=None, formulation=None, quad_f
     t0 = time.perf_counter()
     if spec.route == "backend" and getattr(problem, "hard_margin", False):
         problem.require_separable()     # a backend cannot prove infeasibility: the LP does
-    # a backend's run and every certificate on one BLAS thread: their heavy products run
-    # on numba's threads (one BLAS thread each), and the BLAS pool that a dot product
-    # from Python wakes would spin on the cores they need (one_blas_thread)
-    with one_blas_thread() if spec.route == "backend" else nullcontext():
+    # a dual backend's run (SMO) and its certificate on one BLAS thread: their heavy
+    # products run on numba's threads (one BLAS thread each), and the BLAS pool that a
+    # dot product from Python wakes would spin on the cores they need (one_blas_thread).
+    # Not the primal backends: their products are BLAS calls from Python.
+    on_numba = spec.route == "backend" and spec.standard_form == "DualQP"
+    with one_blas_thread() if on_numba else nullcontext():
         if fallback and certify is not False:
             # a first run that stops short is repaired below, or NotCertifiedError lists
             # it: its ConvergenceWarning would only be noise beside a certified answer
@@ -90,7 +92,7 @@ def solve(problem, method="cvxpy-dual", *, solver=None, formulation=None, quad_f
     if certify is not False:
         tol = _claimed_tol(problem, spec, options) if certify is True else \
             check_positive(certify, "certify (a tolerance)")
-        with one_blas_thread():
+        with one_blas_thread() if on_numba else nullcontext():
             sol = _certified(problem, sol, spec, tol, options, fallback)
     sol.timings["total"] = time.perf_counter() - t0
     return sol

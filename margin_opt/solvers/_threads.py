@@ -18,7 +18,7 @@ import numba
 import numpy as np
 import scipy.linalg  # noqa: F401  (its BLAS/LAPACK loaded before the controller looks)
 from numba import njit, prange
-from threadpoolctl import ThreadpoolController
+from threadpoolctl import OpenBLASController, ThreadpoolController
 
 __all__ = ["smo_threads", "threading_layer", "one_blas_thread", "all_blas_threads"]
 
@@ -51,9 +51,33 @@ def smo_threads() -> int:
 
 _controller = None
 _lock = threading.Lock()
-_depth = 0          # one_blas_thread contexts open, from any thread
+_inside = {}        # thread ident → one_blas_thread contexts it has open
 _limiter = None     # the limit they hold (None while all_blas_threads lifts it)
-_lifted = 0         # all_blas_threads contexts open
+_lifted = 0         # all_blas_threads contexts that lifted it
+
+
+def _set(limit: bool):
+    """Set (``limit``) or restore the one-thread limit; the caller holds ``_lock``.
+
+    threadpoolctl ≥ 3.8 lets only one "controlling" thread change a process-wide
+    OpenBLAS pool and silently ignores the others, while these contexts are entered and
+    left from any thread (the pairs of a one-vs-one fit, concurrent fits): every change
+    is made under ``_lock`` by the thread at hand, which takes control for it and hands
+    it back afterwards.
+    """
+    global _limiter
+    clear = getattr(OpenBLASController, "clear_controlling_thread", None)
+    if clear is not None:
+        clear(force=True)
+    try:
+        if limit:
+            _limiter = _controller.limit(limits=1)
+        else:
+            limiter, _limiter = _limiter, None
+            limiter.restore_original_limits()
+    finally:
+        if clear is not None:
+            clear(force=True)
 
 
 @contextmanager
@@ -63,7 +87,7 @@ def one_blas_thread():
     The pools are looked up once per process: ``threadpool_limits`` scans the loaded
     libraries on every call (~4 ms), which costs more than a small problem's solve
     (45 pairs of ~360 samples on digits).  Nested uses (from any thread) cost nothing:
-    the outermost sets the limit and restores it on leaving.
+    the first to enter sets the limit and the last to leave restores it.
 
     Why one thread: where numba's threads do the work, BLAS is called from each of them
     (one thread each), and a pool woken by any BLAS call from Python (a dot product of
@@ -71,38 +95,44 @@ def one_blas_thread():
     the call, taking a core from numba's threads (60–160 ms of CPU per SVC fit at
     n = 20 000).
     """
-    global _controller, _depth, _limiter
+    global _controller
+    me = threading.get_ident()
     with _lock:
         if _controller is None:
             _controller = ThreadpoolController()
-        if _depth == 0 and _lifted == 0:
-            _limiter = _controller.limit(limits=1)
-        _depth += 1                     # only once the limit is set (it may raise)
+        if not _inside and not _lifted:
+            _set(True)
+        _inside[me] = _inside.get(me, 0) + 1    # only once the limit is set (it may raise)
     try:
         yield
     finally:
         with _lock:
-            _depth -= 1
-            if _depth == 0 and _limiter is not None:
-                _limiter.restore_original_limits()
-                _limiter = None
+            _inside[me] -= 1
+            if not _inside[me]:
+                del _inside[me]
+            if not _inside and _limiter is not None:
+                _set(False)
 
 
 @contextmanager
 def all_blas_threads():
     """A context manager lifting :func:`one_blas_thread`'s limit for one large dense
     factorization (e.g. the Cholesky of a 4000 × 4000 kernel matrix: 0.55 s on one
-    thread, 0.34 s on two), restored on leaving; nothing where no limit is set."""
-    global _limiter, _lifted
+    thread, 0.34 s on two), set again on leaving.  Nothing where no limit is set, or
+    where another thread has a :func:`one_blas_thread` context open (the pairs of a
+    one-vs-one fit: lifting the limit for one would lift it for all)."""
+    global _lifted
+    me = threading.get_ident()
     with _lock:
-        if _limiter is not None:
-            _limiter.restore_original_limits()
-            _limiter = None
-        _lifted += 1
+        lift = _limiter is not None and set(_inside) == {me}
+        if lift:
+            _set(False)
+            _lifted += 1
     try:
         yield
     finally:
-        with _lock:
-            _lifted -= 1
-            if _lifted == 0 and _depth > 0 and _limiter is None:
-                _limiter = _controller.limit(limits=1)
+        if lift:
+            with _lock:
+                _lifted -= 1
+                if _inside and not _lifted and _limiter is None:
+                    _set(True)
