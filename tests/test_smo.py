@@ -372,6 +372,25 @@ def test_all_blas_threads_lifts_the_limit_and_sets_it_again():
     assert lifted == before and _blas_threads() == before
 
 
+def test_one_blas_thread_leaves_openmp_alone():
+    # OpenMP's limits are per thread: one set by the first context's thread could not
+    # be restored by the last context's thread, so they are not touched
+    import sklearn.utils._openmp_helpers  # noqa: F401  (loads scikit-learn's OpenMP)
+    from threadpoolctl import threadpool_info
+
+    from margin_opt.solvers._threads import one_blas_thread
+
+    def omp():
+        return [p["num_threads"] for p in threadpool_info() if p["user_api"] == "openmp"]
+
+    before = omp()
+    if not before or max(before) < 2:
+        pytest.skip("no OpenMP runtime with more than one thread here")
+    with one_blas_thread():
+        assert omp() == before
+        assert all(n == 1 for n in _blas_threads())
+
+
 def test_one_blas_thread_left_last_by_another_thread_restores():
     # the last context to close may be another thread's (two fits at once): it restores
     # the limit (threadpoolctl ≥ 3.8 ignores a change from a thread that is not its

@@ -71,7 +71,7 @@ def _set(limit: bool):
         clear(force=True)
     try:
         if limit:
-            _limiter = _controller.limit(limits=1)
+            _limiter = _controller.limit(limits=1, user_api="blas")
         else:
             limiter, _limiter = _limiter, None
             limiter.restore_original_limits()
@@ -82,7 +82,7 @@ def _set(limit: bool):
 
 @contextmanager
 def one_blas_thread():
-    """A context manager limiting BLAS/OpenMP pools to one thread (threadpoolctl).
+    """A context manager limiting BLAS's thread pools to one thread (threadpoolctl).
 
     The pools are looked up once per process: ``threadpool_limits`` scans the loaded
     libraries on every call (~4 ms), which costs more than a small problem's solve
@@ -93,7 +93,9 @@ def one_blas_thread():
     (one thread each), and a pool woken by any BLAS call from Python (a dot product of
     20 000 values is split over the pool) keeps its threads spinning for a while after
     the call, taking a core from numba's threads (60–160 ms of CPU per SVC fit at
-    n = 20 000).
+    n = 20 000).  OpenMP's limits are left alone: they are per thread, so a limit set
+    by the thread that opens the first context could not be restored by the thread
+    that closes the last.
     """
     global _controller
     me = threading.get_ident()
