@@ -613,6 +613,27 @@ def test_gradient_reconstruction_by_blas_tiles(cache_size):
     assert abs(res.fun - ref) <= 1e-7 * abs(ref)
 
 
+def test_gradient_reconstruction_of_sparse_rows_by_axpys():
+    """Sparse rows with few nonzeros are combined row by row (one axpy per nonzero, no
+    dense copy of the rows): the returned gradient is Qα + p computed from scratch and
+    the answer is the cvxpy optimum."""
+    from margin_opt.solvers import kernel_blocks as kb
+    from margin_opt.solvers._kernel_rows import axpy_rows
+
+    rng = np.random.default_rng(12)
+    y = np.where(rng.random(700) < 0.5, 1.0, -1.0)
+    X = (rng.normal(size=(700, 24)) + 0.4 * y[:, None]) * (rng.random((700, 24)) < 0.2)
+    Xs = sp.csr_matrix(X)
+    qp = svc_qp(Xs, y, 10.0, "rbf", gamma=0.1)
+    assert axpy_rows(kb.named_kernel_arrays(Xs, qp.kernel, 1e9)[0])
+    # 1 MB: the dense transpose (a quarter of the budget at most) and 163 row slots
+    res = solve_smo(qp, tol=1e-8, cache_size=1.0)
+    assert res.cache["reconstructions_blas"] > 0
+    assert_kkt(qp, res, 1e-8)
+    ref, _ = cvxpy_optimum(svc_qp(X, y, 10.0, "rbf", gamma=0.1))
+    assert abs(res.fun - ref) <= 1e-7 * abs(ref)
+
+
 def test_packed_layout_rebuild_keeps_rows_with_their_values():
     """The packed rows' bookkeeping against the kernel matrix: a layout built from the
     classic slots keeps their rows, a rebuild on a smaller active set keeps the packed

@@ -442,18 +442,25 @@ def _gemm_par(kd, Xr, rows, coefs, outT, nthr, by_rows):
 
 
 @njit(cache=True, nogil=True)
+def axpy_rows(kd):
+    """True where :func:`combination_gemm` goes row by row, one axpy per nonzero (its
+    ``Xr`` is then not read): sparse rows of at most d / :data:`SPARSE_ROWS_MAX`
+    nonzeros on average, where that beats the dense product's d multiply-adds per entry
+    (a9a.t, 14 of 123, the certificate's Kβ over 6081 rows: 0.35 → 0.21-0.23 s on two
+    threads)."""
+    return kd.sparse and SPARSE_ROWS_MAX * kd.indptr[-1] <= \
+        kd.XT.shape[0] * (kd.indptr.shape[0] - 1)
+
+
+@njit(cache=True, nogil=True)
 def combination_gemm(kd, Xr, rows, coefs, nthr):
     """(K[:, rows] @ coefs)ᵀ, shape (k, n), tile by tile of columns from the transpose
     (never a block of the kernel matrix in memory), the inner products by matrix
-    products with ``Xr`` (the rows, dense, (r, d)); threads take whole tiles, so every
-    column's values, and its sum over ``rows`` in order, are the same whatever
-    ``nthr``."""
+    products with ``Xr`` (the rows, dense, (r, d); unread where :func:`axpy_rows`);
+    threads take whole tiles, so every column's values, and its sum over ``rows`` in
+    order, are the same whatever ``nthr``."""
     outT = np.empty((coefs.shape[1], kd.all_cols.shape[0]))
-    # sparse rows of at most d/4 nonzeros on average: an axpy per nonzero beats the
-    # dense product's d multiply-adds per entry (a9a.t, 14 of 123, the certificate's
-    # Kβ over 6081 rows: 0.35 → 0.21-0.23 s on two threads)
-    by_rows = kd.sparse and SPARSE_ROWS_MAX * kd.indptr[-1] <= \
-        kd.XT.shape[0] * (kd.indptr.shape[0] - 1)
+    by_rows = axpy_rows(kd)
     if nthr > 1:
         _gemm_par(kd, Xr, rows, coefs, outT, nthr, by_rows)
     else:

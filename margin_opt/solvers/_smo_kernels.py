@@ -45,6 +45,7 @@ from ._kernel_rows import (  # noqa: F401  (re-exported: the kernels' kinds and 
     K_SIGMOID,
     KernelArrays,
     _transform,
+    axpy_rows,
     combination_gemm,
     compact_active,
     exact_d2,
@@ -242,14 +243,16 @@ def _reconstruct_gemm(alpha, G, y, C, index, na, kd):
         k += coef[r] != 0.0
     rows = np.empty(k, dtype=np.int64)
     coefs = np.empty((k, 1))
-    Xr = np.empty((k, XT.shape[0]))
+    dense = not axpy_rows(kd)                 # sparse rows by axpys: no dense copy
+    Xr = np.empty((k if dense else 0, XT.shape[0]))
     k = 0
     for r in range(n_data):
         if coef[r] != 0.0:
             rows[k] = r
             coefs[k, 0] = coef[r]
-            for f in range(XT.shape[0]):
-                Xr[k, f] = XT[f, r]
+            if dense:
+                for f in range(XT.shape[0]):
+                    Xr[k, f] = XT[f, r]
             k += 1
     f_all = combination_gemm(kd, Xr, rows, coefs, kd.nthr)[0]
     for j in range(na, G.shape[0]):

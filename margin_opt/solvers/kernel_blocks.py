@@ -232,7 +232,10 @@ def combination(kd, gram, csr, rows, coefs, block_bytes=_BLOCK_BYTES):
         # the inner products by BLAS, a block of rows against a tile of columns (~1.9×
         # faster than sweeps over the features at n = 20000, d = 20); one BLAS thread
         # per numba thread
-        Xr = csr[rows].toarray() if kd.sparse else np.ascontiguousarray(kd.X[rows])
+        if _kr.axpy_rows(kd):                   # sparse rows by axpys: no dense copy
+            Xr = np.empty((0, kd.XT.shape[0]))
+        else:
+            Xr = csr[rows].toarray() if kd.sparse else np.ascontiguousarray(kd.X[rows])
         with one_blas_thread():
             return _kr.combination_gemm(kd, Xr, rows, coefs, smo_threads()).T
     out = np.zeros((n_data, coefs.shape[1]))
