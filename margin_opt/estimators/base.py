@@ -6,11 +6,12 @@ import numpy as np
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..methods import get_method, stopping_options
-from ..problems.solve_path import warn_nonconvex
+from ..problems.solve_path import finish, warn_nonconvex
 from ..validation import canonical, check_precomputed_kernel
 
-__all__ = ["fit_problem", "kernel_decision", "solve_and_certify", "check_predict_input",
-           "support_kernel"]
+__all__ = ["backend_options", "certify_result", "fit_problem", "kernel_decision",
+           "solve_and_certify", "check_predict_input", "support_kernel"]
+
 
 def solve_and_certify(est, problem, *, solver=None, certify=None):
     """Solve ``problem`` with the estimator's solver; certified by default.
@@ -51,8 +52,7 @@ def solve_and_certify(est, problem, *, solver=None, certify=None):
     """
     solver = est.solver if solver is None else solver
     certify = est.certify if certify is None else certify
-    options = {**stopping_options(solver, est.tol, float(np.max(problem.C_i))),
-               **(est.solver_options or {})}
+    options = backend_options(est, problem, solver)
     spec = get_method(solver)
     if certify and spec.iterative:
         # a first-order method is held to the accuracy it is documented to reach, and its
@@ -65,6 +65,33 @@ def solve_and_certify(est, problem, *, solver=None, certify=None):
         sol = problem.solve(solver, certify=False, **options)
         warn_nonconvex(problem, stacklevel=3)
     return sol, (sol.certificate if certify else None)
+
+
+def backend_options(est, problem, solver) -> dict:
+    """The options ``solver`` runs with on ``problem``: the registry's stopping policy
+    for ``est.tol`` (:func:`margin_opt.methods.stopping_options`), then
+    ``est.solver_options``."""
+    return {**stopping_options(solver, est.tol, float(np.max(problem.C_i))),
+            **(est.solver_options or {})}
+
+
+def certify_result(est, problem, res, options, solver="smo"):
+    """:func:`solve_and_certify` for a dual backend's result ``res`` computed by the
+    caller (e.g. on a thread beside others): its Solution, certified (and repaired)
+    at ``est.tol`` by :func:`margin_opt.problems.solve_path.finish`.
+
+    Returns
+    -------
+    solution : Solution
+    certificate : Certificate or None
+        None when ``est.certify`` is False.
+    """
+    if est.certify:
+        sol = finish(problem, solver, res, certify=est.tol, fallback=True, **options)
+        return sol, sol.certificate
+    sol = finish(problem, solver, res, certify=False, **options)
+    warn_nonconvex(problem, stacklevel=3)
+    return sol, None
 
 
 def fit_problem(est, problem):

@@ -31,8 +31,10 @@ C.-C. Chang and C.-J. Lin, "LIBSVM: a library for support vector machines", ACM 
 
 from __future__ import annotations
 
+import threading
+from collections import deque
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numba
 import numpy as np
@@ -40,11 +42,13 @@ import scipy.sparse as sp
 from sklearn.utils.multiclass import _ovr_decision_function
 
 from ..certificate import CompositeCertificate
+from ..exceptions import no_convergence_warnings
 from ..problems.kernel_data import check_scale
 from ..problems.svm import SVMProblem
 from ..solvers import kernel_blocks as _kb
 from ..solvers._threads import one_blas_thread
-from .base import solve_and_certify
+from ..solvers.smo_gram import solve_block_pair, solve_smo_gram
+from .base import backend_options, certify_result, solve_and_certify
 
 __all__ = ["class_pairs", "OneVsOneFit", "ClassBlocks", "fit_one_vs_one", "ovo_decision",
            "ovo_votes", "ovr_from_ovo", "linear_decision", "GRAM_BUDGET_MB"]
@@ -131,9 +135,18 @@ class ClassBlocks:
             self.K = kernel.gram(Xg)
             return
         self._kd, _ = _kb.named_kernel_arrays(Xg, kernel)
-        with one_blas_thread():         # small products: BLAS threads cost more than they save
-            self._diag = [_kb.symmetric_block(self._kd, np.arange(a, b))
-                          for a, b in zip(self.start, self.stop, strict=True)]
+        self._diag = [None] * sizes.size
+        self._lock = threading.Lock()
+
+    def diag(self, c) -> np.ndarray:
+        """K_cc, the kernel matrix of class c, computed on first use (by the thread that
+        first needs it: the pairs' worker threads)."""
+        with self._lock:
+            if self._diag[c] is None:
+                with one_blas_thread():     # small products: BLAS threads cost more
+                    self._diag[c] = _kb.symmetric_block(
+                        self._kd, np.arange(self.start[c], self.stop[c]))
+            return self._diag[c]
 
     def pair(self, i, j) -> np.ndarray:
         """The kernel matrix of pair (i, j): class i's samples, then class j's."""
@@ -150,8 +163,8 @@ class ClassBlocks:
         with one_blas_thread():
             Kji = _kb.kernel_block(self._kd, None, None, np.arange(rj.start, rj.stop),
                                    np.arange(ri.start, ri.stop))
-        B[:ni, :ni] = self._diag[i]
-        B[ni:, ni:] = self._diag[j]
+        B[:ni, :ni] = self.diag(i)
+        B[ni:, ni:] = self.diag(j)
         B[ni:, :ni] = Kji
         B[:ni, ni:] = Kji.T
         return B
@@ -215,26 +228,71 @@ def fit_one_vs_one(est, X, y_index, classes, weight, kernel, *, solver, on_pair=
             on_pair(p, problem, sol)
         return sol, cert, idx
 
-    # Where the pairs share the kernel matrix and SMO solves them, they are solved side
-    # by side (SMO, the kernel blocks and LAPACK run without the GIL), BLAS on one thread
-    # (their products are small) and numba on one thread per pair.  Otherwise one at a
-    # time: with ``on_pair`` (calibration: its own cross-validated fits, in pair order),
-    # a ``callback`` (called from one thread) or another solver (pegasos draws from
+    def pair_problem(pair):
+        """Pair (i, j)'s problem (its kernel block not attached yet) and SMO's options."""
+        i, j = pair
+        idx = np.concatenate([members[i], members[j]])
+        problem = SVMProblem.from_validated(
+            X[idx], np.where(y_index[idx] == i, 1.0, -1.0), C=est.C, kernel=kernel,
+            fit_intercept=est.fit_intercept, sample_weight=weight[idx],
+            scale_checked=scale_checked)
+        return problem, backend_options(est, problem, solver), idx
+
+    # Where the pairs share the kernel matrix and SMO solves them, each pair's kernel
+    # block and SMO run on a worker thread (BLAS and numba on one thread there, the GIL
+    # released), a few pairs ahead of this thread, which reads, certifies and repairs
+    # the answers in pair order (solve_path.finish).  Otherwise one pair at a time
+    # through the whole solve path: with ``on_pair`` (calibration: its own
+    # cross-validated fits, in pair order), a ``callback``, a warm start or the
+    # block algorithm (solve_smo's options), or another solver (pegasos draws from
     # NumPy's global generator; cvxpy's fits are not worth it).
-    workers = 1
-    if on_pair is None and solver == "smo" and \
-            "callback" not in (est.solver_options or {}) and share:
+    if on_pair is None and solver == "smo" and share and est.fit_intercept and \
+            set(est.solver_options or {}) <= _GRAM_OPTIONS:
         workers = _pair_threads(members, pairs, budget)
-    if workers > 1:
+        done = []
         with one_blas_thread(), ThreadPoolExecutor(
                 workers, initializer=numba.set_num_threads, initargs=(1,)) as pool:
-            done = list(pool.map(solve_pair, pairs))
+            ahead = deque()
+            for pair in pairs:
+                problem, options, idx = pair_problem(pair)
+                # the layout (y, p, upper) only: its arrays are read, never written
+                job = pool.submit(_smo_on_block, blocks, *pair, problem._qp, options)
+                ahead.append((problem, options, idx, job))
+                if len(ahead) > workers:
+                    done.append(_finish_pair(est, *ahead.popleft()))
+            while ahead:
+                done.append(_finish_pair(est, *ahead.popleft()))
     else:
         done = [solve_pair(pair, p) for p, pair in enumerate(pairs)]
     solutions = [sol for sol, _, _ in done]
     certs = [cert for _, cert, _ in done]
     rows = [idx for _, _, idx in done]
     return _assemble(est, X, y_index, classes, pairs, solutions, certs, rows, kernel, share)
+
+
+#: ``solver_options`` under which the pairs run in compiled calls on worker threads
+#: (the others: a callback, a warm start, the block algorithm, the polish switch, go
+#: through :func:`~margin_opt.solvers.smo.solve_smo`)
+_GRAM_OPTIONS = {"tol", "gap_tol", "max_iter", "shrinking", "wss", "cache_size"}
+
+
+def _smo_on_block(blocks, i, j, qp, options):
+    """(K, result): pair (i, j)'s kernel block and SMO's result on it, on a worker
+    thread, in one compiled call where the block is computed from the classes' rows."""
+    with no_convergence_warnings():     # one that stops short is repaired by finish
+        if blocks.K is None:
+            return solve_block_pair(blocks._kd, blocks.diag(i), blocks.diag(j),
+                                    blocks.start[i], blocks.start[j], qp, **options)
+        K = blocks.pair(i, j)
+        return K, solve_smo_gram(replace(qp, gram=K), **options)
+
+
+def _finish_pair(est, problem, options, idx, job):
+    """Pair's Solution and certificate (:func:`certify_result`), on the fitting thread."""
+    K, res = job.result()
+    problem.data.use_gram(K)
+    sol, cert = certify_result(est, problem, res, options)
+    return sol, cert, idx
 
 
 def _pair_threads(members, pairs, budget_mb):

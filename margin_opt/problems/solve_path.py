@@ -36,7 +36,7 @@ from ..solvers._threads import one_blas_thread
 from ..validation import check_positive
 from .cvxpy_runner import run_cvxpy
 
-__all__ = ["solve", "warn_nonconvex", "FALLBACK_MAX_N"]
+__all__ = ["solve", "finish", "warn_nonconvex", "FALLBACK_MAX_N"]
 
 
 def solve(problem, method="cvxpy-dual", *, solver=None, formulation=None, quad_form=None,
@@ -95,6 +95,50 @@ def solve(problem, method="cvxpy-dual", *, solver=None, formulation=None, quad_f
         with one_blas_thread() if on_numba else nullcontext():
             sol = _certified(problem, sol, spec, tol, options, fallback)
     sol.timings["total"] = time.perf_counter() - t0
+    return sol
+
+
+def finish(problem, method, res, *, certify=True, fallback=False, **options):
+    """The rest of :func:`solve` for a dual backend's result computed by the caller.
+
+    For callers that run many small problems' solvers side by side on threads (the
+    pairs of a one-vs-one fit, :func:`margin_opt.solvers.smo_gram.solve_smo_gram`) and
+    read, certify and repair the answers here, on one thread: the Solution of ``res``
+    is made and certified exactly as :func:`solve` makes and certifies its own run's.
+
+    Parameters
+    ----------
+    problem : KernelProblem
+    method : str
+        The registry name of a dual backend (``"smo"``) whose result ``res`` is.
+    res : scipy.optimize.OptimizeResult
+        The backend's result on ``problem.to_standard_form()``.
+    certify, fallback, **options
+        As :func:`solve` (``options``: the backend's, for a repair).
+
+    Returns
+    -------
+    solution : Solution
+
+    Raises
+    ------
+    ValueError
+        A method that is not a dual backend.
+    NotCertifiedError
+        With ``fallback``, when no answer certifies.
+    """
+    name, spec, _, options = _resolve(problem, method, None, options)
+    if spec.route != "backend" or spec.standard_form != "DualQP":
+        raise ValueError(f"finish takes the result of a dual backend (smo), not {method!r}.")
+    t0 = time.perf_counter()
+    with one_blas_thread():
+        sol = _backend_solution(problem, spec, res, 0.0, float(res.timings["total"]))
+        sol.method = name
+        if certify is not False:
+            tol = _claimed_tol(problem, spec, options) if certify is True else \
+                check_positive(certify, "certify (a tolerance)")
+            sol = _certified(problem, sol, spec, tol, options, fallback)
+    sol.timings["total"] = time.perf_counter() - t0 + float(res.timings["total"])
     return sol
 
 
@@ -384,7 +428,12 @@ def _solve_backend(problem, spec, options):
     t_build = time.perf_counter() - t0
     t1 = time.perf_counter()
     res = fn(std, **options)
-    t_run = time.perf_counter() - t1
+    return _backend_solution(problem, spec, res, t_build, time.perf_counter() - t1)
+
+
+def _backend_solution(problem, spec, res, t_build, t_run):
+    """The Solution of a backend's result ``res`` (its OptimizeResult)."""
+    t1 = time.perf_counter()
     meta = dict(backend=spec.name, status=res.status, n_iter=res.get("nit"),
                 message=res.get("message", ""), raw=res, formulation=spec.standard_form)
     _check_finite(res, spec.name)
@@ -405,7 +454,7 @@ def _solve_backend(problem, spec, options):
     timings.setdefault("solve", t_run)
     timings.pop("total", None)
     sol.timings.update(build=t_build, **timings, backend_total=t_run,
-                       recover=time.perf_counter() - t1 - t_run)
+                       recover=time.perf_counter() - t1)
     return sol
 
 

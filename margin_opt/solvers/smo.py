@@ -36,7 +36,7 @@ from . import _smo_polish as _pol
 from . import kernel_blocks as _kb
 from ._threads import one_blas_thread, smo_threads
 
-__all__ = ["solve_smo", "WSS"]
+__all__ = ["solve_smo", "run_status", "WSS"]
 
 #: accepted working-set selection names
 WSS = ("second-order", "first-order")
@@ -352,6 +352,41 @@ def solve_smo(qp, *, tol=1e-3, gap_tol=None, polish=True, block_size=None, cache
     return out
 
 
+def run_status(code, stopped, nit, gap, rel_gap, tol, gap_tol, max_iter):
+    """(status, message) of an SMO run that ended with ``code`` (``_smo_kernels.R_*``);
+    ``ConvergenceWarning`` for "max_iter" and "stalled" (unless silenced on this thread)."""
+    if stopped:
+        status, msg = "stopped", f"stopped by the callback after {nit} iterations."
+    elif code == _k.R_OPTIMAL:
+        status = "optimal"
+        msg = f"m(α) − M(α) = {gap:.3g} ≤ tol = {tol:g}"
+        if gap_tol is not None:
+            msg += f" and duality gap {rel_gap:.3g} ≤ gap_tol = {gap_tol:g}"
+        msg += f" after {nit} iterations."
+    elif code == _k.R_CAP:
+        status = "stalled"
+        msg = (f"a multiplier exceeded {_ALPHA_CAP:g} after {nit} iterations: the dual "
+               "diverges (with upper = ∞, the hard margin, the classes are probably not "
+               "separable in the feature space; a separability LP decides). Use a finite "
+               "C, or an exact method.")
+    elif code == _k.R_STALLED:
+        status = "stalled"
+        msg = (f"SMO stopped making progress after {nit} iterations: m(α) − M(α) = "
+               f"{gap:.3g} (tol {tol:g}), duality gap {rel_gap:.3g}"
+               + (f" (gap_tol {gap_tol:g})" if gap_tol is not None else "")
+               + ". The problem is badly conditioned or degenerate (unscaled features, "
+               "a huge C, a hard margin on non-separable data): scale the features, use "
+               "a smaller C, or an exact method (cvxpy-dual).")
+    else:
+        status = "max_iter"
+        msg = (f"SMO reached max_iter={max_iter} with m(α) − M(α) = {gap:.3g} > tol = "
+               f"{tol:g}. Raise max_iter, loosen tol, scale the features (e.g. "
+               "StandardScaler) or use a smaller C.")
+    if status in ("max_iter", "stalled") and not convergence_warnings_silenced():
+        warnings.warn(msg, ConvergenceWarning, stacklevel=4)
+    return status, msg
+
+
 class _SMORun:
     """The arrays of one SMO run and its phases: set up, iterate (and polish), read out.
 
@@ -504,35 +539,7 @@ class _SMORun:
         st, a, G, y = self.st, self.alpha, self.G, self.y
         nit, gap = int(st[_k.S_ITER]), float(self.fout[0])
         rel_gap = self.relative_gap()
-        if stopped:
-            status, msg = "stopped", f"stopped by the callback after {nit} iterations."
-        elif code == _k.R_OPTIMAL:
-            status = "optimal"
-            msg = f"m(α) − M(α) = {gap:.3g} ≤ tol = {tol:g}"
-            if gap_tol is not None:
-                msg += f" and duality gap {rel_gap:.3g} ≤ gap_tol = {gap_tol:g}"
-            msg += f" after {nit} iterations."
-        elif code == _k.R_CAP:
-            status = "stalled"
-            msg = (f"a multiplier exceeded {_ALPHA_CAP:g} after {nit} iterations: the dual "
-                   "diverges (with upper = ∞, the hard margin, the classes are probably not "
-                   "separable in the feature space; a separability LP decides). Use a finite "
-                   "C, or an exact method.")
-        elif code == _k.R_STALLED:
-            status = "stalled"
-            msg = (f"SMO stopped making progress after {nit} iterations: m(α) − M(α) = "
-                   f"{gap:.3g} (tol {tol:g}), duality gap {rel_gap:.3g}"
-                   + (f" (gap_tol {gap_tol:g})" if gap_tol is not None else "")
-                   + ". The problem is badly conditioned or degenerate (unscaled features, "
-                   "a huge C, a hard margin on non-separable data): scale the features, use "
-                   "a smaller C, or an exact method (cvxpy-dual).")
-        else:
-            status = "max_iter"
-            msg = (f"SMO reached max_iter={max_iter} with m(α) − M(α) = {gap:.3g} > tol = "
-                   f"{tol:g}. Raise max_iter, loosen tol, scale the features (e.g. "
-                   "StandardScaler) or use a smaller C.")
-        if status in ("max_iter", "stalled") and not convergence_warnings_silenced():
-            warnings.warn(msg, ConvergenceWarning, stacklevel=3)
+        status, msg = run_status(code, stopped, nit, gap, rel_gap, tol, gap_tol, max_iter)
         b = float(_k.calculate_b(a, G, y, self.C)) if self.equality else 0.0
         fun = float(0.5 * a @ (G + self.p))
         cache = {"n_slots": int(self.n_slots),

@@ -1,0 +1,122 @@
+"""SMO on a kernel matrix at hand in one compiled call (the one-vs-one pairs' solver)."""
+
+import dataclasses
+
+import numpy as np
+import pytest
+from sklearn.datasets import load_digits
+from sklearn.metrics.pairwise import pairwise_kernels
+from sklearn.preprocessing import StandardScaler
+from test_smo import assert_kkt, cvxpy_optimum, data, svc_qp
+
+from margin_opt import SVC
+from margin_opt.exceptions import ConvergenceWarning
+from margin_opt.kernels import make_kernel
+from margin_opt.solvers import kernel_blocks as _kb
+from margin_opt.solvers.smo import solve_smo
+from margin_opt.solvers.smo_gram import block_pair_matrix, solve_block_pair, solve_smo_gram
+
+
+def _with_gram(qp):
+    return dataclasses.replace(qp, gram=qp.kernel.gram(qp.X))
+
+
+@pytest.mark.parametrize("tol, gap_tol", [(1e-3, None), (1e-6, 9e-7), (1e-8, 9e-9),
+                                          (1e-2, 1e-7)])   # the gap test tightens m − M
+@pytest.mark.parametrize("weighted", [False, True])
+def test_same_steps_as_solve_smo_without_polish_and_the_cvxpy_optimum(tol, gap_tol, weighted):
+    # the same compiled loop, shrinking, stopping rule and gap test as solve_smo: the
+    # very same iterates (bit for bit), and the optimum of the exact dual
+    X, y = data(150, seed=3)
+    C = np.where(np.arange(150) % 7 == 0, 0.0, 2.0) + np.arange(150) % 3 if weighted else 1.0
+    qp = _with_gram(svc_qp(X, y, C=C, gamma=0.4))
+    ref = solve_smo(qp, tol=tol, gap_tol=gap_tol, polish=False)
+    res = solve_smo_gram(qp, tol=tol, gap_tol=gap_tol)
+    assert res.status == "optimal" and res.nit == ref.nit > 0
+    np.testing.assert_array_equal(res.x, ref.x)
+    np.testing.assert_array_equal(res.grad, ref.grad)
+    assert res.b == ref.b and res.fun == ref.fun
+    assert_kkt(qp, res, tol)
+    if gap_tol is not None:
+        assert res.duality_gap <= gap_tol
+    if gap_tol is not None and gap_tol <= 1e-6:
+        fun, _ = cvxpy_optimum(qp)
+        assert abs(res.fun - fun) <= 1e-6 * max(1.0, abs(fun))
+
+
+def test_max_iter_warns_and_needs_gram_and_equality():
+    X, y = data(80)
+    qp = svc_qp(X, y)
+    with pytest.raises(ValueError, match="needs the kernel matrix"):
+        solve_smo_gram(qp)
+    with pytest.raises(ValueError, match="equality"):
+        solve_smo_gram(dataclasses.replace(_with_gram(qp), equality=False))
+    with pytest.warns(ConvergenceWarning, match="max_iter=3"):
+        res = solve_smo_gram(_with_gram(qp), max_iter=3)
+    assert res.status == "max_iter" and res.nit == 3 and not res.success
+
+
+@pytest.mark.parametrize("name, params", [("rbf", dict(gamma=0.3)), ("linear", {}),
+                                          ("poly", dict(gamma=0.5, degree=3, coef0=1.0))])
+def test_block_pair_matrix_against_scikit_learn(name, params):
+    # two row ranges of the (class-grouped) data from their diagonal blocks; exactly
+    # symmetric; rbf far from the origin, with duplicated points, gives exactly 1
+    g = np.random.default_rng(2)
+    X = g.normal(size=(70, 4)) + (1e3 if name == "rbf" else 0.0)
+    X[60:] = X[20:30]
+    kernel = make_kernel(name, X, **params)
+    kd, _ = _kb.named_kernel_arrays(X, kernel)
+    for (i0, i1), (j0, j1) in [((0, 25), (25, 70)), ((10, 30), (40, 61)), ((0, 1), (69, 70))]:
+        Kii = _kb.symmetric_block(kd, np.arange(i0, i1))
+        Kjj = _kb.symmetric_block(kd, np.arange(j0, j1))
+        B = block_pair_matrix(kd, Kii, Kjj, i0, j0)
+        rows = np.r_[i0:i1, j0:j1]
+        np.testing.assert_array_equal(B, B.T)
+        ref = pairwise_kernels(X[rows], metric=name, **params)
+        np.testing.assert_allclose(B, ref, rtol=1e-9, atol=1e-9 * np.abs(ref).max())
+        if name == "rbf":
+            same = np.all(X[rows][:, None] == X[rows][None], axis=2)
+            assert np.all(B[same] == 1.0)
+        qp = _with_gram(svc_qp(X[rows], np.r_[np.ones(i1 - i0), -np.ones(j1 - j0)],
+                               kernel=name, **({"gamma": 0.3} if name == "rbf" else params)))
+        K, res = solve_block_pair(kd, Kii, Kjj, i0, j0, qp, tol=1e-6)
+        np.testing.assert_array_equal(K, B)
+        ref_res = solve_smo_gram(dataclasses.replace(qp, gram=B), tol=1e-6)
+        np.testing.assert_array_equal(res.x, ref_res.x)
+
+
+def test_one_vs_one_pairs_are_those_of_the_whole_solve_path():
+    # the compiled pairs (kernel block + SMO on a worker thread, then read and certified
+    # by solve_path.finish) give the fit of the whole solve path without the polish,
+    # bit for bit, and every pair is certified
+    X, y = load_digits(return_X_y=True)
+    X = StandardScaler().fit_transform(X)[:500]
+    y = y[:500]
+    for tol in (1e-3, 1e-6):
+        fast = SVC(tol=tol).fit(X, y)
+        path = SVC(tol=tol, solver_options={"polish": False}).fit(X, y)   # solve_smo per pair
+        assert fast.certificate_.ok and len(fast.certificate_) == 45
+        np.testing.assert_array_equal(fast.dual_coef_, path.dual_coef_)
+        np.testing.assert_array_equal(fast.intercept_, path.intercept_)
+        np.testing.assert_array_equal(fast.n_iter_, path.n_iter_)
+        sol = fast.solutions_[7]
+        assert sol.status == "optimal" and sol.method == "smo" and sol.certificate.ok
+        assert sol.raw.n_polish == 0 and sol.timings["total"] > 0
+
+
+def test_one_vs_one_pair_stopped_short_is_repaired_and_certified():
+    # a pair whose compiled run stops at max_iter goes through the solve path's repairs
+    # (finish → _certified with fallback): the fit is certified, the attempts recorded,
+    # and the first run's ConvergenceWarning is not issued
+    import warnings
+
+    X, y = load_digits(return_X_y=True)
+    X = StandardScaler().fit_transform(X)[:150]
+    y = y[:150] % 3
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        est = SVC(solver_options={"max_iter": 4}).fit(X, y)
+    assert est.certificate_.ok
+    for sol in est.solutions_:
+        assert sol.attempts[0]["status"] == "max_iter"
+        assert "fallback" in " ".join(sol.certificate.notes)
