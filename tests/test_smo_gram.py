@@ -120,3 +120,23 @@ def test_one_vs_one_pair_stopped_short_is_repaired_and_certified():
     for sol in est.solutions_:
         assert sol.attempts[0]["status"] == "max_iter"
         assert "fallback" in " ".join(sol.certificate.notes)
+
+
+def test_combination_reads_rows_of_a_symmetric_matrix():
+    # the pairs' blocks are exactly symmetric: Kβ over few nonzeros reads K's rows
+    # (contiguous) instead of its columns, the same values as the whole product
+    from margin_opt.problems.kernel_data import KernelData
+
+    X, _ = data(200, seed=4)
+    data_ = KernelData(X, "rbf", gamma=0.3)
+    K = pairwise_kernels(X, metric="rbf", gamma=0.3)
+    K = np.triu(K) + np.triu(K, 1).T                     # exactly symmetric
+    beta = np.zeros(200)
+    beta[[3, 50, 51, 120, 199]] = [0.5, -1.0, 2.0, -0.25, 1.0]
+    for symmetric in (False, True):
+        data_.use_gram(K, symmetric=symmetric)
+        f = data_.combination(beta)
+        np.testing.assert_allclose(f, K @ beta, rtol=1e-14, atol=1e-14)
+    assert data_._gram_symmetric
+    data_.use_gram(K)                                     # a new matrix: not vouched for
+    assert not data_._gram_symmetric

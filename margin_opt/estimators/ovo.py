@@ -277,20 +277,21 @@ _GRAM_OPTIONS = {"tol", "gap_tol", "max_iter", "shrinking", "wss", "cache_size"}
 
 
 def _smo_on_block(blocks, i, j, qp, options):
-    """(K, result): pair (i, j)'s kernel block and SMO's result on it, on a worker
-    thread, in one compiled call where the block is computed from the classes' rows."""
+    """(K, result, mirrored): pair (i, j)'s kernel block and SMO's result on it, on a
+    worker thread, in one compiled call where the block is computed from the classes'
+    rows (then mirrored: exactly symmetric); else copied out of the whole matrix."""
     with no_convergence_warnings():     # one that stops short is repaired by finish
         if blocks.K is None:
-            return solve_block_pair(blocks._kd, blocks.diag(i), blocks.diag(j),
-                                    blocks.start[i], blocks.start[j], qp, **options)
+            return *solve_block_pair(blocks._kd, blocks.diag(i), blocks.diag(j),
+                                     blocks.start[i], blocks.start[j], qp, **options), True
         K = blocks.pair(i, j)
-        return K, solve_smo_gram(replace(qp, gram=K), **options)
+        return K, solve_smo_gram(replace(qp, gram=K), **options), False
 
 
 def _finish_pair(est, problem, options, idx, job):
     """Pair's Solution and certificate (:func:`certify_result`), on the fitting thread."""
-    K, res = job.result()
-    problem.data.use_gram(K)
+    K, res, mirrored = job.result()
+    problem.data.use_gram(K, symmetric=mirrored)
     sol, cert = certify_result(est, problem, res, options)
     return sol, cert, idx
 

@@ -116,7 +116,7 @@ class KernelData:
             self._gram = self.kernel.gram(self.X)
         return self._gram
 
-    def use_gram(self, K) -> None:
+    def use_gram(self, K, *, symmetric=False) -> None:
         """Take the kernel matrix from the caller instead of computing it.
 
         For sub-problems of a larger one (the pairs of a one-vs-one fit): their
@@ -127,6 +127,11 @@ class KernelData:
         K : ndarray of shape (n_samples, n_samples)
             K(X, X) for this data and kernel (not checked beyond its shape: the
             caller vouches for it); kept, not copied.
+        symmetric : bool, default=False
+            The caller vouches that K is exactly symmetric (Kᵢⱼ is the very value of
+            Kⱼᵢ, as in the one-vs-one pairs' blocks): Kβ over few nonzero βⱼ then reads
+            those rows of K instead of its columns (contiguous memory: ~10× faster on
+            a matrix just written by another thread, 360 × 360 with 30 nonzeros).
 
         Raises
         ------
@@ -138,6 +143,7 @@ class KernelData:
             raise ValueError(f"the kernel matrix must have shape {(self.n_samples,) * 2}, got "
                              f"{K.shape}.")
         self._gram = K
+        self._gram_symmetric = bool(symmetric)
         self.__dict__.pop("_last_combination", None)
 
     @property
@@ -221,7 +227,12 @@ class KernelData:
         if self._gram is not None:
             # a product with the whole matrix beats copying out a quarter of its
             # columns or more (365 × 365, 150 columns: 18 µs against 66 µs)
-            f = self._gram @ beta if 4 * nz.size >= beta.size else self._gram[:, nz] @ beta[nz]
+            if getattr(self, "_gram_symmetric", False) and 2 * nz.size < beta.size:
+                f = beta[nz] @ self._gram[nz]           # Kβ = Kᵀβ: the rows are contiguous
+            elif 4 * nz.size >= beta.size:
+                f = self._gram @ beta
+            else:
+                f = self._gram[:, nz] @ beta[nz]
         elif nz.size == 0:
             return np.zeros(self.n_samples)
         elif self.kernel.name in _kb.KINDS:
