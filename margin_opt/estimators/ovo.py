@@ -11,8 +11,14 @@ kernel matrix fits the cache budget, each class's diagonal block is computed onc
 each off-diagonal block by the one pair that needs it (:class:`ClassBlocks`), so every
 pair gets its whole kernel matrix with every entry computed once (LIBSVM recomputes
 rows pair by pair); otherwise each pair's SMO computes and caches its own rows.
-Pairs that share the matrix and are solved by SMO run side by side on numba's threads
-(their compiled code releases the GIL); the fit is the same as one pair at a time.
+Pairs that share the matrix and are solved by SMO are solved in compiled calls on
+worker threads (:func:`~margin_opt.solvers.smo_gram.solve_block_pair`: the pair's
+kernel block and SMO in one call that releases the GIL, no Python between SMO's
+phases), a few pairs ahead of the fitting thread, which builds the pairs' problems and
+reads, certifies and repairs their answers in pair order
+(:func:`~margin_opt.problems.solve_path.finish`).  Each pair's answer is the one the
+whole solve path gives with ``solver_options={"polish": False}``, bit for bit, on
+any number of threads.
 
 The fitted attributes are LIBSVM's layout (``support_`` grouped by class,
 ``dual_coef_`` of shape (k − 1, n_SV), ``intercept_`` of shape (k(k − 1)/2,)), and
