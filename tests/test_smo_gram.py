@@ -175,3 +175,18 @@ def test_combination_reads_rows_of_a_symmetric_matrix():
     assert data_._gram_symmetric
     data_.use_gram(K)                                     # a new matrix: not vouched for
     assert not data_._gram_symmetric
+
+
+def test_one_vs_one_hard_margin_keeps_the_separability_test():
+    # a hard-margin pair is not run in the compiled pipeline: the solve path's
+    # separability LP decides first, and non-separable classes are NotSeparableError
+    from sklearn.datasets import load_iris
+
+    from margin_opt.exceptions import NotSeparableError
+
+    X, y = load_iris(return_X_y=True)
+    with pytest.raises(NotSeparableError, match="Farkas"):
+        SVC(C=np.inf, kernel="linear").fit(X, y)
+    X3 = np.r_[X[y == 0], X[y == 0] + 10, X[y == 0] + 20]
+    est = SVC(C=np.inf, kernel="linear").fit(X3, np.repeat([0, 1, 2], 50))
+    assert est.certificate_.ok and est.score(X3, np.repeat([0, 1, 2], 50)) == 1.0

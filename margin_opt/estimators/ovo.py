@@ -252,8 +252,9 @@ def fit_one_vs_one(est, X, y_index, classes, weight, kernel, *, solver, on_pair=
     # cross-validated fits, in pair order), a ``callback``, a warm start or the
     # block algorithm (solve_smo's options), or another solver (pegasos draws from
     # NumPy's global generator; cvxpy's fits are not worth it).
+    # (not the hard margin: its infeasibility is decided by the separability LP first)
     if on_pair is None and solver == "smo" and share and est.fit_intercept and \
-            set(est.solver_options or {}) <= _GRAM_OPTIONS:
+            np.isfinite(est.C) and set(est.solver_options or {}) <= _GRAM_OPTIONS:
         workers = _pair_threads(members, pairs, budget)
         done = []
         with one_blas_thread(), ThreadPoolExecutor(
