@@ -112,9 +112,9 @@ def test_pairs_on_threads_give_the_sequential_fit(monkeypatch):
     X, y = load_digits(return_X_y=True)
     X = StandardScaler().fit_transform(X)[:600]
     y = y[:600]
-    monkeypatch.setattr(ovo, "_pair_threads", lambda members, pairs, budget: 2)
+    monkeypatch.setattr(ovo, "_pair_workers", lambda members, pairs, budget: 3)
     threaded = SVC().fit(X, y)
-    monkeypatch.setattr(ovo, "_pair_threads", lambda members, pairs, budget: 1)
+    monkeypatch.setattr(ovo, "_pair_workers", lambda members, pairs, budget: 1)
     sequential = SVC().fit(X, y)
     assert threaded.certificate_.ok and sequential.certificate_.ok
     np.testing.assert_array_equal(threaded.support_, sequential.support_)

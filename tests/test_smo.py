@@ -448,7 +448,7 @@ def test_blas_threads_restored_after_pairs_on_threads_with_psd_tests(monkeypatch
     before = _blas_threads()
     if max(before, default=1) < 2:
         pytest.skip("BLAS runs on one thread here: nothing to restore")
-    monkeypatch.setattr(ovo, "_pair_threads", lambda members, pairs, budget: 2)
+    monkeypatch.setattr(ovo, "_pair_workers", lambda members, pairs, budget: 2)
     rng = np.random.default_rng(3)
     X = rng.normal(size=(240, 5))
     y = np.repeat([0, 1, 2], 80)
