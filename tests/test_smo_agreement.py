@@ -106,7 +106,13 @@ def problems(draw):
     return SVMProblem(X, y, C=C, kernel=kernel, **kw)
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+# The same 60 problems in every run (CI must be reproducible).  A fresh draw found
+# (2026-11-22) SMO alone stalling on a degenerate problem: 21 points in one dimension,
+# a cubic kernel (rank 4, γ = 3.16, entries up to 3e4) and C = 1000: m − M did not
+# halve within 10⁵ iterations (LIBSVM takes 222 283 iterations there); the default fit
+# certifies it through the fallback (the cvxpy dual), and the stall is reported.
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow],
+          derandomize=True)
 @given(problems())
 def test_generated_problems(problem):
     agree(problem)
