@@ -14,7 +14,11 @@ one-dimensional data (kernel entries ~1e8, C = 1e2–1e4, ε = 0) ends with
 rounding error above 1e-6 at that scale (see the README, "what it cannot vouch for").
 The error names that rounding level, u·maxᵢ Σⱼ|Kᵢⱼβⱼ|, and a tolerance that certifies
 (tested in ``test_truth.py``). Three later runs of 300 fresh problems found no
-failure.
+failure.  A run on 2026-11-22 found two of the same family for the SVC without
+intercept: a cubic kernel on unscaled two-dimensional data (entries 1.4e7–6e7,
+multipliers up to 3.2e3), where f = Kβ is known only to 5e-6–4e-5 and every method
+fails ``projected_gradient``; the error names the tolerance that certifies (1e-4,
+1e-3).  The code of the start of that day fails them the same way.
 """
 
 import warnings
