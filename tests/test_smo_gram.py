@@ -190,3 +190,62 @@ def test_one_vs_one_hard_margin_keeps_the_separability_test():
     X3 = np.r_[X[y == 0], X[y == 0] + 10, X[y == 0] + 20]
     est = SVC(C=np.inf, kernel="linear").fit(X3, np.repeat([0, 1, 2], 50))
     assert est.certificate_.ok and est.score(X3, np.repeat([0, 1, 2], 50)) == 1.0
+
+
+def test_newton_step_keeps_the_equality_on_a_rank_deficient_kernel():
+    # a linear kernel with more free points than features: Q_FF is singular, the two
+    # solves are O(1/δ) along its null space, and y_FᵀΔ = 0 holds only after the step
+    # is projected back onto it (review finding: |yᵀα| up to 1.7e-6 before)
+    from sklearn.datasets import make_classification
+
+    worst = 0.0
+    for seed in range(12):
+        X, y = make_classification(175, 4 + seed % 6, n_informative=3, n_redundant=0,
+                                   flip_y=0.1, random_state=seed)
+        X = StandardScaler().fit_transform(X)
+        qp = _with_gram(svc_qp(X, y, C=0.12 + seed, kernel="linear"))
+        res = solve_smo_gram(qp, tol=1e-6, gap_tol=9e-7)
+        assert res.status == "optimal" and res.n_polish == 1
+        worst = max(worst, abs(qp.y @ res.x) / max(1.0, res.x.max()))
+        assert_kkt(qp, res, 1e-6)
+    assert worst <= 1e-12
+
+
+def test_one_vs_one_linear_pairs_certify_without_repairs():
+    # the review's reproducer: a linear 3-class fit whose pair (0, 2) failed
+    # dual_residual after the Newton step and went through a repair
+    from sklearn.datasets import make_classification
+
+    X, y = make_classification(525, 7, n_informative=3, n_redundant=0, n_classes=3,
+                               flip_y=0.1, random_state=0)
+    X = StandardScaler().fit_transform(X)
+    est = SVC(kernel="linear", C=0.12).fit(X, y)
+    assert est.certificate_.ok
+    assert not any(s.attempts for s in est.solutions_)      # no pair repaired
+
+
+def test_one_vs_one_uncertified_pairs_stopped_short_warn():
+    # without a certificate nothing repairs a pair that stops at max_iter: its
+    # ConvergenceWarning is issued (as the whole solve path does)
+    X, y = load_digits(return_X_y=True)
+    X = StandardScaler().fit_transform(X)[:150]
+    with pytest.warns(ConvergenceWarning) as record:
+        est = SVC(certify=False, solver_options={"max_iter": 4}).fit(X, y[:150] % 3)
+    assert sum(issubclass(w.category, ConvergenceWarning) for w in record) == 3
+    assert [s.status for s in est.solutions_] == ["max_iter"] * 3
+
+
+@pytest.mark.parametrize("options, match", [({"wss": "bogus"}, "wss"),
+                                            ({"gap_tol": -1.0}, "gap_tol"),
+                                            ({"max_iter": 0}, "max_iter"),
+                                            ({"max_iter": 2.5}, "max_iter")])
+def test_bad_options_raise_as_solve_smo(options, match):
+    X, y = data(60)
+    qp = _with_gram(svc_qp(X, y))
+    with pytest.raises(ValueError, match=match):
+        solve_smo_gram(qp, **options)
+    with pytest.raises(ValueError, match=match):
+        solve_smo(qp, **options)
+    Xd, yd = load_digits(return_X_y=True)
+    with pytest.raises(ValueError, match=match):
+        SVC(solver_options=options).fit(StandardScaler().fit_transform(Xd)[:90], yd[:90] % 3)

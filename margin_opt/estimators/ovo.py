@@ -16,9 +16,10 @@ worker threads (:func:`~margin_opt.solvers.smo_gram.solve_block_pair`: the pair'
 kernel block and SMO in one call that releases the GIL, no Python between SMO's
 phases), a few pairs ahead of the fitting thread, which builds the pairs' problems and
 reads, certifies and repairs their answers in pair order
-(:func:`~margin_opt.problems.solve_path.finish`).  Each pair's answer is the one the
-whole solve path gives with ``solver_options={"polish": False}``, bit for bit, on
-any number of threads.
+(:func:`~margin_opt.problems.solve_path.finish`).  At tol ≥ 1e-3 each pair's answer is
+the one the whole solve path gives, bit for bit; below, SMO's tail is one compiled
+Newton step instead of the polish (the same optimum within tol).  On any number of
+threads the fit is the same.
 
 The fitted attributes are LIBSVM's layout (``support_`` grouped by class,
 ``dual_coef_`` of shape (k − 1, n_SV), ``intercept_`` of shape (k(k − 1)/2,)), and
@@ -40,6 +41,7 @@ from __future__ import annotations
 import threading
 from collections import deque
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import nullcontext
 from dataclasses import dataclass, replace
 
 import numba
@@ -263,7 +265,8 @@ def fit_one_vs_one(est, X, y_index, classes, weight, kernel, *, solver, on_pair=
             for pair in pairs:
                 problem, options, idx = pair_problem(pair)
                 # the layout (y, p, upper) only: its arrays are read, never written
-                job = pool.submit(_smo_on_block, blocks, *pair, problem._qp, options)
+                job = pool.submit(_smo_on_block, blocks, *pair, problem._qp, options,
+                                  bool(est.certify))
                 ahead.append((problem, options, idx, job))
                 if len(ahead) > workers:
                     done.append(_finish_pair(est, *ahead.popleft()))
@@ -283,11 +286,13 @@ def fit_one_vs_one(est, X, y_index, classes, weight, kernel, *, solver, on_pair=
 _GRAM_OPTIONS = {"tol", "gap_tol", "max_iter", "shrinking", "wss", "cache_size"}
 
 
-def _smo_on_block(blocks, i, j, qp, options):
+def _smo_on_block(blocks, i, j, qp, options, quiet):
     """(K, result, mirrored): pair (i, j)'s kernel block and SMO's result on it, on a
     worker thread, in one compiled call where the block is computed from the classes'
     rows (then mirrored: exactly symmetric); else copied out of the whole matrix."""
-    with no_convergence_warnings():     # one that stops short is repaired by finish
+    # one that stops short is repaired by finish when the fit is certified (``quiet``);
+    # without a certificate nothing repairs it, and its ConvergenceWarning is issued
+    with no_convergence_warnings() if quiet else nullcontext():
         if blocks.K is None:
             return *solve_block_pair(blocks._kd, blocks.diag(i), blocks.diag(j),
                                      blocks.start[i], blocks.start[j], qp, **options), True

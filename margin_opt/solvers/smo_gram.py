@@ -44,7 +44,7 @@ __all__ = ["solve_smo_gram", "solve_block_pair", "gram_run", "block_pair_matrix"
 
 # solve_smo's limits and its gap test's tightening
 _ALPHA_CAP, _STALL_MIN, _GAP_SHRINK = _smo._ALPHA_CAP, _smo._STALL_MIN, _smo._GAP_SHRINK
-_TOL_FLOOR, _DEFAULT_MAX_ITER = _smo._TOL_FLOOR, _smo._DEFAULT_MAX_ITER
+_TOL_FLOOR = _smo._TOL_FLOOR
 _POLISH_TOL = _smo._POLISH_TOL
 #: the compiled Newton step's largest free set (its factorization is |F|³/6 flops in
 #: plain loops: at 256, ~3 ms, more than the tail it saves on a problem that small)
@@ -149,10 +149,18 @@ def newton_free_step(K, alpha, G, G_bar, y, C, index, max_free):
         return False
     nu = yu / yv
     step = np.empty(nf)
+    ys = 0.0
+    for a in range(nf):
+        step[a] = u[a] - nu * v[a]
+        ys += y[F[a]] * step[a]
+    # y_Fᵀ(u − νv) = 0 only to rounding, and u, v are O(1/δ) along the null space of a
+    # rank-deficient Q_FF (a linear kernel with more free points than features): the
+    # step is projected back onto y_FᵀΔ = 0 (y_Fᵀy_F = |F|), or yᵀα would drift
+    ys /= nf
     t_max = 1.0
     hit = -1
     for a in range(nf):
-        d = u[a] - nu * v[a]
+        d = step[a] - ys * y[F[a]]
         step[a] = d
         ta = t_max
         if d > 0.0:
@@ -311,14 +319,17 @@ def block_pair_run(kd, Kii, Kjj, i0, j0, y, p, C, tol, gap_tol, wss2, shrinking,
 
 
 def _options(qp, tol, gap_tol, wss, max_iter):
-    m = qp.y.shape[0]
+    """solve_smo's checks of the QP and the options; (arrays and options, max_iter)."""
     if not qp.equality or qp.delta != 0.0:
         raise ValueError("SMO on a given kernel matrix needs the equality yᵀα = 0 (an "
                          "intercept); use solve_smo.")
-    max_iter = max(_DEFAULT_MAX_ITER, 100 * m) if max_iter is None else int(max_iter)
-    return (np.asarray(qp.y, dtype=np.float64), np.asarray(qp.p, dtype=np.float64),
-            np.asarray(qp.upper, dtype=np.float64), float(tol),
-            -1.0 if gap_tol is None else float(gap_tol), wss == "second-order"), max_iter
+    y, p, C, _ = _smo._check_qp(qp)
+    max_iter = _smo._check_options(tol, 1.0, wss, max_iter, 1, y.shape[0])
+    if gap_tol is not None and not (isinstance(gap_tol, (int, float, np.number))
+                                    and np.isfinite(gap_tol) and gap_tol > 0):
+        raise ValueError(f"gap_tol must be a positive finite number or None, got {gap_tol!r}.")
+    return (y, p, C, float(tol), -1.0 if gap_tol is None else float(gap_tol),
+            wss == "second-order"), max_iter
 
 
 def solve_smo_gram(qp, *, tol=1e-3, gap_tol=None, polish=True, shrinking=True,
@@ -368,6 +379,10 @@ def solve_smo_gram(qp, *, tol=1e-3, gap_tol=None, polish=True, shrinking=True,
     args, max_iter = _options(qp, tol, gap_tol, wss, max_iter)
     K = np.require(qp.gram, np.float64, ["C"])
     index = np.ascontiguousarray(qp.data_index, dtype=np.int64)
+    if K.ndim != 2 or K.shape[0] != K.shape[1]:
+        raise ValueError(f"the kernel matrix must be square, got shape {K.shape}.")
+    if index.min() < 0 or index.max() >= K.shape[0]:
+        raise ValueError(f"qp.index must hold rows of the kernel matrix, in [0, {K.shape[0]}).")
     t1 = time.perf_counter()
     y, p, C, tol_, gtol, wss2 = args
     alpha, G, out = gram_run(K, y, p, C, index, tol_, gtol, wss2, bool(shrinking), max_iter,
