@@ -55,7 +55,7 @@ from ..problems.kernel_data import check_scale
 from ..problems.svm import SVMProblem
 from ..solvers import kernel_blocks as _kb
 from ..solvers._threads import one_blas_thread
-from ..solvers.smo_gram import solve_block_pair, solve_smo_gram
+from ..solvers.smo_gram import block_pair_matrix, solve_block_pair, solve_smo_gram
 from .base import backend_options, certify_result, solve_and_certify
 
 __all__ = ["class_pairs", "OneVsOneFit", "ClassBlocks", "fit_one_vs_one", "ovo_decision",
@@ -160,22 +160,16 @@ class ClassBlocks:
         """The kernel matrix of pair (i, j): class i's samples, then class j's."""
         ri = slice(self.start[i], self.stop[i])
         rj = slice(self.start[j], self.stop[j])
-        ni = ri.stop - ri.start
-        B = np.empty((ni + rj.stop - rj.start,) * 2)
         if self.K is not None:
+            ni = ri.stop - ri.start
+            B = np.empty((ni + rj.stop - rj.start,) * 2)
             B[:ni, :ni] = self.K[ri, ri]
             B[:ni, ni:] = self.K[ri, rj]
             B[ni:, :ni] = self.K[rj, ri]
             B[ni:, ni:] = self.K[rj, rj]
             return B
-        with one_blas_thread():
-            Kji = _kb.kernel_block(self._kd, None, None, np.arange(rj.start, rj.stop),
-                                   np.arange(ri.start, ri.stop))
-        B[:ni, :ni] = self.diag(i)
-        B[ni:, ni:] = self.diag(j)
-        B[ni:, :ni] = Kji
-        B[:ni, ni:] = Kji.T
-        return B
+        with one_blas_thread():         # the compiled pairs' own block (exactly mirrored)
+            return block_pair_matrix(self._kd, self.diag(i), self.diag(j), ri.start, rj.start)
 
 
 def fit_one_vs_one(est, X, y_index, classes, weight, kernel, *, solver, on_pair=None

@@ -78,6 +78,7 @@ class KernelData:
             self._features = X if self.kernel.is_linear else None
         self.X = X
         self._gram = None
+        self._gram_symmetric = False      # use_gram(symmetric=True): Kβ reads rows
         self._factor = None
         self._psd = None
         self._validated_psd = getattr(self, "_validated_psd", False)
@@ -227,7 +228,7 @@ class KernelData:
         if self._gram is not None:
             # a product with the whole matrix beats copying out a quarter of its
             # columns or more (365 × 365, 150 columns: 18 µs against 66 µs)
-            if getattr(self, "_gram_symmetric", False) and 2 * nz.size < beta.size:
+            if self._gram_symmetric and 2 * nz.size < beta.size:
                 f = beta[nz] @ self._gram[nz]           # Kβ = Kᵀβ: the rows are contiguous
             elif 4 * nz.size >= beta.size:
                 f = self._gram @ beta

@@ -90,8 +90,7 @@ def solve(problem, method="cvxpy-dual", *, solver=None, formulation=None, quad_f
         else:
             sol = _run(problem, name, spec, solver, formulation, quad_form, verbose, options)
     if certify is not False:
-        tol = _claimed_tol(problem, spec, options) if certify is True else \
-            check_positive(certify, "certify (a tolerance)")
+        tol = _certify_tol(problem, spec, options, certify)
         with one_blas_thread() if on_numba else nullcontext():
             sol = _certified(problem, sol, spec, tol, options, fallback)
     sol.timings["total"] = time.perf_counter() - t0
@@ -135,9 +134,8 @@ def finish(problem, method, res, *, certify=True, fallback=False, **options):
         sol = _backend_solution(problem, spec, res, 0.0, float(res.timings["total"]))
         sol.method = name
         if certify is not False:
-            tol = _claimed_tol(problem, spec, options) if certify is True else \
-                check_positive(certify, "certify (a tolerance)")
-            sol = _certified(problem, sol, spec, tol, options, fallback)
+            sol = _certified(problem, sol, spec, _certify_tol(problem, spec, options, certify),
+                             options, fallback)
     sol.timings["total"] = time.perf_counter() - t0 + float(res.timings["total"])
     return sol
 
@@ -177,6 +175,12 @@ def _claimed_tol(problem, spec, options):
     if spec.standard_form == "DualQP":
         return float(options.get("tol", 1e-3))
     return spec.accuracy_for(problem.model)
+
+
+def _certify_tol(problem, spec, options, certify):
+    """The tolerance of ``certify``: True → the method's claim, else the number given."""
+    return _claimed_tol(problem, spec, options) if certify is True else \
+        check_positive(certify, "certify (a tolerance)")
 
 
 def _certified(problem, sol, spec, tol, options, fallback):
