@@ -139,6 +139,87 @@ def test_one_vs_one_pairs_are_those_of_the_whole_solve_path(monkeypatch):
     np.testing.assert_array_equal(fast.n_iter_, path.n_iter_)
 
 
+class _IdlePool:
+    """A pool whose workers never start a job: the fitting thread runs every pair."""
+
+    def __init__(self, *args, **kwargs):
+        self.submitted = 0
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+    def submit(self, fn, *args):
+        from concurrent.futures import Future
+        self.submitted += 1
+        return Future()             # pending: cancel() succeeds
+
+
+def test_one_vs_one_pairs_taken_by_the_fitting_thread_are_the_workers_pairs(monkeypatch):
+    # the fitting thread runs a pair's compiled call itself when no worker has started
+    # it (its answer is needed, or it waits for another): the fit does not depend on
+    # which thread ran which pair, and an error of a pair it ran is raised as the
+    # worker's would be
+    from margin_opt.estimators import ovo
+
+    X, y = load_digits(return_X_y=True)
+    X = StandardScaler().fit_transform(X)[:400]
+    y = y[:400] % 5
+    ref = SVC().fit(X, y)
+    pools = []
+    monkeypatch.setattr(ovo, "ThreadPoolExecutor",
+                        lambda *a, **k: pools.append(_IdlePool()) or pools[-1])
+    here = SVC().fit(X, y)
+    assert pools[0].submitted == 10 and here.certificate_.ok
+    np.testing.assert_array_equal(here.dual_coef_, ref.dual_coef_)
+    np.testing.assert_array_equal(here.intercept_, ref.intercept_)
+    np.testing.assert_array_equal(here.n_iter_, ref.n_iter_)
+
+    def fails(blocks, i, j, *rest):
+        if (i, j) == (1, 3):
+            raise RuntimeError("pair (1, 3) failed")
+        return run(blocks, i, j, *rest)
+
+    run = ovo._smo_on_block
+    monkeypatch.setattr(ovo, "_smo_on_block", fails)
+    with pytest.raises(RuntimeError, match=r"pair \(1, 3\) failed"):
+        SVC().fit(X, y)
+
+
+def test_waiting_fitting_thread_runs_later_pairs_not_started():
+    # while a worker runs the pair whose answer is needed, the later pairs' calls that
+    # no worker has started are run by the waiting thread, in order, until it is done
+    from concurrent.futures import Future
+
+    from margin_opt.estimators import ovo
+
+    ran = []
+
+    class Job(ovo._PairJob):
+        def __init__(self, name, started):
+            self.args, self.future, self.name = (name,), Future(), name
+            if started:
+                self.future.set_running_or_notify_cancel()
+
+    first = Job("first", started=True)
+    later = [Job(f"p{k}", started=k == 1) for k in range(4)]
+    original = ovo._smo_on_block
+    try:
+        def record(name):
+            ran.append(name)
+            if name == "p2":
+                first.future.set_result(("K", "res", True))   # the worker finishes
+            return name
+        ovo._smo_on_block = record
+        assert first.result([(None, None, None, job) for job in later]) == ("K", "res", True)
+    finally:
+        ovo._smo_on_block = original
+    assert ran == ["p0", "p2"]                 # p1 was running; p3 not needed
+    assert later[0].future.result() == "p0" and not later[3].future.done()
+
+
 def test_one_vs_one_pair_stopped_short_is_repaired_and_certified():
     # a pair whose compiled run stops at max_iter goes through the solve path's repairs
     # (finish → _certified with fallback): the fit is certified, the attempts recorded,

@@ -260,7 +260,8 @@ class KernelData:
         ----------
         beta : ndarray of shape (n_samples,)
         exact : bool, default=True
-            False: the bound unless the kernel matrix is at hand (no matrix computed).
+            False: the bound (no product with the kernel matrix, its diagonal only),
+            unless the matrix is at hand and the kernel may be indefinite.
 
         Returns
         -------
@@ -275,13 +276,17 @@ class KernelData:
             return 0.0, 0.0
         u = np.finfo(float).eps / 2
         K = self._gram
-        if K is None and exact and (self.n_samples <= ROUNDING_EXACT_MAX
-                                    or self.kernel.name == "precomputed"):
-            K = self.gram()
-        if K is not None:
-            Ks = np.abs(K[:, nz])
-            return float(u * (Ks @ beta[nz]).max()), float(Ks.max())
-        root = np.sqrt(np.maximum(self.kernel.diag(self.X), 0.0))
+        # the bound needs |Kᵢⱼ| ≤ √(KᵢᵢKⱼⱼ): a matrix at hand of a kernel that may be
+        # indefinite (sigmoid, precomputed) is read exactly
+        if exact or (K is not None and not self.psd_by_construction):
+            if K is None and (self.n_samples <= ROUNDING_EXACT_MAX
+                              or self.kernel.name == "precomputed"):
+                K = self.gram()
+            if K is not None:
+                Ks = np.abs(K[:, nz])
+                return float(u * (Ks @ beta[nz]).max()), float(Ks.max())
+        diag = np.diagonal(K) if K is not None else self.kernel.diag(self.X)
+        root = np.sqrt(np.maximum(diag, 0.0))
         return float(u * root.max() * (root[nz] @ beta[nz])), float(root.max() * root[nz].max())
 
     def resolve_quad_form(self, form: str) -> str:
