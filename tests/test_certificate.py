@@ -130,3 +130,45 @@ def test_svr_epsilon_zero_certifies():
         assert p.certify(p.solve(method, **({"tol": 1e-8} if method == "smo" else {})),
                          tol=1e-5).ok, method
     assert SVR(epsilon=0.0, kernel="linear").fit(X, y).certificate_.ok
+
+
+@pytest.mark.parametrize("equality", [True, False])
+def test_compiled_residual_pass_is_the_numpy_reading(equality):
+    """dual_qp_checks reads the variables in one compiled pass: the same numbers, bit
+    for bit, as the NumPy reference functions (box_categories, violating_pair_gap,
+    projected_gradient and the residuals written out), on boxes with zero, finite and
+    infinite bounds and multipliers just off them; NaN where a margin is not finite."""
+    from margin_opt import kkt
+
+    rng = np.random.default_rng(0)
+    for _ in range(1500):
+        m = int(rng.integers(1, 30))
+        y, p = rng.choice([-1.0, 1.0], m), rng.normal(size=m)
+        up = rng.choice([0.0, 1.0, 2.5, np.inf], m)
+        top = np.where(np.isfinite(up), up, 3.0)
+        alpha = np.where(rng.random(m) < 0.3, 0.0,
+                         np.where(rng.random(m) < 0.3, top, rng.random(m) * top))
+        alpha += rng.choice([0.0, 1e-9, -1e-9], m)
+        xi = np.where(np.isfinite(up), np.abs(rng.normal(size=m)) * (rng.random(m) < .3), 0.0)
+        fp = rng.normal(size=m)
+        fg = fp + 1e-3 * rng.normal(size=m)
+        tau, zs = float(np.sqrt(rng.choice([1e-3, 1e-6]))), float(rng.choice([1.0, 2.5]))
+        s, zero, free, at_u, r = kkt._residual_pass(y, p, up, np.arange(m), alpha, xi, fp,
+                                                    fg, tau, zs, equality)
+        s0, g0 = y * fp + p, y * fg + p
+        for got, ref in zip((zero, free, at_u), kkt.box_categories(alpha, up, tau, zs),
+                            strict=True):
+            np.testing.assert_array_equal(got, ref)
+        np.testing.assert_array_equal(s, s0)
+        fin = np.isfinite(up)
+        ref = [max(np.maximum(0.0, -s0 - xi).max(), np.maximum(0.0, -xi).max()),
+               max(np.maximum(0.0, -alpha).max(),
+                   np.maximum(0.0, alpha[fin] - up[fin]).max(initial=0.0)),
+               max(np.abs(alpha * (s0 + xi)).max(),
+                   np.abs((up[fin] - alpha[fin]) * xi[fin]).max(initial=0.0)),
+               kkt.violating_pair_gap(y, alpha, g0, up, tau, zs) if equality
+               else kkt.projected_gradient(alpha, g0, up, tau, zs)]
+        np.testing.assert_array_equal(r, ref)
+    fp[0] = np.nan
+    assert np.isnan(kkt._residual_pass(y, p, up, np.arange(m), alpha, xi, fp, fg, tau, zs,
+                                       equality)[4]).all()

@@ -43,15 +43,20 @@ def table(problem, res, alpha, solution, tol):
         ``geometric_margin`` 2/‖w‖ for an explicit hard margin).
     """
     zero, free, at_c = res.zero, res.free, res.at_upper
-    rows = [TableRow("α = 0", "y f(x) ≥ 1", int(zero.sum()), res.contradicting(zero, tol)),
-            TableRow("0 < α < C", "y f(x) = 1", int(free.sum()), res.contradicting(free, tol))]
+    rows = [TableRow("α = 0", "y f(x) ≥ 1", _count(zero), res.contradicting(zero, tol)),
+            TableRow("0 < α < C", "y f(x) = 1", _count(free), res.contradicting(free, tol))]
     if not problem.hard_margin:
-        rows.append(TableRow("α = C", "y f(x) ≤ 1", int(at_c.sum()),
-                             res.contradicting(at_c, tol)))
-    quantities = {"n_support": int((free | at_c).sum()), "n_free": int(free.sum()),
-                  "n_at_C": int(at_c.sum())}
-    if not problem.hard_margin and np.any(problem.C_i == 0):
-        quantities["n_fixed_C0"] = int(np.sum(problem.C_i == 0))
+        rows.append(TableRow("α = C", "y f(x) ≤ 1", _count(at_c), res.contradicting(at_c, tol)))
+    quantities = {"n_support": _count(free) + _count(at_c), "n_free": _count(free),
+                  "n_at_C": _count(at_c)}
+    n_fixed = _count(problem.C_i == 0)
+    if not problem.hard_margin and n_fixed:
+        quantities["n_fixed_C0"] = n_fixed
     if problem.hard_margin and solution.w is not None:
         quantities["geometric_margin"] = 2.0 / float(np.linalg.norm(solution.w))
     return [], rows, quantities
+
+
+def _count(mask) -> int:
+    """The number of True entries of a mask (as int)."""
+    return int(np.count_nonzero(mask))
