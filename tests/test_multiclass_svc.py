@@ -274,3 +274,33 @@ def test_pair_kernel_blocks_equal_scikit_learn(name, params):
         np.testing.assert_allclose(B, ref, rtol=1e-9, atol=1e-9 * np.abs(ref).max())
         if name == "rbf":
             assert np.all(np.diag(B) == 1.0)
+
+
+def test_one_vs_one_pairs_read_data_centred_once(monkeypatch):
+    # the compiled pairs' problems take their rows from the data centred once (no shift
+    # and centred copy per pair): the RBF kernel is translation invariant, so data
+    # moved far from the origin gives the same certified fit, and each pair's standard
+    # form holds its rows of the centred data
+    X, y = load_digits(return_X_y=True)
+    X, y = StandardScaler().fit_transform(X)[:600], y[:600]
+    near, far = SVC().fit(X, y), SVC().fit(X + 1e3, y)
+    assert near.certificate_.ok and far.certificate_.ok
+    np.testing.assert_array_equal(near.support_, far.support_)
+    np.testing.assert_allclose(far.dual_coef_, near.dual_coef_, atol=1e-9)
+    np.testing.assert_array_equal(far.predict(X + 1e3), near.predict(X))
+    from margin_opt.estimators import ovo
+
+    seen = []
+    run = ovo._finish_pair
+
+    def spy(est, problem, *rest):
+        seen.append(problem)
+        return run(est, problem, *rest)
+
+    monkeypatch.setattr(ovo, "_finish_pair", spy)
+    SVC().fit(X + 1e3, y)
+    first = seen[0]                        # pair (0, 1): class 0's rows, then class 1's
+    rows = np.concatenate([np.flatnonzero(y == 0), np.flatnonzero(y == 1)])
+    Xc = X - X.mean(axis=0)
+    np.testing.assert_allclose(first._qp.X, Xc[rows], atol=1e-9)
+    assert first.kernel.shift is None

@@ -232,14 +232,15 @@ def fit_one_vs_one(est, X, y_index, classes, weight, kernel, *, solver, on_pair=
             on_pair(p, problem, sol)
         return sol, cert, idx
 
-    def pair_problem(pair):
-        """Pair (i, j)'s problem (its kernel block not attached yet) and SMO's options."""
+    def pair_problem(pair, Xc):
+        """Pair (i, j)'s problem (its kernel block not attached yet) and SMO's options;
+        its rows taken from ``Xc``, the data centred once for the RBF kernel (else X)."""
         i, j = pair
         idx = np.concatenate([members[i], members[j]])
         problem = SVMProblem.from_validated(
-            X[idx], np.where(y_index[idx] == i, 1.0, -1.0), C=est.C, kernel=kernel,
-            fit_intercept=est.fit_intercept, sample_weight=weight[idx],
-            scale_checked=scale_checked)
+            (X if Xc is None else Xc)[idx], np.where(y_index[idx] == i, 1.0, -1.0),
+            C=est.C, kernel=kernel, fit_intercept=est.fit_intercept,
+            sample_weight=weight[idx], scale_checked=scale_checked, centred=Xc is not None)
         return problem, backend_options(est, problem, solver), idx
 
     # Where the pairs share the kernel matrix and SMO solves them, each pair's kernel
@@ -254,12 +255,15 @@ def fit_one_vs_one(est, X, y_index, classes, weight, kernel, *, solver, on_pair=
     if on_pair is None and solver == "smo" and share and est.fit_intercept and \
             np.isfinite(est.C) and set(est.solver_options or {}) <= _GRAM_OPTIONS:
         workers = _pair_workers(members, pairs, budget)
+        # the RBF distances of the pairs' own rows (their standard forms, a repair's
+        # rows) on the data centred once, not on a centred copy made per pair
+        Xc = X - X.mean(axis=0) if kernel.name == "rbf" and not sp.issparse(X) else None
         done = []
         with one_blas_thread(), ThreadPoolExecutor(
                 workers, initializer=numba.set_num_threads, initargs=(1,)) as pool:
             ahead = deque()
             for pair in pairs:
-                problem, options, idx = pair_problem(pair)
+                problem, options, idx = pair_problem(pair, Xc)
                 # the layout (y, p, upper) only: its arrays are read, never written
                 job = _PairJob(pool, (blocks, *pair, problem._qp, options, bool(est.certify)))
                 ahead.append((problem, options, idx, job))

@@ -50,6 +50,11 @@ class KernelData:
     scale_checked : bool, default=False
         The caller has run :func:`check_scale` on these rows already (e.g. on the
         whole training set of which X is a subset): not repeated.
+    centred : bool, default=False
+        Dense X is already centred for the RBF kernel's distances (rows of data the
+        caller centred once, e.g. the pairs of a one-vs-one fit): no shift of its own
+        (the kernel is translation invariant, so the values are K's either way; the
+        centring only keeps ‖x‖² + ‖z‖² − 2xᵀz from cancelling).
 
     Raises
     ------
@@ -58,7 +63,7 @@ class KernelData:
     """
 
     def __init__(self, X, kernel="linear", *, gamma="scale", degree=3, coef0=0.0,
-                 feature_map=None, scale_checked=False):
+                 feature_map=None, scale_checked=False, centred=False):
         self.feature_map = feature_map
         if feature_map is not None:
             Phi = np.asarray(feature_map(X), dtype=float)
@@ -72,7 +77,7 @@ class KernelData:
                 X = check_precomputed_kernel(X)
                 self._validated_psd = True
             self.kernel = make_kernel(kernel, X, gamma=gamma, degree=degree, coef0=coef0)
-            if self.kernel.name == "rbf" and not sp.issparse(X) and X.shape[0]:
+            if self.kernel.name == "rbf" and not centred and not sp.issparse(X) and X.shape[0]:
                 # translation invariant: distances on centred data keep their precision
                 self.kernel = replace(self.kernel, shift=X.mean(axis=0))
             self._features = X if self.kernel.is_linear else None

@@ -116,7 +116,7 @@ class SVMProblem(KernelProblem):
 
     @classmethod
     def from_validated(cls, X, y, *, C, kernel, fit_intercept=True, sample_weight,
-                       gram=None, scale_checked=False) -> SVMProblem:
+                       gram=None, scale_checked=False, centred=False) -> SVMProblem:
         """The problem on data that is already validated, e.g. one pair of a one-vs-one fit.
 
         The constructor's input checks are skipped (they cost more than solving a small
@@ -140,6 +140,9 @@ class SVMProblem(KernelProblem):
         scale_checked : bool, default=False
             The caller has run :func:`~margin_opt.problems.kernel_data.check_scale` on
             rows including these (e.g. the whole training set of a one-vs-one fit).
+        centred : bool, default=False
+            X is already centred for the RBF distances (see
+            :class:`~margin_opt.problems.kernel_data.KernelData`).
 
         Returns
         -------
@@ -153,7 +156,7 @@ class SVMProblem(KernelProblem):
             overflow (unless ``scale_checked``).
         """
         problem = cls.__new__(cls)
-        data = KernelData(X, kernel, scale_checked=scale_checked)
+        data = KernelData(X, kernel, scale_checked=scale_checked, centred=centred)
         if gram is not None:
             data.use_gram(gram)
         problem._assign(data, np.asarray(y, dtype=float), np.array([-1.0, 1.0]), C,
