@@ -193,6 +193,8 @@ def restore_equality(alpha, y, upper, delta=0.0, prefer=()) -> np.ndarray:
 
 def coefficients(qp, alpha) -> np.ndarray:
     """β with f = Σⱼ βⱼK(·, xⱼ) + b: βⱼ = Σ_{t: index[t] = j} yₜαₜ, ndarray of shape (n_data,)."""
+    if qp.index is None and qp.n_variables == qp.n_data:
+        return qp.y * alpha + 0.0       # one variable per row (the sum's value; no −0.0)
     return np.bincount(qp.data_index, weights=qp.y * alpha, minlength=qp.n_data)
 
 

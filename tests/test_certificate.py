@@ -172,3 +172,22 @@ def test_compiled_residual_pass_is_the_numpy_reading(equality):
     fp[0] = np.nan
     assert np.isnan(kkt._residual_pass(y, p, up, np.arange(m), alpha, xi, fp, fg, tau, zs,
                                        equality)[4]).all()
+
+
+def test_coefficients_of_one_variable_per_row_are_the_bincount():
+    """β = yα where each data row has one variable: the very values (and signs of zero)
+    of the general sum over the variables of a row."""
+    from margin_opt import kkt
+    from margin_opt.standard_forms import DualQP
+
+    rng = np.random.default_rng(1)
+    for _ in range(200):
+        m = int(rng.integers(1, 50))
+        y = rng.choice([-1.0, 1.0], m)
+        alpha = np.where(rng.random(m) < 0.4, 0.0, 3 * rng.random(m))
+        alpha[rng.random(m) < 0.1] = -0.0
+        qp = DualQP(X=np.zeros((m, 1)), kernel=None, y=y, p=-np.ones(m), upper=np.ones(m))
+        beta = kkt.coefficients(qp, alpha)
+        ref = np.bincount(np.arange(m), weights=y * alpha, minlength=m)
+        np.testing.assert_array_equal(beta, ref)
+        np.testing.assert_array_equal(np.signbit(beta), np.signbit(ref))

@@ -378,12 +378,13 @@ def _assemble(est, X, y_index, classes, pairs, solutions, certs, rows, kernel, s
     column[support] = np.arange(support.size)
     dual_coef = np.zeros((k - 1, support.size))
     for (i, j), sol, idx in zip(pairs, solutions, rows, strict=True):
-        coef = np.asarray(sol.dual_coef)[0]
-        local = np.zeros(idx.size, dtype=bool)
-        local[sol.support_] = True
-        for c, row in ((i, j - 1), (j, i)):
-            sel = local & (y_index[idx] == c)
-            dual_coef[row, column[idx[sel]]] = coef[sel]
+        # class i's coefficients of pair (i, j) go to row j − 1, class j's to row i
+        local = sol.support_
+        coef = np.asarray(sol.dual_coef)[0, local]
+        sv = idx[local]
+        of_i = y_index[sv] == i
+        dual_coef[j - 1, column[sv[of_i]]] = coef[of_i]
+        dual_coef[i, column[sv[~of_i]]] = coef[~of_i]
     intercept = np.array([float(s.b) for s in solutions])
     n_iter = np.array([0 if s.n_iter is None else int(s.n_iter) for s in solutions],
                       dtype=np.int32)

@@ -248,7 +248,7 @@ class KernelProblem:
         m = self._qp.n_variables
         if alpha.shape != (m,):
             raise ValueError(f"{name} must have shape ({m},), got {alpha.shape}.")
-        if not np.all(np.isfinite(alpha)):
+        if not np.isfinite(alpha).all():
             raise ValueError(f"{name} contains NaN or infinity.")
         return alpha
 

@@ -465,7 +465,7 @@ def _backend_solution(problem, spec, res, t_build, t_run):
 def _check_finite(res, name):
     """SolverError when a backend returned non-finite variables (overflow in its loops)."""
     arrays = [res.get(k) for k in ("x", "w", "beta") if res.get(k) is not None]
-    if not all(np.all(np.isfinite(a)) for a in arrays):
+    if not all(np.isfinite(np.asarray(a, dtype=float)).all() for a in arrays):
         raise SolverError(f"{name} returned NaN or infinite variables ({res.get('message', '')}): "
                           "the problem is badly scaled for it; scale the features (e.g. "
                           "StandardScaler) or use solver='cvxpy-dual'.")
