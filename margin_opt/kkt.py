@@ -418,7 +418,7 @@ def dual_qp_checks(qp, alpha, xi, f0_dual, f_primal, reg, stationarity, stat_des
     gap_rel = abs(primal_obj - dual_obj) / max(1.0, abs(primal_obj))
     checks = [
         Check("primal_residual", primal_res, tol, "max(−s − ξ)₊, max(−ξ)₊ (units of f)"),
-        Check("dual_residual", max(box / alpha_scale, eq / alpha_scale, stationarity), tol,
+        Check("dual_residual", _max_nan(box / alpha_scale, eq / alpha_scale, stationarity), tol,
               "box and yᵀα = Δ (÷ max(1, C)), stationarity: " + stat_desc),
         Check("complementary_slackness", comp / alpha_scale, tol,
               "max|αₜ(sₜ + ξₜ)|, max|(uₜ − αₜ)ξₜ|, ÷ max(1, C)"),
@@ -434,6 +434,11 @@ def dual_qp_checks(qp, alpha, xi, f0_dual, f_primal, reg, stationarity, stat_des
     return DualQPChecks(checks, s, zero, free, at_u, primal_obj, dual_obj)
 
 
+def _max_nan(*values) -> float:
+    """The largest value, NaN if any is NaN (Python's max drops a NaN not in front)."""
+    return float("nan") if any(np.isnan(v) for v in values) else max(values)
+
+
 def _f64(a) -> np.ndarray:
     return np.ascontiguousarray(a, dtype=np.float64)
 
@@ -446,8 +451,9 @@ def _residual_pass(y, p, up, idx, alpha, xi, f_primal, f_gradient, tau, zero_sca
     Returns (s, zero, free, at_upper, r) with sₜ = yₜf_primal[index[t]] + pₜ, the
     categories of :func:`box_categories` (threshold ``tau``, ``zero_scale``) and r =
     [primal residual, box violation, complementarity, m(α) − M(α) of
-    :func:`violating_pair_gap` (``equality``) or :func:`projected_gradient`], each
-    NaN when a margin or gradient is not finite (a check never passes NaN).
+    :func:`violating_pair_gap` (``equality``) or :func:`projected_gradient`], all NaN
+    when a multiplier, slack, margin or gradient is not finite (a check never passes
+    NaN; the loop's max would drop one).
     """
     m = y.shape[0]
     s = np.empty(m)
@@ -465,9 +471,10 @@ def _residual_pass(y, p, up, idx, alpha, xi, f_primal, f_gradient, tau, zero_sca
         st = y[t] * f_primal[idx[t]] + p[t]
         grad = y[t] * f_gradient[idx[t]] + p[t]
         s[t] = st
-        if not (np.isfinite(st) and np.isfinite(grad)):
-            finite_all = False
         a, u, x = alpha[t], up[t], xi[t]
+        if not (np.isfinite(st) and np.isfinite(grad) and np.isfinite(a)
+                and np.isfinite(x)) or np.isnan(u):
+            finite_all = False
         fin = np.isfinite(u)
         primal_res = max(primal_res, -st - x, -x)
         box = max(box, -a)

@@ -191,3 +191,22 @@ def test_coefficients_of_one_variable_per_row_are_the_bincount():
         ref = np.bincount(np.arange(m), weights=y * alpha, minlength=m)
         np.testing.assert_array_equal(beta, ref)
         np.testing.assert_array_equal(np.signbit(beta), np.signbit(ref))
+
+
+@pytest.mark.parametrize("where", ["alpha", "xi"])
+def test_a_nan_multiplier_or_slack_fails_every_check_it_enters(where):
+    """NaN in α or ξ makes the residuals they enter NaN (failing), not quietly 0: the
+    compiled pass's max would drop it."""
+    from margin_opt import kkt
+    from margin_opt.standard_forms import DualQP
+
+    y = np.array([1.0, -1.0])
+    qp = DualQP(X=np.zeros((2, 1)), kernel=None, y=y, p=-np.ones(2), upper=np.ones(2))
+    alpha, xi = np.array([0.5, 0.5]), np.zeros(2)
+    {"alpha": alpha, "xi": xi}[where][0] = np.nan
+    f = np.array([1.0, -1.0])
+    res = kkt.dual_qp_checks(qp, alpha, xi, f, f, 0.0, 0.0, "", 1e-6, 1.0)
+    checks = {c.name: c for c in res.checks}
+    failing = ["primal_residual", "complementary_slackness", "dual_residual", "mvp_gap"]
+    for name in failing:
+        assert np.isnan(checks[name].value) and not checks[name].passed, name

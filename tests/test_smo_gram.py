@@ -220,6 +220,74 @@ def test_waiting_fitting_thread_runs_later_pairs_not_started():
     assert later[0].future.result() == "p0" and not later[3].future.done()
 
 
+def test_fitting_thread_error_cancels_the_pairs_queued_behind_it(monkeypatch):
+    # an error while reading a pair's answer is raised at once: the pairs submitted
+    # behind it and not started are cancelled, not solved first
+    from margin_opt.estimators import ovo
+
+    X, y = load_digits(return_X_y=True)
+    X, y = StandardScaler().fit_transform(X)[:300], y[:300]
+    pools = []
+    monkeypatch.setattr(ovo, "ThreadPoolExecutor",
+                        lambda *a, **k: pools.append(_Pending()) or pools[-1])
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("reading failed")
+
+    monkeypatch.setattr(ovo, "certify_result", broken)
+    with pytest.raises(RuntimeError, match="reading failed"):
+        SVC().fit(X, y)
+    queued = pools[0].futures[1:]           # the first was run by the fitting thread
+    assert queued and all(f.cancelled() for f in queued)
+
+
+class _Pending(_IdlePool):
+    """An idle pool that keeps its futures."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__()
+        self.futures = []
+
+    def submit(self, fn, *args):
+        self.futures.append(super().submit(fn, *args))
+        return self.futures[-1]
+
+
+def test_pairs_held_ahead_stay_within_the_cache_budget(monkeypatch):
+    # each pair submitted and not yet read holds its kernel block once solved: with a
+    # cache budget of two blocks beside the classes' diagonal blocks, at most two pairs
+    # are outstanding (not one per worker plus the ones queued for stealing)
+    from margin_opt.estimators import ovo
+
+    X, y = load_digits(return_X_y=True)
+    X, y = StandardScaler().fit_transform(X)[:600], y[:600] % 4
+    sizes = np.bincount(y).astype(float)
+    largest = max(sizes[i] + sizes[j] for i in range(4) for j in range(i + 1, 4))
+    budget = (2.5 * largest ** 2 + sizes @ sizes) * 8 / 2 ** 20
+    assert ovo._blocks_in_budget([np.flatnonzero(y == c) for c in range(4)],
+                                 ovo.class_pairs(4), budget) == 2
+    state = {"out": 0, "most": 0}
+    submit, finish = ovo._PairJob.__init__, ovo._finish_pair
+
+    def counted_submit(self, *args):
+        state["out"] += 1
+        state["most"] = max(state["most"], state["out"])
+        submit(self, *args)
+
+    def counted_finish(*args):
+        state["out"] -= 1
+        return finish(*args)
+
+    monkeypatch.setattr(ovo._PairJob, "__init__", counted_submit)
+    monkeypatch.setattr(ovo, "_finish_pair", counted_finish)
+    est = SVC(solver_options={"cache_size": budget}).fit(X, y)
+    assert est.certificate_.ok and state["most"] == 2
+    state["most"] = 0
+    SVC().fit(X, y)                          # the default budget: queued further ahead
+    assert state["most"] == ovo._pair_workers(
+        [np.flatnonzero(y == c) for c in range(4)], ovo.class_pairs(4), 200) + ovo._AHEAD + 1
+
+
 def test_one_vs_one_pair_stopped_short_is_repaired_and_certified():
     # a pair whose compiled run stops at max_iter goes through the solve path's repairs
     # (finish → _certified with fallback): the fit is certified, the attempts recorded,

@@ -255,6 +255,10 @@ def fit_one_vs_one(est, X, y_index, classes, weight, kernel, *, solver, on_pair=
     if on_pair is None and solver == "smo" and share and est.fit_intercept and \
             np.isfinite(est.C) and set(est.solver_options or {}) <= _GRAM_OPTIONS:
         workers = _pair_workers(members, pairs, budget)
+        # pairs submitted and not yet read (each holds its kernel block once solved):
+        # one per worker, and up to _AHEAD more where the budget holds their blocks
+        window = max(workers, min(workers + _AHEAD, _blocks_in_budget(members, pairs,
+                                                                      budget) - 1))
         # the RBF distances of the pairs' own rows (their standard forms, a repair's
         # rows) on the data centred once, not on a centred copy made per pair
         Xc = X - X.mean(axis=0) if kernel.name == "rbf" and not sp.issparse(X) else None
@@ -262,15 +266,21 @@ def fit_one_vs_one(est, X, y_index, classes, weight, kernel, *, solver, on_pair=
         with one_blas_thread(), ThreadPoolExecutor(
                 workers, initializer=numba.set_num_threads, initargs=(1,)) as pool:
             ahead = deque()
-            for pair in pairs:
-                problem, options, idx = pair_problem(pair, Xc)
-                # the layout (y, p, upper) only: its arrays are read, never written
-                job = _PairJob(pool, (blocks, *pair, problem._qp, options, bool(est.certify)))
-                ahead.append((problem, options, idx, job))
-                if len(ahead) > workers + _AHEAD:
+            try:
+                for pair in pairs:
+                    problem, options, idx = pair_problem(pair, Xc)
+                    # the layout (y, p, upper) only: its arrays are read, never written
+                    job = _PairJob(pool, (blocks, *pair, problem._qp, options,
+                                          bool(est.certify)))
+                    ahead.append((problem, options, idx, job))
+                    if len(ahead) > window:
+                        done.append(_finish_pair(est, *ahead.popleft(), ahead))
+                while ahead:
                     done.append(_finish_pair(est, *ahead.popleft(), ahead))
-            while ahead:
-                done.append(_finish_pair(est, *ahead.popleft(), ahead))
+            except BaseException:
+                for *_, job in ahead:       # the error is raised now, not after them
+                    job.future.cancel()
+                raise
     else:
         done = [solve_pair(pair, p) for p, pair in enumerate(pairs)]
     solutions = [sol for sol, _, _ in done]
@@ -357,13 +367,18 @@ def _pair_workers(members, pairs, budget_mb):
 
 def _pair_threads(members, pairs, budget_mb):
     """Pairs solved side by side: numba's thread count, at most the number of pairs, and
-    no more than the cache budget holds (the classes' diagonal blocks, plus one kernel
-    block of the largest pair per thread)."""
+    no more than the cache budget holds (:func:`_blocks_in_budget`, one per thread)."""
+    return max(1, min(int(numba.get_num_threads()), len(pairs),
+                      _blocks_in_budget(members, pairs, budget_mb)))
+
+
+def _blocks_in_budget(members, pairs, budget_mb) -> int:
+    """Kernel blocks of the largest pair that the cache budget holds beside the classes'
+    diagonal blocks."""
     sizes = np.array([m.size for m in members], dtype=float)
     largest = max(sizes[i] + sizes[j] for i, j in pairs)
     room = budget_mb * 2 ** 20 / 8 - float(sizes @ sizes)
-    fit = int(room // (largest * largest)) if largest > 0 else len(pairs)
-    return max(1, min(int(numba.get_num_threads()), len(pairs), fit))
+    return int(room // (largest * largest)) if largest > 0 else len(pairs)
 
 
 def _assemble(est, X, y_index, classes, pairs, solutions, certs, rows, kernel, share):
