@@ -213,7 +213,7 @@ def test_waiting_fitting_thread_runs_later_pairs_not_started():
                 first.future.set_result(("K", "res", True))   # the worker finishes
             return name
         ovo._smo_on_block = record
-        assert first.result([(None, None, None, job) for job in later]) == ("K", "res", True)
+        assert first.result(later) == ("K", "res", True)
     finally:
         ovo._smo_on_block = original
     assert ran == ["p0", "p2"]                 # p1 was running; p3 not needed

@@ -274,9 +274,9 @@ def fit_one_vs_one(est, X, y_index, classes, weight, kernel, *, solver, on_pair=
                                           bool(est.certify)))
                     ahead.append((problem, options, idx, job))
                     if len(ahead) > window:
-                        done.append(_finish_pair(est, *ahead.popleft(), ahead))
+                        done.append(_finish_pair(est, *ahead.popleft(), _jobs(ahead)))
                 while ahead:
-                    done.append(_finish_pair(est, *ahead.popleft(), ahead))
+                    done.append(_finish_pair(est, *ahead.popleft(), _jobs(ahead)))
             except BaseException:
                 for *_, job in ahead:       # the error is raised now, not after them
                     job.future.cancel()
@@ -340,13 +340,18 @@ class _PairJob:
 
     def result(self, later=()):
         """The call's (K, result, mirrored): run here if not started; while a worker
-        runs it, later pairs' calls not yet started are run here meanwhile."""
+        runs it, the ``later`` jobs (pairs behind it) not yet started are run here."""
         if not self.take():
-            for _, _, _, job in later:
+            for job in later:
                 if self.future.done():
                     break
                 job.take()
         return self.future.result()
+
+
+def _jobs(ahead):
+    """The jobs of the pairs submitted and not yet read, in pair order."""
+    return (job for *_, job in ahead)
 
 
 def _finish_pair(est, problem, options, idx, job, later=()):
