@@ -188,7 +188,7 @@ def test_one_vs_one_pairs_taken_by_the_fitting_thread_are_the_workers_pairs(monk
         SVC().fit(X, y)
 
 
-def test_waiting_fitting_thread_runs_later_pairs_not_started():
+def test_waiting_fitting_thread_runs_later_pairs_not_started(monkeypatch):
     # while a worker runs the pair whose answer is needed, the later pairs' calls that
     # no worker has started are run by the waiting thread, in order, until it is done
     from concurrent.futures import Future
@@ -205,17 +205,15 @@ def test_waiting_fitting_thread_runs_later_pairs_not_started():
 
     first = Job("first", started=True)
     later = [Job(f"p{k}", started=k == 1) for k in range(4)]
-    original = ovo._smo_on_block
-    try:
-        def record(name):
-            ran.append(name)
-            if name == "p2":
-                first.future.set_result(("K", "res", True))   # the worker finishes
-            return name
-        ovo._smo_on_block = record
-        assert first.result(later) == ("K", "res", True)
-    finally:
-        ovo._smo_on_block = original
+
+    def record(name):
+        ran.append(name)
+        if name == "p2":
+            first.future.set_result(("K", "res", True))   # the worker finishes
+        return name
+
+    monkeypatch.setattr(ovo, "_smo_on_block", record)
+    assert first.result(later) == ("K", "res", True)
     assert ran == ["p0", "p2"]                 # p1 was running; p3 not needed
     assert later[0].future.result() == "p0" and not later[3].future.done()
 
