@@ -198,20 +198,32 @@ def test_block_size_is_checked():
         solve_smo(svc_qp(X, y), block_size=1)
 
 
-def test_second_polish_reuses_the_factor_and_reaches_the_optimum():
+@pytest.mark.parametrize("single", [True, False])
+def test_second_polish_reuses_the_factor_and_reaches_the_optimum(monkeypatch, single):
     # ε-SVR (2n variables sharing kernel rows): SMO to 1e-3, a Newton polish, SMO to
     # 1e-5, a second polish on the extended factor (pinned variables, no refactorizing);
-    # the answer against LIBSVM at tol 1e-10 and against SMO without any polish
+    # the answer against LIBSVM at tol 1e-10 and against SMO without any polish, with
+    # the factor in single precision (refined) and in double
     from sklearn.svm import SVR as SkSVR
 
     from margin_opt import SVRProblem
     from margin_opt.bench.svr import regression_data
 
+    monkeypatch.setattr(_pol, "SINGLE", single)
+    solve = _pol.Factor.solve
+    precisions = []
+
+    def spy(self, B):
+        precisions.append(self.L.dtype)
+        return solve(self, B)
+
+    monkeypatch.setattr(_pol.Factor, "solve", spy)
     X, t = regression_data(1500)
     problem = SVRProblem(X, t, C=1.0, epsilon=0.1, kernel="rbf", gamma=0.05)
     qp = problem.to_standard_form()
     res = solve_smo(qp, tol=1e-8)
     assert res.status == "optimal" and res.n_polish == 2
+    assert set(precisions) == {np.dtype(np.float32 if single else np.float64)}
     plain = solve_smo(qp, tol=1e-8, polish=False)
     assert plain.n_polish == 0 and res.nit < plain.nit
     assert abs(res.fun - plain.fun) <= 1e-9 * abs(plain.fun)

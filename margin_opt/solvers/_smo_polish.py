@@ -15,7 +15,9 @@ solved again on the same factorization, a primal-dual active-set iteration, with
 a ratio test as the last resort) and brings the gradient of every variable up to
 date with one blocked product against the kernel columns of F.  The factor is
 kept for the next polish of the run, which extends it by the variables that became
-free (O(|F|²) each) and pins those that left, instead of factorizing again.
+free (O(|F|²) each) and pins those that left, instead of factorizing again.  It is
+computed in single precision (half the time) and every solve is checked against
+K_FF in double and refined, or the factor redone in double (:class:`Factor`).
 SMO then resumes from the polished point to the requested tolerance: the answer
 is SMO's, certified by the same stopping rule, only reached sooner.  The polish
 never increases the dual objective: a step that would (pinned variables, rounding
@@ -50,6 +52,14 @@ DAMPING = 1e-12
 ROUNDS = 8
 #: pinned variables (or |F|/16 where larger) beyond which the active-set rounds stop
 PIN_MAX = 64
+#: the polish's factorization in single precision (:class:`Factor`); off only to compare
+SINGLE = True
+#: relative residual a solve with the single-precision factor must reach (max norm,
+#: per right-hand side): the polish is a Newton step that SMO goes on from, not the
+#: answer, and 1e-4 cost no extra SMO iterations where measured (docs/smo.md)
+SOLVE_RTOL = 1e-4
+#: refinement steps before the factor is redone in double
+REFINE = 3
 
 
 #: flops of the dense factorization per unit of SMO work (one active variable in one
@@ -71,51 +81,123 @@ def worth_it(n_free: int, smo_work: float) -> bool:
 
 
 def max_free(budget_bytes: float) -> int:
-    """Largest free set whose |F|² system fits a quarter of ``budget_bytes``."""
-    return int(min(MAX_FREE, np.sqrt(max(budget_bytes, 0.0) / 32.0)))
+    """Largest free set whose polish fits half of ``budget_bytes``: its peak is 20
+    bytes per entry of K_FF (an extension of the single-precision factor: L, K_UU and
+    the extended K in double)."""
+    return int(min(MAX_FREE, np.sqrt(max(budget_bytes, 0.0) / 40.0)))
 
 
 class Factor:
     """Lower Cholesky factor L of K_UU + δI over the variables U (positions in the
     unshrunk order), kept between the polishes of one run: the next polish extends it
     by the variables that became free (O(|U|²) each) and pins those that left, instead
-    of factorizing again."""
+    of factorizing again.
+
+    The factor is single precision where LAPACK's ``spotrf`` succeeds (half the time
+    of ``dpotrf``); K_UU is kept in double beside it, every solve is checked against
+    it and refined (:meth:`solve`), and the factor is redone in double where single
+    precision does not reach :data:`SOLVE_RTOL`.  ``quad`` is computed from K_UU.
+    """
 
     def __init__(self, K, U, damping):
         self.d = damping * max(1.0, float(np.diag(K).max()))
         self.U = U
-        idx = np.diag_indices_from(K)
+        self.K = K
+        self.L = None
+        self.steps = None           # refinement steps of a solve (None: not checked yet)
+        if SINGLE:
+            try:
+                self.L = sla.cholesky(K.astype(np.float32), lower=True, overwrite_a=True,
+                                      check_finite=False)
+                return
+            except np.linalg.LinAlgError:
+                pass
+        self._double()
+
+    def _double(self):
+        """Factorize K_UU + δI in double (δ raised ×100 up to 3 times where not
+        positive definite); L None where it fails.  K_UU is then released (the
+        double factor needs no refinement)."""
+        idx = np.diag_indices_from(self.K)
+        self.L = None
         for _ in range(4):
-            A = K.copy()
+            A = self.K.copy()
             A[idx] += self.d
             try:
                 self.L = sla.cholesky(A, lower=True, overwrite_a=True, check_finite=False)
+                self.K = None
                 return
             except np.linalg.LinAlgError:
                 self.d *= 100.0
-        self.L = None
+
+    def solve(self, B):
+        """(K_UU + δI)⁻¹B, ndarray of shape (|U|, k), or None (no factor).
+
+        With the single-precision factor, the first solve after a factorization or
+        an extension is checked against K_UU in double and refined (at most
+        :data:`REFINE` steps) until its relative residual is ≤ :data:`SOLVE_RTOL`;
+        the later solves on the same factor take as many refinement steps, unchecked
+        (the residual is a product with K_UU, as costly as the solve).  Where the
+        check fails, the factor is redone in double (δ unchanged, or None)."""
+        if self.L is None:
+            return None
+        if self.L.dtype == np.float64:
+            return sla.cho_solve((self.L, True), B, check_finite=False)
+        X = self._solve32(B)
+        if self.steps is not None:
+            for _ in range(self.steps):
+                X += self._solve32(B - self.K @ X - self.d * X)
+            return X
+        for steps in range(REFINE + 1):
+            R = B - self.K @ X - self.d * X
+            scale = np.maximum(np.abs(B).max(axis=0), np.finfo(float).tiny)
+            if float((np.abs(R).max(axis=0) / scale).max(initial=0.0)) <= SOLVE_RTOL:
+                self.steps = steps
+                return X
+            if steps < REFINE:
+                X += self._solve32(R)
+        d = self.d
+        self._double()
+        if self.L is None or self.d != d:       # K_UU + δI is not what was solved
+            self.L = None
+            return None
+        return sla.cho_solve((self.L, True), B, check_finite=False)
+
+    def _solve32(self, B):
+        X = sla.cho_solve((self.L, True), B.astype(np.float32), check_finite=False)
+        return X.astype(np.float64)
 
     def extend(self, K_UN, K_NN, N) -> bool:
         """Append the variables N (kernel blocks K[U, N], K[N, N]); False where the
         Schur complement is not positive definite (then factorize afresh)."""
         L = self.L
-        L21t = sla.solve_triangular(L, K_UN, lower=True, check_finite=False)
-        S = K_NN - L21t.T @ L21t
+        L21t = sla.solve_triangular(L, K_UN.astype(L.dtype), lower=True, check_finite=False)
+        L21t64 = L21t.astype(np.float64)
+        S = K_NN - L21t64.T @ L21t64
         S[np.diag_indices_from(S)] += self.d
         try:
-            L22 = sla.cholesky(S, lower=True, overwrite_a=True, check_finite=False)
+            L22 = sla.cholesky(S.astype(L.dtype), lower=True, overwrite_a=True,
+                               check_finite=False)
         except np.linalg.LinAlgError:
             return False
         u, k = L.shape[0], N.size
-        out = np.zeros((u + k, u + k))
+        out = np.zeros((u + k, u + k), dtype=L.dtype)
         out[:u, :u] = L
         out[u:, :u] = L21t.T
         out[u:, u:] = L22
-        self.L, self.U = out, np.concatenate([self.U, N])
+        self.L = out
+        del L                               # the old factor released before K grows
+        self.U = np.concatenate([self.U, N])
+        if self.K is not None:
+            self.K = np.block([[self.K, K_UN], [K_UN.T, K_NN]])
+            self.steps = None
         return True
 
     def quad(self, z) -> float:
-        """zᵀK_UUz (the damping taken out again)."""
+        """zᵀK_UUz (from K_UU where kept, else from the double factor, the damping
+        taken out again)."""
+        if self.K is not None:
+            return float(z @ (self.K @ z))
         w = self.L.T @ z
         return float(w @ w) - self.d * float(z @ z)
 
@@ -130,27 +212,35 @@ class _Constrained:
     Schur complement of size 1 + #pinned), never a new factorization.
     """
 
-    def __init__(self, L, y, g, pos):
-        """``pos``: positions pinned where they are (Δ = 0) from the start."""
-        self.c, self.y = (L, True), y
+    def __init__(self, fac, y, g, pos):
+        """``fac``: the :class:`Factor` of K + δI; ``pos``: positions pinned where
+        they are (Δ = 0) from the start."""
+        self.fac, self.y = fac, y
         B = np.zeros((y.size, 2 + pos.size))
         B[:, 0], B[:, 1] = y * g, 1.0
         B[pos, 2 + np.arange(pos.size)] = y[pos]              # D e_r
-        self.W = sla.cho_solve(self.c, B, check_finite=False)     # (K+δI)⁻¹[Dg, 1, De_r]
+        self.W = fac.solve(B)                                  # (K+δI)⁻¹[Dg, 1, De_r]
         self.pos = pos.astype(np.int64)
         self.val = np.zeros(pos.size)
 
-    def pin(self, pos, val):
-        """Pin the positions ``pos`` at Δ = ``val`` (one more solve for all of them)."""
+    def pin(self, pos, val) -> bool:
+        """Pin the positions ``pos`` at Δ = ``val`` (one more solve for all of them);
+        False where the factor failed."""
         E = np.zeros((self.y.size, pos.size))
         E[pos, np.arange(pos.size)] = self.y[pos]             # D e_r
-        self.W = np.column_stack([self.W, sla.cho_solve(self.c, E, check_finite=False)])
+        sol = self.fac.solve(E)
+        if sol is None:
+            return False
+        self.W = np.column_stack([self.W, sol])
         self.pos = np.concatenate([self.pos, pos])
         self.val = np.concatenate([self.val, val])
+        return True
 
     def direction(self):
-        """Δ (None when the bordered system is singular)."""
+        """Δ (None when the bordered system is singular or the factor failed)."""
         y, W, pos = self.y, self.W, self.pos
+        if W is None:
+            return None
         w0, W1 = W[:, 0], W[:, 1:]
         # Bᵀ = rows of the constraint matrix in the scaled variables: [1ᵀ; (D e_r)ᵀ]
         S = np.vstack([W1.sum(axis=0, keepdims=True), y[pos, None] * W1[pos]])
@@ -260,6 +350,7 @@ def _block(run, rows, cols):
     return _kb.kernel_block(run.kd, run.gram, run.csr, rows, cols)
 
 
+
 def _reuse(run, free, budget_bytes):
     """The factor of the previous polish extended to ``free``, or None (none kept, too
     many variables pinned or added, too large, or the extension failed)."""
@@ -307,7 +398,7 @@ def polish(run, budget_bytes, force=False) -> bool:
     g0 = G[F].copy()
     yF, aF, CF = y[F], a[F].copy(), C[F]
     gone = np.flatnonzero((aF <= 0.0) | (aF >= CF))    # left the free set: stay at the bound
-    newton = _Constrained(fac.L, yF, g0, gone)
+    newton = _Constrained(fac, yF, g0, gone)
     slack = 1e-12 * CF
     d = None
     for _ in range(ROUNDS):
@@ -325,7 +416,9 @@ def polish(run, budget_bytes, force=False) -> bool:
         pos = np.flatnonzero(out)
         if newton.pos.size + pos.size > max(PIN_MAX, F.size // 16):
             break
-        newton.pin(pos, np.where(low[pos], 0.0, CF[pos]) - aF[pos])
+        if not newton.pin(pos, np.where(low[pos], 0.0, CF[pos]) - aF[pos]):
+            d = None
+            break
     if d is None:
         run.polish_factor = None
         return False

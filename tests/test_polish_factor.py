@@ -1,0 +1,111 @@
+"""The polish's Cholesky factor in single precision: checked, refined, redone in double.
+
+The reference for every solve is the residual B − (K + δI)X computed here by NumPy in
+double, and SciPy's double-precision solve."""
+
+import numpy as np
+import pytest
+import scipy.linalg as sla
+
+from margin_opt.solvers import _smo_polish as pol
+
+
+def _matrix(n, cond, seed=0, last=None):
+    """A symmetric matrix with eigenvalues from 1 down to 1/cond (the last one
+    replaced by ``last`` where given)."""
+    rng = np.random.default_rng(seed)
+    Q, _ = np.linalg.qr(rng.standard_normal((n, n)))
+    lam = np.geomspace(1.0, 1.0 / cond, n)
+    if last is not None:
+        lam[-1] = last
+    K = (Q * lam) @ Q.T
+    return (K + K.T) / 2
+
+
+def _rel_residual(K, d, B, X):
+    R = B - K @ X - d * X
+    return float((np.abs(R).max(axis=0) / np.abs(B).max(axis=0)).max())
+
+
+def test_single_precision_solve_meets_its_residual_and_later_solves_refine_alike():
+    K = _matrix(300, 1e5)
+    fac = pol.Factor(K, np.arange(300), pol.DAMPING)
+    assert fac.L.dtype == np.float32                     # spotrf succeeded
+    rng = np.random.default_rng(1)
+    B = rng.standard_normal((300, 3))
+    X = fac.solve(B)
+    assert _rel_residual(K, fac.d, B, X) <= pol.SOLVE_RTOL
+    assert fac.steps >= 1                                # cond 1e5 needs a refinement
+    ref = sla.solve(K + fac.d * np.eye(300), B, assume_a="pos")
+    assert np.abs(X - ref).max() <= 1e5 * pol.SOLVE_RTOL * np.abs(ref).max()
+    B2 = rng.standard_normal((300, 2))                   # unchecked, refined alike
+    assert _rel_residual(K, fac.d, B2, fac.solve(B2)) <= 10 * pol.SOLVE_RTOL
+    assert fac.L.dtype == np.float32
+    z = rng.standard_normal(300)
+    assert fac.quad(z) == pytest.approx(z @ K @ z, rel=1e-12)
+
+
+def test_single_precision_too_coarse_is_redone_in_double():
+    # cond 3e7: spotrf still succeeds, but three refinements from it cannot reach 1e-4
+    # (at 1e7 they just do, at 1e8 spotrf fails)
+    K = _matrix(300, 3e7)
+    fac = pol.Factor(K, np.arange(300), pol.DAMPING)
+    assert fac.L.dtype == np.float32
+    B = np.random.default_rng(2).standard_normal((300, 2))
+    X = fac.solve(B)
+    assert fac.L.dtype == np.float64
+    assert _rel_residual(K, fac.d, B, X) <= 1e-8
+    np.testing.assert_allclose(X, sla.solve(K + fac.d * np.eye(300), B), rtol=1e-6,
+                               atol=1e-6 * np.abs(X).max())
+
+
+def test_not_positive_definite_in_single_precision_factors_in_double():
+    # an eigenvalue of −1e-9: spotrf fails, dpotrf needs a larger damping
+    K = _matrix(300, 1e8, last=-1e-9)
+    fac = pol.Factor(K, np.arange(300), pol.DAMPING)
+    assert fac.L.dtype == np.float64 and fac.d > pol.DAMPING
+    B = np.random.default_rng(3).standard_normal((300, 1))
+    assert _rel_residual(K, fac.d, B, fac.solve(B)) <= 1e-6
+
+
+def test_solve_gives_none_where_double_needs_another_damping():
+    # the single factor of a positive definite matrix, then K_UU that is not: the
+    # check fails, dpotrf at the same δ fails, and the solve says so (None) instead of
+    # answering for another matrix; the polish's directions then give None too
+    fac = pol.Factor(_matrix(200, 1e3), np.arange(200), pol.DAMPING)
+    assert fac.L.dtype == np.float32
+    fac.K = _matrix(200, 1e3, seed=5, last=-1e-3)
+    assert fac.solve(np.ones((200, 1))) is None and fac.L is None
+    y = np.where(np.arange(200) % 2 == 0, 1.0, -1.0)
+    newton = pol._Constrained(fac, y, np.ones(200), np.zeros(0, dtype=np.int64))
+    assert newton.direction() is None
+
+
+def test_extended_single_factor_solves_the_extended_matrix():
+    n, k = 300, 20
+    K = _matrix(n + k, 1e4, seed=4)
+    U, N = np.arange(n), np.arange(n, n + k)
+    fac = pol.Factor(K[:n, :n].copy(), U, pol.DAMPING)
+    assert fac.L.dtype == np.float32
+    assert fac.extend(K[:n, n:].copy(), K[n:, n:].copy(), N)
+    assert fac.L.shape == (n + k, n + k) and fac.L.dtype == np.float32
+    np.testing.assert_array_equal(fac.K, K)
+    B = np.random.default_rng(6).standard_normal((n + k, 2))
+    assert _rel_residual(K, fac.d, B, fac.solve(B)) <= pol.SOLVE_RTOL
+
+
+def test_double_factor_when_single_is_off(monkeypatch):
+    monkeypatch.setattr(pol, "SINGLE", False)
+    K = _matrix(200, 1e5)
+    fac = pol.Factor(K, np.arange(200), pol.DAMPING)
+    assert fac.L.dtype == np.float64 and fac.K is None    # no refinement: K released
+    B = np.ones((200, 1))
+    assert _rel_residual(K, fac.d, B, fac.solve(B)) <= 1e-9
+    z = np.random.default_rng(7).standard_normal(200)
+    assert fac.quad(z) == pytest.approx(z @ K @ z, rel=1e-9)
+    k = 10
+    K2 = _matrix(200 + k, 1e4, seed=8)
+    fac = pol.Factor(K2[:200, :200].copy(), np.arange(200), pol.DAMPING)
+    assert fac.extend(K2[:200, 200:], K2[200:, 200:], np.arange(200, 200 + k))
+    B = np.ones((200 + k, 1))
+    assert fac.K is None and _rel_residual(K2, fac.d, B, fac.solve(B)) <= 1e-9
