@@ -16,8 +16,9 @@ a ratio test as the last resort) and brings the gradient of every variable up to
 date with one blocked product against the kernel columns of F.  The factor is
 kept for the next polish of the run, which extends it by the variables that became
 free (O(|F|²) each) and pins those that left, instead of factorizing again.  It is
-computed in single precision (half the time) and every solve is checked against
-K_FF in double and refined, or the factor redone in double (:class:`Factor`).
+computed in single precision (half the time); the first solve on each factor is
+checked against K_FF in double and refined, or the factor redone in double
+(:class:`Factor`).
 SMO then resumes from the polished point to the requested tolerance: the answer
 is SMO's, certified by the same stopping rule, only reached sooner.  The polish
 never increases the dual objective: a step that would (pinned variables, rounding
@@ -54,9 +55,10 @@ ROUNDS = 8
 PIN_MAX = 64
 #: the polish's factorization in single precision (:class:`Factor`); off only to compare
 SINGLE = True
-#: relative residual a solve with the single-precision factor must reach (max norm,
-#: per right-hand side): the polish is a Newton step that SMO goes on from, not the
-#: answer, and 1e-4 cost no extra SMO iterations where measured (docs/smo.md)
+#: relative residual the first solve on a single-precision factor must reach (max
+#: norm, per right-hand side): the polish is a Newton step that SMO goes on from, not
+#: the answer (ε-SVR at n = 5000: 11 136 iterations against 11 107 with the factor in
+#: double, 0.3 % more; docs/smo.md)
 SOLVE_RTOL = 1e-4
 #: refinement steps before the factor is redone in double
 REFINE = 3
@@ -81,10 +83,11 @@ def worth_it(n_free: int, smo_work: float) -> bool:
 
 
 def max_free(budget_bytes: float) -> int:
-    """Largest free set whose polish fits half of ``budget_bytes``: its peak is 20
-    bytes per entry of K_FF (an extension of the single-precision factor: L, K_UU and
-    the extended K in double)."""
-    return int(min(MAX_FREE, np.sqrt(max(budget_bytes, 0.0) / 40.0)))
+    """Largest free set whose :class:`Factor`, kept between polishes (12 bytes per
+    entry of K_FF: the single-precision L and K_UU in double), fits a quarter of
+    ``budget_bytes``, as the gradient update's blocks do; an extension peaks at 20
+    bytes per entry (L, K_UU and the extended K), a factorization in double at 16."""
+    return int(min(MAX_FREE, np.sqrt(max(budget_bytes, 0.0) / 48.0)))
 
 
 class Factor:
@@ -94,9 +97,14 @@ class Factor:
     of factorizing again.
 
     The factor is single precision where LAPACK's ``spotrf`` succeeds (half the time
-    of ``dpotrf``); K_UU is kept in double beside it, every solve is checked against
-    it and refined (:meth:`solve`), and the factor is redone in double where single
-    precision does not reach :data:`SOLVE_RTOL`.  ``quad`` is computed from K_UU.
+    of ``dpotrf``; δ is below float32's resolution there, so it is the factor of K_UU
+    itself, and δ enters through the refinement's residual); K_UU is kept in double
+    beside it, the first solve on each factor is checked against it and refined, and
+    later ones reuse its refinement count (:meth:`solve`); the factor is redone in
+    double where single precision does not reach :data:`SOLVE_RTOL`.  ``quad`` is
+    computed from K_UU.  Factors are Fortran-ordered, as LAPACK takes them (a
+    C-ordered matrix would be copied on every call); K_UU is symmetric, so its
+    transpose is factorized.
     """
 
     def __init__(self, K, U, damping):
@@ -107,8 +115,8 @@ class Factor:
         self.steps = None           # refinement steps of a solve (None: not checked yet)
         if SINGLE:
             try:
-                self.L = sla.cholesky(K.astype(np.float32), lower=True, overwrite_a=True,
-                                      check_finite=False)
+                self.L = sla.cholesky(K.T.astype(np.float32, order="F"), lower=True,
+                                      overwrite_a=True, check_finite=False)
                 return
             except np.linalg.LinAlgError:
                 pass
@@ -121,7 +129,7 @@ class Factor:
         idx = np.diag_indices_from(self.K)
         self.L = None
         for _ in range(4):
-            A = self.K.copy()
+            A = self.K.T.copy(order="F")
             A[idx] += self.d
             try:
                 self.L = sla.cholesky(A, lower=True, overwrite_a=True, check_finite=False)
@@ -138,7 +146,9 @@ class Factor:
         :data:`REFINE` steps) until its relative residual is ≤ :data:`SOLVE_RTOL`;
         the later solves on the same factor take as many refinement steps, unchecked
         (the residual is a product with K_UU, as costly as the solve).  Where the
-        check fails, the factor is redone in double (δ unchanged, or None)."""
+        check fails, the factor is redone in double, δ raised where it must be: the
+        check is made on the first solve after a factorization or an extension, before
+        any other solve of the polish, so nothing solved with the old δ is mixed in."""
         if self.L is None:
             return None
         if self.L.dtype == np.float64:
@@ -148,22 +158,21 @@ class Factor:
             for _ in range(self.steps):
                 X += self._solve32(B - self.K @ X - self.d * X)
             return X
+        scale = np.maximum(np.abs(B).max(axis=0), np.finfo(float).tiny)
         for steps in range(REFINE + 1):
             R = B - self.K @ X - self.d * X
-            scale = np.maximum(np.abs(B).max(axis=0), np.finfo(float).tiny)
             if float((np.abs(R).max(axis=0) / scale).max(initial=0.0)) <= SOLVE_RTOL:
                 self.steps = steps
                 return X
             if steps < REFINE:
                 X += self._solve32(R)
-        d = self.d
         self._double()
-        if self.L is None or self.d != d:       # K_UU + δI is not what was solved
-            self.L = None
+        if self.L is None:
             return None
         return sla.cho_solve((self.L, True), B, check_finite=False)
 
     def _solve32(self, B):
+        """(L Lᵀ)⁻¹B with the single-precision factor, in double."""
         X = sla.cho_solve((self.L, True), B.astype(np.float32), check_finite=False)
         return X.astype(np.float64)
 
@@ -181,7 +190,7 @@ class Factor:
         except np.linalg.LinAlgError:
             return False
         u, k = L.shape[0], N.size
-        out = np.zeros((u + k, u + k), dtype=L.dtype)
+        out = np.zeros((u + k, u + k), dtype=L.dtype, order="F")
         out[:u, :u] = L
         out[u:, :u] = L21t.T
         out[u:, u:] = L22
@@ -348,7 +357,6 @@ def _block(run, rows, cols):
         if np.all(slot >= 0) and np.all(cc.slot_epoch[slot] == _k.FULL):
             return cc.cache[np.ix_(slot, cols)]
     return _kb.kernel_block(run.kd, run.gram, run.csr, rows, cols)
-
 
 
 def _reuse(run, free, budget_bytes):

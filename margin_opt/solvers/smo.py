@@ -262,8 +262,11 @@ def solve_smo(qp, *, tol=1e-3, gap_tol=None, polish=True, block_size=None, cache
     cache_size : float, default=200
         Kernel row cache in MB (2**20 bytes), float64 rows of length n_data.  When
         the whole kernel fits, every row gets a slot and is computed at most once
-        (more often only on the active columns).  Memory is this plus O(n·d) (the
-        polish works in blocks within the same budget).  For sparse X a dense copy of
+        (more often only on the active columns).  Memory is this plus O(n·d), and
+        with the Newton polish up to half of it again (its factor, kept between the
+        polishes of a run, a quarter; its gradient update's blocks another quarter; no
+        polish where the free set is larger than that allows, see
+        :func:`._smo_polish.max_free`).  For sparse X a dense copy of
         the columns (faster whole rows) is kept when it fits a quarter of the budget,
         and is counted in it.
     shrinking : bool, default=True
