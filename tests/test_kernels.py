@@ -212,3 +212,24 @@ def test_kernel_combination_equals_scikit_learn_dense_and_sparse(name):
         assert kd.XT.shape == (60, 1300)           # rows from a dense transpose
         out = kb.combination(kd, None, csr, rows, coefs)
         np.testing.assert_allclose(out, ref, rtol=1e-11, atol=1e-11 * np.abs(ref).max())
+
+
+def test_shifted_cholesky_decides_psd_against_the_eigenvalues():
+    # the PSD test's factorization of K + δI (δ = 1e-10·n·max|K|), against NumPy's
+    # eigenvalues; the caller's matrix is not modified, a strided one is read as is
+    from margin_opt.problems.kernel_data import _cholesky_shifted
+
+    r = np.random.default_rng(3)
+    Q, _ = np.linalg.qr(r.normal(size=(60, 60)))
+    for last, psd in ((1e-3, True), (0.0, True), (-1e-3, False)):
+        lam = np.linspace(1.0, 0.1, 60)
+        lam[-1] = last
+        K = (Q * lam) @ Q.T
+        K = (K + K.T) / 2
+        assert (np.linalg.eigvalsh(K)[0] >= -1e-12) == psd
+        before = K.copy()
+        assert _cholesky_shifted(K) == psd
+        np.testing.assert_array_equal(K, before)
+        big = np.zeros((120, 120))
+        big[::2, ::2] = K
+        assert _cholesky_shifted(big[::2, ::2]) == psd

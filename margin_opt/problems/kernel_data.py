@@ -435,8 +435,15 @@ class PSDReport:
 
 
 def _cholesky_shifted(K) -> bool:
+    """Whether LAPACK factorizes K + δI, δ = 1e-10·n·max(1, max|K|).  The copy is of
+    Kᵀ in Fortran order, the layout LAPACK takes, so it is the only one (K + δ·eye in
+    C order made two more of n²: n = 4000, 0.46–0.52 → 0.34 s, peak 244 → 122 MB); K
+    is symmetric to round-off (a precomputed kernel is checked to 1e-10·max|K|, below
+    δ), so Kᵀ's lower triangle serves."""
     delta = 1e-10 * K.shape[0] * max(1.0, float(np.abs(K).max(initial=0.0)))
-    _, info = lapack.dpotrf(K + delta * np.eye(K.shape[0]), lower=1, clean=0)
+    A = np.asarray(K, dtype=np.float64).T.copy(order="F")
+    A[np.diag_indices_from(A)] += delta
+    _, info = lapack.dpotrf(A, lower=1, clean=0, overwrite_a=1)
     return info == 0
 
 
