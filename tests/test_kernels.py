@@ -5,6 +5,7 @@ from sklearn.metrics.pairwise import polynomial_kernel, rbf_kernel, sigmoid_kern
 from sklearn.svm import SVC as SkSVC
 
 from margin_opt.kernels import (
+    Kernel,
     make_kernel,
     n_polynomial_features,
     polynomial_features,
@@ -233,3 +234,44 @@ def test_shifted_cholesky_decides_psd_against_the_eigenvalues():
         big = np.zeros((120, 120))
         big[::2, ::2] = K
         assert _cholesky_shifted(big[::2, ::2]) == psd
+
+
+def test_shifted_cholesky_reads_the_lower_triangle_as_eigvalsh():
+    # a matrix whose lower triangle is positive definite and whose upper is not: the
+    # factorization decides as numpy.linalg.eigvalsh (lower triangle) does
+    from margin_opt.problems.kernel_data import _cholesky_shifted
+
+    r = np.random.default_rng(4)
+    A = r.normal(size=(30, 4))
+    K = A @ A.T + 0.5 * np.eye(30)
+    K[0, 7] += 50.0                         # upper triangle only: indefinite there
+    assert np.linalg.eigvalsh(K)[0] > 0 and np.linalg.eigvalsh(K, UPLO="U")[0] < 0
+    assert _cholesky_shifted(K)
+    assert not _cholesky_shifted(K.T.copy())
+
+
+def test_precomputed_kernel_above_the_exact_psd_size_is_sampled(monkeypatch):
+    # above PSD_EXACT_MAX the PSD test samples principal submatrices; a precomputed
+    # kernel has no function to evaluate, so they are read from the matrix (this
+    # raised "a precomputed kernel has no function"): the fit warns that PSD was not
+    # proved whole, its certificate does not pass it, and it agrees with LIBSVM's
+    import margin_opt.problems.kernel_data as kernel_data
+    from margin_opt import SVC
+    from margin_opt.exceptions import NonConvexWarning
+
+    monkeypatch.setattr(kernel_data, "PSD_EXACT_MAX", 30)
+    monkeypatch.setattr(kernel_data, "PSD_SAMPLE", 20)
+    r = np.random.default_rng(5)
+    Xp = r.normal(size=(60, 3))
+    yp = np.where(Xp[:, 0] + 0.3 * r.normal(size=60) > 0, 1, -1)
+    K = rbf_kernel(Xp, gamma=0.5)
+    with pytest.warns(NonConvexWarning, match="8 sampled 20-point principal submatrices"):
+        ours = SVC(kernel="precomputed").fit(K, yp)
+    assert not ours.certificate_.ok        # PSD not proved whole: it cannot vouch
+    ref = SkSVC(kernel="precomputed", tol=1e-10).fit(K, yp)
+    np.testing.assert_allclose(ours.decision_function(K), ref.decision_function(K),
+                               atol=1e-5)
+    # K − 2I: every principal submatrix has −1 on its diagonal, so a sampled one is
+    # refused with λ_min ≤ −1 (read from the matrix, not a kernel function)
+    report = kernel_data.KernelData(K - 2.0 * np.eye(60), Kernel("precomputed")).psd_report()
+    assert report.psd is False and report.lambda_min <= -1.0
