@@ -475,8 +475,7 @@ def _psd_test(data) -> PSDReport:
     for _ in range(PSD_N_SAMPLES):
         idx = np.sort(rng.choice(n, PSD_SAMPLE, replace=False))
         if data.kernel.name == "precomputed":        # X is the kernel matrix
-            K = data.X[idx][:, idx]
-            K = K.toarray() if sp.issparse(K) else np.asarray(K, dtype=np.float64)
+            K = data.kernel.rows(data.X, idx)[:, idx]
         else:
             K = data.kernel(data.X[idx], data.X[idx])
         if not _cholesky_shifted(K):

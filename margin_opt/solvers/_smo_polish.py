@@ -156,20 +156,22 @@ class Factor:
         X = self._solve32(B)
         if self.steps is not None:
             for _ in range(self.steps):
-                X += self._solve32(B - self.K @ X - self.d * X)
+                X += self._solve32(self._residual(B, X))
             return X
         scale = np.maximum(np.abs(B).max(axis=0), np.finfo(float).tiny)
         for steps in range(REFINE + 1):
-            R = B - self.K @ X - self.d * X
+            R = self._residual(B, X)
             if float((np.abs(R).max(axis=0) / scale).max(initial=0.0)) <= SOLVE_RTOL:
                 self.steps = steps
                 return X
             if steps < REFINE:
                 X += self._solve32(R)
         self._double()
-        if self.L is None:
-            return None
-        return sla.cho_solve((self.L, True), B, check_finite=False)
+        return self.solve(B)        # by the double factor now (or None)
+
+    def _residual(self, B, X):
+        """B − (K_UU + δI)X, in double."""
+        return B - self.K @ X - self.d * X
 
     def _solve32(self, B):
         """(L Lᵀ)⁻¹B with the single-precision factor, in double."""
