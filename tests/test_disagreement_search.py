@@ -220,9 +220,16 @@ def _unscaled_cubic():
     return X, y, dict(C=1e3, kernel="poly", degree=3, coef0=1.0, gamma=1.5, fit_intercept=False)
 
 
-def test_rounding_refusal_is_checked():
+def test_rounding_refusal_is_checked(monkeypatch):
     # the default fit refuses with the rounding-level error; the search accepts that only
-    # after checking its claim (the level, and a certified fit at the tolerance it names)
+    # after checking its claim (the level, and a certified fit at the tolerance it names).
+    # The refusal is what the solve path says once every repair has failed; whether its
+    # last one, the active-set refinement on the monomials, rescues this case depends on
+    # the rounding of the machine's BLAS (it did on an AMD EPYC, not where the case was
+    # found), so that repair is left out here
+    import margin_opt.problems.solve_path as solve_path
+
+    monkeypatch.setattr(solve_path, "_active_set", lambda *args, **kwargs: None)
     X, y, params = _unscaled_cubic()
     with pytest.raises(NotCertifiedError, match=r"rounding level.*ask for tol ≥ 1e-03"):
         _fit(SVC, params, X, y, None)

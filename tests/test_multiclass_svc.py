@@ -286,7 +286,9 @@ def test_one_vs_one_pairs_read_data_centred_once(monkeypatch):
     near, far = SVC().fit(X, y), SVC().fit(X + 1e3, y)
     assert near.certificate_.ok and far.certificate_.ok
     np.testing.assert_array_equal(near.support_, far.support_)
-    np.testing.assert_allclose(far.dual_coef_, near.dual_coef_, atol=1e-9)
+    # both certified at tol 1e-6; SMO's paths on the two copies may part at a tie that
+    # the last bit decides (on an AMD EPYC: 46 of 3456 coefficients, by up to 1.7e-6)
+    np.testing.assert_allclose(far.dual_coef_, near.dual_coef_, atol=1e-5)
     np.testing.assert_array_equal(far.predict(X + 1e3), near.predict(X))
     from margin_opt.estimators import ovo
 
