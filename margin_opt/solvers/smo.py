@@ -34,6 +34,7 @@ from . import _smo_blocks as _blocks
 from . import _smo_kernels as _k
 from . import _smo_polish as _pol
 from . import kernel_blocks as _kb
+from . import row_memory as _mem
 from ._threads import one_blas_thread, smo_threads
 
 __all__ = ["solve_smo", "run_status", "WSS"]
@@ -219,7 +220,8 @@ def _make_cache(gram, n_data, cache_size, m):
                            np.zeros(n_data, dtype=np.int64), np.zeros((1, 1)),
                            **_pk.make(np.zeros(1), n_data, m, False)), n_data
     n_slots = int(max(2, min(n_data, cache_size * _MB // (8 * n_data))))
-    rows = np.empty((n_slots, n_data))
+    # memory kept from an earlier run where it fits (no fresh pages to fault in)
+    rows = _mem.take(n_slots * n_data, reserve=cache_size * _MB // 8).reshape(n_slots, n_data)
     packed = _PACKED and n_slots < n_data
     return _k.RowCache(rows, np.full(n_data, -1, dtype=np.int64),
                        np.full(n_slots, -1, dtype=np.int64), np.zeros(n_slots, dtype=np.int64),
@@ -268,7 +270,9 @@ def solve_smo(qp, *, tol=1e-3, gap_tol=None, polish=True, block_size=None, cache
         polish where the free set is larger than that allows, see
         :func:`._smo_polish.max_free`).  For sparse X a dense copy of
         the columns (faster whole rows) is kept when it fits a quarter of the budget,
-        and is counted in it.
+        and is counted in it.  The cache's memory is kept for the next run in the
+        process (:mod:`margin_opt.solvers.row_memory`: no page faults for memory
+        already touched; ``row_memory.release()`` frees it).
     shrinking : bool, default=True
         LIBSVM's shrinking heuristic; the gradient is reconstructed before the
         final check, so the answer is the same as without it.
@@ -346,11 +350,14 @@ def solve_smo(qp, *, tol=1e-3, gap_tol=None, polish=True, block_size=None, cache
     if run.q:
         run.shrinking = False
     t1 = time.perf_counter()
-    code, stopped = run.solve(float(tol), gap_tol, bool(polish), wss == "second-order",
-                              max_iter, callback, callback_every)
-    run.polish_factor = None
-    t2 = time.perf_counter()
-    out = run.result(code, stopped, tol, gap_tol, max_iter)
+    try:
+        code, stopped = run.solve(float(tol), gap_tol, bool(polish), wss == "second-order",
+                                  max_iter, callback, callback_every)
+        run.polish_factor = None
+        t2 = time.perf_counter()
+        out = run.result(code, stopped, tol, gap_tol, max_iter)
+    finally:
+        run.release()
     out.timings = {"setup": t1 - t0, "solve": t2 - t1, "total": time.perf_counter() - t0}
     return out
 
@@ -432,6 +439,13 @@ class _SMORun:
 
     def _args(self):
         return self.index, self.st, self.kd, self.cc, self.all_cols
+
+    def release(self):
+        """Give the row cache's memory back for the next run (:mod:`.row_memory`);
+        the run can no longer iterate."""
+        if self.gram is None and self.cc is not None:
+            _mem.give(self.cc.cache)
+        self.cc = None
 
     def _unshrink(self):
         with one_blas_thread():      # the gradient reconstruction's BLAS in numba's threads

@@ -1,0 +1,113 @@
+"""Memory of SMO's kernel-row cache, kept for the next run in the same process.
+
+The row cache (``cache_size`` MB, 200 by default) is one allocation, far above
+glibc's largest ``mmap`` threshold (32 MB), so each run used to get fresh pages
+from the operating system and paid a page fault for every page it touched, and
+freed them all at its end.  On the 2-core development machine (a virtual machine,
+transparent huge pages on ``madvise``, which numpy asks for) that was 0.05–0.7 s
+of system time per fit of a9a.t, against SMO's own 0.3 s, most when another
+library (LIBSVM, oneDAL) had run in between.  LIBSVM does not pay it: its
+row-sized ``malloc`` blocks come from the C heap, which keeps what was freed.  This
+module does the same for our one block: a run takes its cache's memory here and
+gives it back when it ends, and the next run (a cross-validation fold, a pair of a
+one-vs-one fit, a point of a C path) reuses pages already touched.
+
+What is kept: buffers given back, most recent first, up to :data:`KEEP_MB` in all
+(the default cache is 200 MB; a bigger one than ``KEEP_MB`` is freed on return).
+Runs on several threads at once each take their own buffer.  A buffer's old
+contents are never read: the cache marks every slot empty when it starts.
+:func:`release` frees what is kept (e.g. before a memory-hungry step);
+``KEEP_MB = 0`` turns keeping off.
+"""
+
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+
+__all__ = ["KEEP_MB", "take", "give", "release", "kept_mb"]
+
+#: most memory kept between runs, MB (2**20 bytes); 0: nothing is kept
+KEEP_MB = 512
+_MB = 2 ** 20
+_MIN_BYTES = 4 * _MB     # smaller blocks come from the C heap, which keeps them anyway
+
+_lock = threading.Lock()
+_free = []               # buffers not in use, oldest first
+
+
+def take(n, reserve=0):
+    """A float64 buffer of ``n`` elements: a kept one of at least ``n`` (the
+    smallest such), else a new one of ``max(n, reserve)``.
+
+    Parameters
+    ----------
+    n : int
+        Elements needed.
+    reserve : int, default=0
+        Size to allocate when nothing kept fits, so that later runs with a
+        slightly larger need (another data set under the same ``cache_size``)
+        reuse it too.  Untouched pages of a buffer cost no memory.
+
+    Returns
+    -------
+    buf : ndarray of shape (n,)
+        Uninitialized; a view of the kept buffer, whose base is handed to
+        :func:`give` when the run ends.
+    """
+    n = int(n)
+    with _lock:
+        fits = [k for k, b in enumerate(_free) if b.size >= n]
+        if fits:
+            k = min(fits, key=lambda k: _free[k].size)
+            return _free.pop(k)[:n]
+    return np.empty(max(n, int(reserve)))[:n]
+
+
+def give(buf):
+    """Hand back a buffer from :func:`take`.
+
+    Kept while the total stays within :data:`KEEP_MB`, the oldest dropped first;
+    one below 4 MB, or above ``KEEP_MB`` alone, is left to be freed.
+
+    Parameters
+    ----------
+    buf : ndarray
+        The array :func:`take` returned (or any view of it, or its base).  The
+        caller must hold no other reference that it still reads or writes.
+    """
+    base = buf if buf.base is None else buf.base
+    if base.nbytes < _MIN_BYTES:
+        return
+    limit = KEEP_MB * _MB
+    with _lock:
+        if base.nbytes > limit or any(b is base for b in _free):
+            return
+        _free.append(base)
+        while sum(b.nbytes for b in _free) > limit:
+            _free.pop(0)
+
+
+def release():
+    """Free every buffer kept for the next run.
+
+    Their memory returns to the operating system (no run holds a kept buffer).
+    Call it before a memory-hungry step after SMO fits; set ``KEEP_MB = 0`` to keep
+    nothing from then on.
+    """
+    with _lock:
+        _free.clear()
+
+
+def kept_mb():
+    """Memory kept for the next run.
+
+    Returns
+    -------
+    mb : float
+        MB (2**20 bytes) of buffers kept, touched or not (a page never touched
+        takes no memory).
+    """
+    with _lock:
+        return sum(b.nbytes for b in _free) / _MB

@@ -1,0 +1,117 @@
+"""The row cache's memory kept between SMO runs (:mod:`margin_opt.solvers.row_memory`).
+
+The reference for every run on kept memory is the same run on fresh memory (nothing
+kept): the multipliers must agree bit for bit, whatever the kept buffer held; and
+LIBSVM's decision values on the same problem."""
+
+import threading
+
+import numpy as np
+import pytest
+from sklearn.datasets import make_classification
+from sklearn.preprocessing import StandardScaler
+from sklearn.svm import SVC
+
+from margin_opt.kernels import make_kernel
+from margin_opt.solvers import row_memory as mem
+from margin_opt.solvers.smo import solve_smo
+from margin_opt.standard_forms import DualQP
+
+_MB = 2 ** 20
+CACHE_MB = 8            # 524 slots for 2000 rows: the cache evicts, and packs rows
+
+
+@pytest.fixture(autouse=True)
+def _nothing_kept():
+    mem.release()
+    yield
+    mem.release()
+
+
+def _qp(n=2000, seed=0):
+    X, y = make_classification(n, 10, n_informative=6, flip_y=0.05, random_state=seed)
+    X = StandardScaler().fit_transform(X)
+    y = np.where(y > 0, 1.0, -1.0)
+    return DualQP(X=X, kernel=make_kernel("rbf", X, gamma=0.1), y=y, p=-np.ones(n),
+                  upper=np.ones(n))
+
+
+def test_a_run_on_kept_memory_never_reads_what_it_held(monkeypatch):
+    qp = _qp()
+    monkeypatch.setattr(mem, "KEEP_MB", 0)
+    fresh = solve_smo(qp, tol=1e-6, cache_size=CACHE_MB)
+    assert mem.kept_mb() == 0.0                            # nothing kept when KEEP_MB = 0
+    monkeypatch.setattr(mem, "KEEP_MB", 512)
+    poison = np.full(CACHE_MB * _MB // 8, np.nan)
+    mem.give(poison)
+    kept = solve_smo(qp, tol=1e-6, cache_size=CACHE_MB)
+    assert np.isfinite(poison).any()                       # the run did use that buffer
+    assert mem._free == [poison]                           # and gave it back
+    assert kept.nit == fresh.nit and kept.cache["misses"] == fresh.cache["misses"]
+    np.testing.assert_array_equal(kept.x, fresh.x)
+    assert kept.b == fresh.b
+    again = solve_smo(qp, tol=1e-6, cache_size=CACHE_MB)   # on the first run's leftovers
+    np.testing.assert_array_equal(again.x, fresh.x)
+    # and the answer is LIBSVM's
+    lib = SVC(C=1.0, kernel="rbf", gamma=0.1, tol=1e-8).fit(qp.X, qp.y)
+    beta = kept.x * qp.y
+    f = qp.kernel(qp.X, qp.X[beta != 0]) @ beta[beta != 0] + kept.b
+    np.testing.assert_allclose(f, lib.decision_function(qp.X), atol=1e-4)
+
+
+def test_the_memory_comes_back_when_a_run_raises():
+    qp = _qp(1000)
+
+    def boom(intermediate_result):
+        raise RuntimeError("user callback failed")
+
+    with pytest.raises(RuntimeError, match="user callback failed"):
+        solve_smo(qp, cache_size=CACHE_MB, callback=boom, callback_every=10)
+    assert mem.kept_mb() == CACHE_MB
+    buf = mem._free[0]
+    solve_smo(qp, cache_size=CACHE_MB)
+    assert mem._free == [buf]                              # reused, not a second one
+
+
+def test_runs_at_once_take_their_own_buffers_and_agree_with_one_at_a_time():
+    qps = [_qp(1500, seed=s) for s in (1, 2)]
+    alone = [solve_smo(q, tol=1e-6, cache_size=CACHE_MB).x for q in qps]
+    out = [None, None]
+    barrier = threading.Barrier(2)
+
+    def work(k):
+        barrier.wait()
+        out[k] = solve_smo(qps[k], tol=1e-6, cache_size=CACHE_MB).x
+
+    threads = [threading.Thread(target=work, args=(k,)) for k in (0, 1)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    for k in (0, 1):
+        np.testing.assert_array_equal(out[k], alone[k])
+    a, b = mem.take(100), mem.take(100)
+    assert not np.shares_memory(a, b)                      # two takers, two buffers
+    mem.give(a)
+    mem.give(b)
+
+
+def test_what_is_kept_is_bounded_and_can_be_released(monkeypatch):
+    monkeypatch.setattr(mem, "KEEP_MB", 20)
+    small = mem.take(_MB // 8)                             # 1 MB: below the heap's size
+    mem.give(small)
+    assert mem.kept_mb() == 0.0
+    bufs = [mem.take(8 * _MB // 8) for _ in range(3)]      # three of 8 MB
+    for b in bufs:
+        mem.give(b)
+    assert mem.kept_mb() == 16.0                           # the oldest dropped
+    assert not any(b is bufs[0].base for b in mem._free)
+    mem.give(bufs[1])                                      # given twice: kept once
+    assert mem.kept_mb() == 16.0
+    mem.give(np.empty(21 * _MB // 8))                      # larger than KEEP_MB: not kept
+    assert mem.kept_mb() == 16.0
+    got = mem.take(6 * _MB // 8, reserve=30 * _MB // 8)    # the smallest that fits
+    assert got.size == 6 * _MB // 8 and got.base.nbytes == 8 * _MB
+    assert mem.take(9 * _MB // 8, reserve=10 * _MB // 8).base.nbytes == 10 * _MB
+    mem.release()
+    assert mem.kept_mb() == 0.0
