@@ -102,8 +102,8 @@ def test_zero_weights_take_no_part():
 
 
 def _truth_case(seed, number, reference):
-    """Problem ``number`` of a truth sweep's ``seed``: the default SVC fit and a cvxpy
-    answer (``reference``) of the same problem (``ref.problem``, solved)."""
+    """Problem ``number`` of a truth sweep's ``seed``: the default SVC fit, a cvxpy
+    answer (``reference``) of the same problem, and that problem (solved)."""
     from margin_opt import SVC
     from margin_opt.bench.truth import draw_problem
 
@@ -116,8 +116,7 @@ def _truth_case(seed, number, reference):
         clf = SVC(**params).fit(X, y, sample_weight=weights)
         problem = SVMProblem(X, 2.0 * y - 1, sample_weight=weights, **params)
         ref = problem.solve(reference, certify=False)
-    ref.problem = problem
-    return X, params, clf, ref
+    return X, params, clf, ref, problem
 
 
 def test_no_intercept_with_every_multiplier_at_a_bound_is_refined():
@@ -126,23 +125,18 @@ def test_no_intercept_with_every_multiplier_at_a_bound_is_refined():
     # multiplier (nothing to fix b, and none needed), and the refinement takes 32 rounds
     # on the kernel's 165 monomials. Whether the default fit needs it depends on the
     # rounding of the machine's BLAS (on an AMD EPYC, Clarabel's answer certified by
-    # itself), so the refinement from the cvxpy answer is also run here directly.
-    from dataclasses import replace
+    # itself), so the solve path's repair is also run here on the cvxpy answer directly.
+    from margin_opt.problems import solve_path
 
-    from margin_opt.kernels import make_kernel
-
-    X, params, clf, ref = _truth_case(3985234591, 60, "cvxpy-dual")
+    X, params, clf, ref, problem = _truth_case(3985234591, 60, "cvxpy-dual")
     assert not params["fit_intercept"] and X.shape == (153, 8)
     assert clf.certificate_.ok and clf.solution_.method in ("active-set", "cvxpy-dual")
     assert clf.solution_.primal_objective == pytest.approx(ref.dual_objective, rel=1e-7)
-    problem = ref.problem
-    qp = replace(problem._qp, X=problem.data.w_basis(), kernel=make_kernel("linear"), gram=None)
-    assert applies(qp) and qp.X.shape == (153, 165)
-    res = refine_linear(qp, ref.variables.standard_alpha, tol=1e-6)
-    assert res.status == "optimal" and res.nit > 1, res.message     # 32 rounds
-    sol = problem.solution_from_weights(res.w, res.b, res.x, method="active-set")
-    assert problem.certify(sol).ok
-    assert sol.primal_objective == pytest.approx(ref.dual_objective, rel=1e-7)
+    refined = solve_path._active_set(problem, ref, None, 1e-6, {})
+    assert refined is not None and refined.method == "active-set"
+    assert refined.n_iter > 1                                          # 32 rounds
+    assert problem.certify(refined).ok
+    assert refined.primal_objective == pytest.approx(ref.dual_objective, rel=1e-7)
 
 
 def test_nonzero_delta_is_honoured():
@@ -174,7 +168,7 @@ def test_small_free_multipliers_under_a_large_bound_are_kept():
     # features (286 monomials), kernel entries ~3e7, C = 979; its free multipliers lie
     # below √tol·C, so the first reading of the start found none; the second, at
     # tol/100·C, refines in 26 rounds
-    X, params, clf, ref = _truth_case(1102284048, 39, "cvxpy-primal")
+    X, params, clf, ref, _ = _truth_case(1102284048, 39, "cvxpy-primal")
     assert X.shape == (194, 10)
     assert clf.certificate_.ok and clf.solution_.method == "active-set"
     # the interior-point primal (optimal_inaccurate by its own tolerances) agrees to 6e-12

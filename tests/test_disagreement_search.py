@@ -223,10 +223,10 @@ def _unscaled_cubic():
 def test_rounding_refusal_is_checked(monkeypatch):
     # the default fit refuses with the rounding-level error; the search accepts that only
     # after checking its claim (the level, and a certified fit at the tolerance it names).
-    # The refusal is what the solve path says once every repair has failed; whether its
-    # last one, the active-set refinement on the monomials, rescues this case depends on
-    # the rounding of the machine's BLAS (it did on an AMD EPYC, not where the case was
-    # found), so that repair is left out here
+    # The refusal is what the solve path says once every repair has failed; whether one
+    # of them, the active-set refinement on the monomials (tried twice in the chain),
+    # rescues this case depends on the rounding of the machine's BLAS (it did on an AMD
+    # EPYC, not where the case was found), so that repair is left out here
     import margin_opt.problems.solve_path as solve_path
 
     monkeypatch.setattr(solve_path, "_active_set", lambda *args, **kwargs: None)

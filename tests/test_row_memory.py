@@ -4,6 +4,8 @@ The reference for every run on kept memory is the same run on fresh memory (noth
 kept): the multipliers must agree bit for bit, whatever the kept buffer held; and
 LIBSVM's decision values on the same problem."""
 
+import os
+import sys
 import threading
 
 import numpy as np
@@ -46,7 +48,7 @@ def test_a_run_on_kept_memory_never_reads_what_it_held(monkeypatch):
     mem.give(poison)
     kept = solve_smo(qp, tol=1e-6, cache_size=CACHE_MB)
     assert np.isfinite(poison).any()                       # the run did use that buffer
-    assert mem._free == [poison]                           # and gave it back
+    assert len(mem._free) == 1 and mem._free[0] is poison  # and gave it back
     assert kept.nit == fresh.nit and kept.cache["misses"] == fresh.cache["misses"]
     np.testing.assert_array_equal(kept.x, fresh.x)
     assert kept.b == fresh.b
@@ -69,8 +71,10 @@ def test_the_memory_comes_back_when_a_run_raises():
         solve_smo(qp, cache_size=CACHE_MB, callback=boom, callback_every=10)
     assert mem.kept_mb() == CACHE_MB
     buf = mem._free[0]
+    with pytest.raises(ValueError, match="block_size"):     # refused before it takes one
+        solve_smo(qp, cache_size=CACHE_MB, block_size=1)
     solve_smo(qp, cache_size=CACHE_MB)
-    assert mem._free == [buf]                              # reused, not a second one
+    assert len(mem._free) == 1 and mem._free[0] is buf     # reused, not a second one
 
 
 def test_runs_at_once_take_their_own_buffers_and_agree_with_one_at_a_time():
@@ -105,13 +109,45 @@ def test_what_is_kept_is_bounded_and_can_be_released(monkeypatch):
     for b in bufs:
         mem.give(b)
     assert mem.kept_mb() == 16.0                           # the oldest dropped
-    assert not any(b is bufs[0].base for b in mem._free)
+    assert not any(b is mem._root(bufs[0]) for b in mem._free)
+    monkeypatch.setattr(mem, "KEEP_MB", 40)
     mem.give(bufs[1])                                      # given twice: kept once
+    assert len({id(b) for b in mem._free}) == len(mem._free) == 2
+    mem.give(np.empty(41 * _MB // 8))                      # larger than KEEP_MB: not kept
     assert mem.kept_mb() == 16.0
-    mem.give(np.empty(21 * _MB // 8))                      # larger than KEEP_MB: not kept
-    assert mem.kept_mb() == 16.0
-    got = mem.take(6 * _MB // 8, reserve=30 * _MB // 8)    # the smallest that fits
-    assert got.size == 6 * _MB // 8 and got.base.nbytes == 8 * _MB
-    assert mem.take(9 * _MB // 8, reserve=10 * _MB // 8).base.nbytes == 10 * _MB
     mem.release()
+    six, ten = mem.take(6 * _MB // 8), mem.take(10 * _MB // 8)
+    mem.give(ten)
+    mem.give(six)
+    got = mem.take(5 * _MB // 8, reserve=30 * _MB // 8)    # the smallest that fits
+    assert got.size == 5 * _MB // 8 and mem._root(got) is mem._root(six)
+    assert mem._root(mem.take(7 * _MB // 8)) is mem._root(ten)
+    new = mem.take(11 * _MB // 8, reserve=12 * _MB // 8)   # none fits: a new one, reserved
+    assert mem._root(new).nbytes == 12 * _MB
+    mem.give(new)
+    monkeypatch.setattr(mem, "KEEP_MB", 0)                 # lowered: trimmed at the next give
+    mem.give(got)
     assert mem.kept_mb() == 0.0
+
+
+@pytest.mark.skipif(not hasattr(os, "fork") or sys.platform != "linux",
+                    reason="fork is what is tested")
+def test_a_forked_process_neither_sees_nor_writes_the_parents_buffers():
+    buf = mem.take(8 * _MB // 8)
+    buf[:] = 1.0
+    mem.give(buf)
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:                                           # the child
+        try:
+            ok = mem.kept_mb() == 0.0                      # nothing kept from the parent
+            buf[:] = 42.0                                  # its copy of the memory
+            os.write(w, b"1" if ok else b"0")
+        finally:
+            os._exit(0)
+    os.close(w)
+    seen = os.read(r, 1)
+    os.close(r)
+    os.waitpid(pid, 0)
+    assert seen == b"1"
+    assert np.all(buf == 1.0) and mem.kept_mb() == 8.0     # the parent's, untouched

@@ -23,24 +23,42 @@ contents are never read: the cache marks every slot empty when it starts.
 from __future__ import annotations
 
 import mmap
+import os
 import threading
 
 import numpy as np
 
 __all__ = ["KEEP_MB", "take", "give", "release", "kept_mb"]
 
-#: most memory kept between runs, MB (2**20 bytes); 0: nothing is kept
+#: most memory kept between runs, MB (2**20 bytes); 0: nothing is kept.  Lowering it
+#: trims what is kept at the next run's end (:func:`release` frees it at once)
 KEEP_MB = 512
 _MB = 2 ** 20
-_MIN_BYTES = 4 * _MB     # smaller blocks come from the C heap, which keeps them anyway
+#: smaller blocks are plain ``np.empty`` and not kept: the C heap keeps those anyway
+_MIN_BYTES = 4 * _MB
 
 _lock = threading.Lock()
 _free = []               # buffers not in use, oldest first
 
 
+def _forget_after_fork():
+    """In a child process: keep nothing from the parent (its buffers are copies that
+    no run of the child owns), and a fresh lock (the parent's may have been held by
+    a thread that does not exist here)."""
+    global _lock, _free
+    _lock = threading.Lock()
+    _free = []
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_after_fork)
+
+
 def take(n, reserve=0):
-    """A float64 buffer of ``n`` elements: a kept one of at least ``n`` (the
-    smallest such), else a new one of ``max(n, reserve)``.
+    """A float64 buffer of at least ``n`` elements, kept or new.
+
+    A kept buffer of at least ``n`` elements (the smallest such) is reused;
+    otherwise a new one of ``max(n, reserve)`` elements is made.
 
     Parameters
     ----------
@@ -54,8 +72,8 @@ def take(n, reserve=0):
     Returns
     -------
     buf : ndarray of shape (n,)
-        Uninitialized; a view of the kept buffer, whose base is handed to
-        :func:`give` when the run ends.
+        Uninitialized; a view of the buffer, handed to :func:`give` when the run
+        ends.
     """
     n = int(n)
     with _lock:
@@ -67,15 +85,22 @@ def take(n, reserve=0):
 
 
 def _new(n):
-    """An uninitialized float64 array of ``n`` elements in its own anonymous memory map.
+    """An uninitialized float64 array of ``n`` elements.
 
-    Not ``np.empty``: numpy asks the kernel for 2 MB huge pages on large blocks,
-    which this virtual machine backs slowly; in 4 KiB pages the first SVC() fit of
-    a process took 0.53–0.60 s against 0.71–0.94 s on a9a.t (system time 0.21 s
-    against 0.40–0.59 s), and the same afterwards (docs/smo.md).  The map is
-    unmapped when the last array using it is freed.
+    From 4 MB on, in its own private anonymous memory map rather than ``np.empty``:
+    numpy asks the kernel for 2 MB huge pages on large blocks, which this virtual
+    machine backs slowly; in the system's default pages (4 KiB here) the first
+    ``SVC()`` fit of a process took less time (docs/smo.md).  Private, so that a
+    process forked from this one gets its own copy on write (a shared map would let
+    the runs of two processes write one buffer).  The map is unmapped when the last
+    array using it is freed.
     """
-    return np.frombuffer(mmap.mmap(-1, 8 * max(n, 1)), dtype=np.float64, count=n)
+    if 8 * n < _MIN_BYTES:
+        return np.empty(n)
+    flags = getattr(mmap, "MAP_PRIVATE", None)
+    m = mmap.mmap(-1, 8 * n) if flags is None else \
+        mmap.mmap(-1, 8 * n, flags=flags | getattr(mmap, "MAP_ANONYMOUS", 0))
+    return np.frombuffer(m, dtype=np.float64, count=n)
 
 
 def _root(a):
@@ -98,14 +123,11 @@ def give(buf):
         caller must hold no other reference that it still reads or writes.
     """
     base = _root(buf)
-    if base.nbytes < _MIN_BYTES:
-        return
     limit = KEEP_MB * _MB
     with _lock:
-        if base.nbytes > limit or any(b is base for b in _free):
-            return
-        _free.append(base)
-        while sum(b.nbytes for b in _free) > limit:
+        if _MIN_BYTES <= base.nbytes <= limit and not any(b is base for b in _free):
+            _free.append(base)
+        while _free and sum(b.nbytes for b in _free) > limit:
             _free.pop(0)
 
 

@@ -337,12 +337,12 @@ def solve_smo(qp, *, tol=1e-3, gap_tol=None, polish=True, block_size=None, cache
     n_data = qp.n_data
     if index.min() < 0 or index.max() >= n_data:
         raise ValueError(f"qp.index must hold data rows in [0, {n_data}).")
-    run = _SMORun(qp, y, p, C, index, cache_size, alpha0, shrinking, n_data)
     if block_size is None:
         block_size = 0
     elif isinstance(block_size, bool) or int(block_size) != block_size or block_size < 0 or \
             block_size == 1:
         raise ValueError(f"block_size must be None, 0 or an integer ≥ 2, got {block_size!r}.")
+    run = _SMORun(qp, y, p, C, index, cache_size, alpha0, shrinking, n_data)
     if block_size and not run.equality:
         block_size = 0                      # coordinate descent has no blocks
     run.q = run.q_used = int(block_size)
