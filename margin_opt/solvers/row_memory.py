@@ -9,15 +9,16 @@ of system time per fit of a9a.t, against SMO's own 0.3 s, most when another
 library (LIBSVM, oneDAL) had run in between.  LIBSVM does not pay it: its
 row-sized ``malloc`` blocks come from the C heap, which keeps what was freed.  This
 module does the same for our one block: a run takes its cache's memory here and
-gives it back when it ends, and the next run (a cross-validation fold, a pair of a
-one-vs-one fit, a point of a C path) reuses pages already touched.
+gives it back when it ends, and the next run (a cross-validation fold, a point of
+a C path, a grid search's next fit) reuses pages already touched.
 
-What is kept: buffers given back, most recent first, up to :data:`KEEP_MB` in all
-(the default cache is 200 MB; a bigger one than ``KEEP_MB`` is freed on return).
-Runs on several threads at once each take their own buffer.  A buffer's old
-contents are never read: the cache marks every slot empty when it starts.
-:func:`release` frees what is kept (e.g. before a memory-hungry step);
-``KEEP_MB = 0`` turns keeping off.
+What is kept: buffers given back, the oldest dropped first, up to :data:`KEEP_MB`
+in all (the default cache is 200 MB; one bigger than ``KEEP_MB``, or under 4 MB, is
+freed on return).  Runs on several threads at once each take their own buffer; a
+forked process keeps nothing of its parent's (and its copy of the memory is its
+own).  A buffer's old contents are never read: the cache marks every slot empty
+when it starts.  :func:`release` frees what is kept (e.g. before a memory-hungry
+step); ``KEEP_MB = 0`` turns keeping off.
 """
 
 from __future__ import annotations
