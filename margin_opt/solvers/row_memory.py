@@ -35,7 +35,7 @@ __all__ = ["KEEP_MB", "take", "give", "release", "kept_mb"]
 #: trims what is kept at the next run's end (:func:`release` frees it at once)
 KEEP_MB = 512
 _MB = 2 ** 20
-#: smaller blocks are plain ``np.empty`` and not kept: the C heap keeps those anyway
+#: smaller blocks are plain ``np.empty`` and not kept (faulting them in costs little)
 _MIN_BYTES = 4 * _MB
 
 _lock = threading.Lock()
