@@ -275,3 +275,35 @@ def test_precomputed_kernel_above_the_exact_psd_size_is_sampled(monkeypatch):
     # refused with λ_min ≤ −1 (read from the matrix, not a kernel function)
     report = kernel_data.KernelData(K - 2.0 * np.eye(60), Kernel("precomputed")).psd_report()
     assert report.psd is False and report.lambda_min <= -1.0
+
+
+@pytest.mark.parametrize("name", ["linear", "poly", "rbf"])
+def test_symmetric_block_split_over_threads_is_the_one_thread_block(name):
+    # the block of the polish's free rows (dsyrk, transform and mirror dealt to threads
+    # row by row): bit for bit the one-thread block whatever the split, exactly
+    # symmetric, against scikit-learn; rbf far from the origin with duplicated points
+    # (the exact recomputation below the guard) gives exactly 1 on the duplicates
+    from sklearn.metrics.pairwise import pairwise_kernels
+
+    from margin_opt.solvers import kernel_blocks as kb
+
+    rng = np.random.default_rng(5)
+    X = rng.normal(size=(400, 6)) + (1e3 if name == "rbf" else 0.0)
+    X[350:] = X[100:150]
+    params = {} if name == "linear" else {"gamma": 0.2}
+    if name == "poly":
+        params.update(degree=3, coef0=1.0)
+    kd, _ = kb.named_kernel_arrays(X, make_kernel(name, X, **params))
+    rows = np.r_[rng.permutation(350)[:300], 350:400]          # 350² entries: split
+    assert rows.size ** 2 >= kb._PAR_ENTRIES
+    one = kb.symmetric_block(kd, rows, nthr=1)
+    np.testing.assert_array_equal(one, one.T)
+    for nthr in (2, 3):
+        np.testing.assert_array_equal(kb.symmetric_block(kd, rows, nthr=nthr), one)
+    np.testing.assert_array_equal(kb.symmetric_block(kd, rows), one)   # the default split
+    ref = pairwise_kernels(X[rows], metric=name, **params)
+    np.testing.assert_allclose(one, ref, rtol=1e-9, atol=1e-9 * np.abs(ref).max())
+    if name == "rbf":
+        same = np.all(X[rows][:, None] == X[rows][None], axis=2)
+        assert (~np.eye(rows.size, dtype=bool) & same).sum() >= 40
+        assert np.all(one[same] == 1.0)

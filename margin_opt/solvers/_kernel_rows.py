@@ -133,13 +133,21 @@ def _transform(r, buf, cols, lo, hi, kd, kbuf):
     sq = kd.sq
     if kind == K_RBF:
         sr = sq[r]
+        # as :func:`_kernel_values`: the distances in a loop without branches (it
+        # vectorizes), the few below the guard recomputed in a second pass
+        nbad = 0
         for k in range(lo, hi):
-            c = cols[k]
-            norms = sr + sq[c]
+            norms = sr + sq[cols[k]]
             d2 = norms - 2.0 * buf[k]
-            if d2 <= GUARD * norms:
-                d2 = 0.0 if c == r else exact_d2(r, c, kd)
-            buf[k] = -gamma * max(d2, 0.0)
+            nbad += d2 <= GUARD * norms
+            buf[k] = d2
+        if nbad:
+            for k in range(lo, hi):
+                c = cols[k]
+                if buf[k] <= GUARD * (sr + sq[c]):
+                    buf[k] = 0.0 if c == r else exact_d2(r, c, kd)
+        for k in range(lo, hi):
+            buf[k] = -gamma * max(buf[k], 0.0)
         vexp(buf[lo:hi], hi - lo, kbuf[lo:hi])
     elif kind == K_POLY:
         for k in range(lo, hi):

@@ -1,7 +1,9 @@
 """Kernel matrices by blocks: the compiled kernel arrays, ``K[rows, cols]`` and ``Kβ``.
 
 Blocks are dot products by BLAS (``X[rows] @ Xᵀ``) turned into kernel values by
-the compiled transform of :mod:`._smo_kernels`, on one thread.  Products ``Kβ``
+the compiled transform of :mod:`._smo_kernels`, on one thread; a symmetric block
+(:func:`symmetric_block`, the polish's K_FF) is half a product and its transform is
+split over the numba threads.  Products ``Kβ``
 (:func:`combination`) are computed tile by tile of columns in compiled code
 (:func:`._kernel_rows.combination_T`), split over the numba threads.  RBF
 distances are formed on centred data (the kernel is translation invariant, and
@@ -19,7 +21,7 @@ from __future__ import annotations
 
 import numpy as np
 import scipy.sparse as sp
-from numba import njit
+from numba import njit, prange
 from scipy.linalg import blas
 
 from . import _kernel_rows as _kr
@@ -33,6 +35,8 @@ __all__ = ["KINDS", "arrays", "for_smo", "named_kernel_arrays", "kernel_block", 
 KINDS = {"linear": _k.K_LINEAR, "poly": _k.K_POLY, "rbf": _k.K_RBF, "sigmoid": _k.K_SIGMOID}
 
 _BLOCK_BYTES = 32 * 2 ** 20
+#: entries of a block from which its transform is split over the numba threads
+_PAR_ENTRIES = 1 << 16
 
 
 def arrays(kind, *, n, d=1, gamma=0.0, coef0=0.0, degree=1, sparse=False, X=None, XT=None,
@@ -159,36 +163,45 @@ def kernel_block(kd, gram, csr, rows, cols=None):
     return B
 
 
-@njit(cache=True, nogil=True)
-def _transform_lower_mirror(B, rows, kd):
+@njit(cache=True, parallel=True)
+def _transform_lower_mirror(B, rows, kd, nthr):
     """B (dot products of data rows ``rows`` in its lower triangle and diagonal) becomes
     their kernel matrix: row i's columns 0..i transformed as a kernel row, then copied
-    to the upper triangle by tiles (K[j, i] is the very value of K[i, j])."""
+    to the upper triangle by tiles (K[j, i] is the very value of K[i, j]).  The rows,
+    then the tile rows, are dealt to ``nthr`` threads in turn (i ≡ h mod nthr: the
+    triangle's work balanced); each entry is computed by the same code whatever the
+    split."""
     n = B.shape[0]
-    kbuf = np.empty(n, dtype=np.int64)
-    for i in range(n):
-        _k._transform(rows[i], B[i], rows, 0, i + 1, kd, kbuf)
+    for h in prange(nthr):
+        kbuf = np.empty(n, dtype=np.int64)
+        for i in range(h, n, nthr):
+            _k._transform(rows[i], B[i], rows, 0, i + 1, kd, kbuf)
     t = 64
-    for i0 in range(0, n, t):
-        for j0 in range(0, i0 + 1, t):
-            for i in range(i0, min(i0 + t, n)):
-                for j in range(j0, min(j0 + t, i)):
-                    B[j, i] = B[i, j]
+    nt = (n + t - 1) // t
+    for h in prange(nthr):
+        for q in range(h, nt, nthr):
+            i0 = q * t
+            for j0 in range(0, i0 + 1, t):
+                for i in range(i0, min(i0 + t, n)):
+                    for j in range(j0, min(j0 + t, i)):
+                        B[j, i] = B[i, j]
 
 
-def symmetric_block(kd, rows) -> np.ndarray:
+def symmetric_block(kd, rows, nthr=None) -> np.ndarray:
     """``K[rows][:, rows]`` of dense data, exactly symmetric, ndarray of shape (r, r).
 
     The dot products of the lower triangle by one BLAS ``dsyrk`` (half a product),
     turned into kernel values by the compiled transform of SMO's rows (RBF on the
     centred data of ``kd``, small distances recomputed exactly, the diagonal exactly
-    1), then mirrored.
+    1), then mirrored; the transform and the mirror split over ``nthr`` numba threads
+    (None: :func:`._threads.smo_threads`) where the block is large.
 
     Parameters
     ----------
     kd : KernelArrays
         From :func:`named_kernel_arrays` on dense data.
     rows : ndarray of int
+    nthr : int or None
     """
     rows = np.ascontiguousarray(rows, dtype=np.int64)
     if rows.size == 0:
@@ -196,7 +209,9 @@ def symmetric_block(kd, rows) -> np.ndarray:
     Xr = kd.X[rows]
     # Fortran C = XrXrᵀ, upper triangle: the C-order lower triangle of its transpose
     B = np.ascontiguousarray(blas.dsyrk(1.0, Xr.T, trans=1, lower=0).T)
-    _transform_lower_mirror(B, rows, kd)
+    if nthr is None:
+        nthr = smo_threads() if rows.size * rows.size >= _PAR_ENTRIES else 1
+    _transform_lower_mirror(B, rows, kd, max(1, int(nthr)))
     return B
 
 
