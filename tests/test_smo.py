@@ -209,6 +209,33 @@ def test_epsilon_svr_form_with_index_matches_libsvm():
     assert abs(res.b - svr.intercept_[0]) <= 1e-5
 
 
+def test_no_early_unshrinking_same_answer_one_reconstruction_less(monkeypatch):
+    """LIBSVM unshrinks once m − M ≤ 10·tol; SMO here only at the end of a phase (where
+    LIBSVM also does): one gradient reconstruction less, the same optimum as LIBSVM's
+    way and as LIBSVM itself (ε-SVR, n = 1500, d = 20)."""
+    import margin_opt.solvers.smo as smo
+
+    X, t = make_regression(1500, 20, noise=5.0, random_state=3)
+    X = StandardScaler().fit_transform(X)
+    t = (t - t.mean()) / t.std()
+    n, C, eps = 1500, 1.0, 0.1
+    qp = DualQP(X=X, kernel=make_kernel("rbf", X, gamma=0.05),
+                y=np.r_[np.ones(n), -np.ones(n)], p=np.r_[eps - t, eps + t],
+                upper=np.full(2 * n, C), index=np.r_[np.arange(n), np.arange(n)])
+    ours = solve_smo(qp, tol=1e-3)
+    monkeypatch.setattr(smo, "_UNSHRINK_STATE", 0)
+    libsvm_way = solve_smo(qp, tol=1e-3)
+    assert ours.status == libsvm_way.status == "optimal"
+    assert ours.cache["reconstructions"] == libsvm_way.cache["reconstructions"] - 1
+    assert abs(ours.fun - libsvm_way.fun) <= 1e-5 * abs(libsvm_way.fun)
+    svr = SVR(C=C, epsilon=eps, gamma=0.05, tol=1e-3).fit(X, t)
+    coef = np.zeros(n)
+    coef[svr.support_] = svr.dual_coef_[0]
+    obj_lib = 0.5 * coef @ make_kernel("rbf", X, gamma=0.05).gram(X) @ coef + \
+        eps * np.abs(coef).sum() - t @ coef
+    assert abs(ours.fun - obj_lib) <= 1e-4 * abs(obj_lib)
+
+
 def test_no_equality_uses_coordinate_descent():
     X, y = data(70, seed=8)
     q = svc_qp(X, y, 1.5, "rbf", gamma=0.2)

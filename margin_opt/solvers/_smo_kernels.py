@@ -67,6 +67,7 @@ from ._smo_state import (  # noqa: F401  (re-exported: the state vector's entrie
     S_LAYOUT,
     S_MARK,
     S_MISSES,
+    S_RECONSTRUCT,
     S_ROWS_FULL,
     S_ROWS_PARTIAL,
     S_TICK,
@@ -186,6 +187,7 @@ def reconstruct_gradient(alpha, G, G_bar, y, p, C, index, st, kd, cc, all_cols):
     na = st[S_ACTIVE]
     if na == m:
         return
+    st[S_RECONSTRUCT] += 1
     cache = cc.cache
     for j in range(na, m):
         G[j] = y[j] * G_bar[index[j]] + p[j]

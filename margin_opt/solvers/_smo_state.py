@@ -13,6 +13,7 @@ S_LAYOUT = 12        # bumped whenever the positions of the variables change
 #: it no multiplier has moved since, and the shrunk variables' gradients still hold
 S_FULL_ITER = 13
 S_GEMM = 14          # gradient reconstructions by BLAS tiles (see reconstruct_gradient)
-N_STATE = 15
+S_RECONSTRUCT = 15   # gradient reconstructions, all ways
+N_STATE = 16
 
 FULL = -1            # slot_epoch of a row valid for every column
