@@ -191,14 +191,21 @@ def test_hard_margin_overlapping_classes_stop_early_as_stalled():
     assert solve_smo(svc_qp(X, y, 1.0, "linear")).status == "optimal"
 
 
-def test_epsilon_svr_form_with_index_matches_libsvm():
-    X, t = make_regression(100, 4, noise=5.0, random_state=7)
+def svr_data_qp(n, d, seed, C, eps, gamma):
+    """Standardized make_regression data and LIBSVM's ε-SVR dual in the standard form
+    (variables α then α*, both of data row t)."""
+    X, t = make_regression(n, d, noise=5.0, random_state=seed)
     X = StandardScaler().fit_transform(X)
     t = (t - t.mean()) / t.std()
-    n, C, eps = 100, 3.0, 0.1
-    qp = DualQP(X=X, kernel=make_kernel("rbf", X, gamma=0.25),
+    qp = DualQP(X=X, kernel=make_kernel("rbf", X, gamma=gamma),
                 y=np.r_[np.ones(n), -np.ones(n)], p=np.r_[eps - t, eps + t],
                 upper=np.full(2 * n, C), index=np.r_[np.arange(n), np.arange(n)])
+    return X, t, qp
+
+
+def test_epsilon_svr_form_with_index_matches_libsvm():
+    X, t, qp = svr_data_qp(100, 4, 7, C=3.0, eps=0.1, gamma=0.25)
+    n, C, eps = 100, 3.0, 0.1
     res = solve_smo(qp, tol=1e-8)
     ref, _ = cvxpy_optimum(qp)
     assert abs(res.fun - ref) <= 1e-7 * abs(ref)
@@ -215,13 +222,8 @@ def test_no_early_unshrinking_same_answer_one_reconstruction_less(monkeypatch):
     way and as LIBSVM itself (ε-SVR, n = 1500, d = 20)."""
     import margin_opt.solvers.smo as smo
 
-    X, t = make_regression(1500, 20, noise=5.0, random_state=3)
-    X = StandardScaler().fit_transform(X)
-    t = (t - t.mean()) / t.std()
+    X, t, qp = svr_data_qp(1500, 20, 3, C=1.0, eps=0.1, gamma=0.05)
     n, C, eps = 1500, 1.0, 0.1
-    qp = DualQP(X=X, kernel=make_kernel("rbf", X, gamma=0.05),
-                y=np.r_[np.ones(n), -np.ones(n)], p=np.r_[eps - t, eps + t],
-                upper=np.full(2 * n, C), index=np.r_[np.arange(n), np.arange(n)])
     ours = solve_smo(qp, tol=1e-3)
     monkeypatch.setattr(smo, "_UNSHRINK_STATE", 0)
     libsvm_way = solve_smo(qp, tol=1e-3)
