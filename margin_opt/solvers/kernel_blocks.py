@@ -163,28 +163,39 @@ def kernel_block(kd, gram, csr, rows, cols=None):
     return B
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True, nogil=True)
+def _lower_share(B, rows, kd, h, nthr):
+    """Rows i ≡ h (mod nthr) of B (dot products of data rows ``rows`` in its lower
+    triangle and diagonal): columns 0..i turned into kernel values as a kernel row."""
+    n = B.shape[0]
+    kbuf = np.empty(n, dtype=np.int64)
+    for i in range(h, n, nthr):
+        _k._transform(rows[i], B[i], rows, 0, i + 1, kd, kbuf)
+
+
+@njit(cache=True, nogil=True)
+def _mirror_share(B, h, nthr):
+    """Tile rows q ≡ h (mod nthr) of B's lower triangle copied to the upper one (K[j, i]
+    is the very value of K[i, j])."""
+    n = B.shape[0]
+    t = 64
+    for q in range(h, (n + t - 1) // t, nthr):
+        i0 = q * t
+        for j0 in range(0, i0 + 1, t):
+            for i in range(i0, min(i0 + t, n)):
+                for j in range(j0, min(j0 + t, i)):
+                    B[j, i] = B[i, j]
+
+
+@njit(cache=True, parallel=True, nogil=True)
 def _transform_lower_mirror(B, rows, kd, nthr):
-    """B (dot products of data rows ``rows`` in its lower triangle and diagonal) becomes
-    their kernel matrix: row i's columns 0..i transformed as a kernel row, then copied
-    to the upper triangle by tiles (K[j, i] is the very value of K[i, j]).  The rows,
-    then the tile rows, are dealt to ``nthr`` threads in turn (i ≡ h mod nthr: the
+    """:func:`_lower_share`, then :func:`_mirror_share`, dealt to ``nthr`` threads (the
     triangle's work balanced); each entry is computed by the same code whatever the
     split."""
-    n = B.shape[0]
     for h in prange(nthr):
-        kbuf = np.empty(n, dtype=np.int64)
-        for i in range(h, n, nthr):
-            _k._transform(rows[i], B[i], rows, 0, i + 1, kd, kbuf)
-    t = 64
-    nt = (n + t - 1) // t
+        _lower_share(B, rows, kd, h, nthr)
     for h in prange(nthr):
-        for q in range(h, nt, nthr):
-            i0 = q * t
-            for j0 in range(0, i0 + 1, t):
-                for i in range(i0, min(i0 + t, n)):
-                    for j in range(j0, min(j0 + t, i)):
-                        B[j, i] = B[i, j]
+        _mirror_share(B, h, nthr)
 
 
 def symmetric_block(kd, rows, nthr=None) -> np.ndarray:
@@ -211,7 +222,12 @@ def symmetric_block(kd, rows, nthr=None) -> np.ndarray:
     B = np.ascontiguousarray(blas.dsyrk(1.0, Xr.T, trans=1, lower=0).T)
     if nthr is None:
         nthr = smo_threads() if rows.size * rows.size >= _PAR_ENTRIES else 1
-    _transform_lower_mirror(B, rows, kd, max(1, int(nthr)))
+    nthr = max(1, int(nthr))
+    if nthr == 1:        # no parallel region (e.g. on a thread beside SMO's own)
+        _lower_share(B, rows, kd, 0, 1)
+        _mirror_share(B, 0, 1)
+    else:
+        _transform_lower_mirror(B, rows, kd, nthr)
     return B
 
 

@@ -29,6 +29,7 @@ import scipy.sparse as sp
 from scipy.optimize import OptimizeResult
 
 from ..exceptions import ConvergenceWarning, convergence_warnings_silenced
+from . import _early_factor as _early
 from . import _packed_rows as _pk
 from . import _smo_blocks as _blocks
 from . import _smo_kernels as _k
@@ -439,6 +440,8 @@ class _SMORun:
         self.stall_window = max(_STALL_MIN, 10 * m)
         self.n_polish = 0
         self.polish_factor = None       # the Cholesky factor kept between polishes
+        self.early = None               # the first polish's factor, computed beside SMO
+        self.early_state = "none"       # then "started", "used" or "discarded"
         self.q, self.q_used, self.rows, self.rows_block = 0, 0, None, 0
         self.rel_gap = np.nan
         self.y, self.p, self.C = y.copy(), p.copy(), C.copy()   # never the caller's arrays
@@ -451,9 +454,25 @@ class _SMORun:
     def release(self):
         """Give the row cache's memory back for the next run (:mod:`.row_memory`);
         the run can no longer iterate."""
+        self._take_early()                 # the thread reads the data: done before we return
         if self.gram is None and self.cc is not None:
             _mem.give(self.cc.cache)
         self.cc = None
+
+    def _take_early(self):
+        """The early factor (:mod:`._early_factor`), waited for; None where there is none."""
+        early, self.early = self.early, None
+        return early.take() if early is not None else None
+
+    def _look_early(self, tol):
+        """At a look at m − M during the first phase: start the early factorization once
+        m − M ≤ EARLY_AT·tol; True when done looking (started, or not wanted)."""
+        if float(self.fout[0]) > _early.EARLY_AT * tol:
+            return False
+        self.early = _early.start(self, self.budget)
+        if self.early is not None:
+            self.early_state = "started"
+        return True
 
     def _unshrink(self):
         with one_blas_thread():      # the gradient reconstruction's BLAS in numba's threads
@@ -465,8 +484,15 @@ class _SMORun:
         ``force``: even where it costs more than SMO's tail would (SMO has stalled)."""
         if not self.equality or self.n_polish >= _POLISH_MAX:
             return False
+        had_early = self.early is not None
+        early = self._take_early()
+        if early is not None and self.polish_factor is None:
+            self.polish_factor = early   # extended or pinned to the free set as it is now
         with one_blas_thread():      # BLAS threads spin after a call and slow SMO's loop
             done = _pol.polish(self, self.budget, force)
+        if had_early:                # "discarded": it failed, or too much of F changed
+            used = done and early is not None and self.polish_factor is early
+            self.early_state = "used" if used else "discarded"
         if done:
             self.n_polish += 1
             self.st[_k.S_FULL_ITER] = self.st[_k.S_ITER]   # every gradient brought up to date
@@ -489,7 +515,9 @@ class _SMORun:
         floor = _TOL_FLOOR * max(1.0, float(np.abs(self.G).max()))
         stall_polished = False
         while True:
-            code, stopped = self.iterate(phase, wss2, max_iter, callback, callback_every)
+            early = polish and phase > tol and self.n_polish == 0 and \
+                self.early_state == "none" and _early.possible(self)
+            code, stopped = self.iterate(phase, wss2, max_iter, callback, callback_every, early)
             if stopped or code in (_k.R_MAX_ITER, _k.R_CAP):
                 return code, stopped
             if code == _k.R_STALLED:
@@ -521,9 +549,13 @@ class _SMORun:
             phase = max(floor, min(phase, float(self.fout[0])) * shrink)
             self.st[_k.S_UNSHRINK] = _UNSHRINK_STATE
 
-    def iterate(self, tol, wss2, max_iter, callback, callback_every):
-        """Run the compiled loop, in chunks between callbacks; (code, stopped)."""
+    def iterate(self, tol, wss2, max_iter, callback, callback_every, early=False):
+        """Run the compiled loop, in chunks between callbacks (or, with ``early`` and no
+        callback, between looks at m − M for :mod:`._early_factor`); (code, stopped)."""
         chunk = int(callback_every) if callback is not None else max_iter
+        early = early and callback is None
+        if early:
+            chunk = _early.CHUNK
         a, G, y, p, C, st = self.alpha, self.G, self.y, self.p, self.C, self.st
         if self.q:
             with one_blas_thread():
@@ -549,6 +581,10 @@ class _SMORun:
                                          self.stall_window, self.fout)
             if code != _k.R_CHUNK:
                 break
+            if callback is None:            # a look for the early factorization
+                if early and self._look_early(tol):
+                    early, chunk = False, max_iter
+                continue
             inter = OptimizeResult(x=_unpermute(a, self.perm), fun=float(0.5 * a @ (G + p)),
                                    gap=float(self.fout[0]), nit=int(st[_k.S_ITER]))
             try:
@@ -578,7 +614,8 @@ class _SMORun:
                  "reconstructions": int(st[_k.S_RECONSTRUCT]),
                  "reconstructions_blas": int(st[_k.S_GEMM]),
                  "mean_active": float(st[_k.S_ACTIVE_SUM] / max(nit, 1)),
-                 "block_size": int(self.q_used), "rows_block": int(self.rows_block)}
+                 "block_size": int(self.q_used), "rows_block": int(self.rows_block),
+                 "early_factor": self.early_state}
         return OptimizeResult(
             x=_unpermute(a, self.perm), b=b, grad=_unpermute(G, self.perm), fun=fun, nit=nit,
             status=status, success=status == "optimal", message=msg, gap=gap,

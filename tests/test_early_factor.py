@@ -1,0 +1,105 @@
+"""The polish's first factorization computed beside SMO (margin_opt.solvers._early_factor).
+
+References: LIBSVM at tol 1e-10 (the same problem, an independent solver) and the run
+without the early factor (the polish factorizing itself).
+"""
+
+import threading
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from sklearn.datasets import make_regression
+from sklearn.preprocessing import StandardScaler
+from sklearn.svm import SVR as SkSVR
+
+from margin_opt.problems.svr import SVRProblem
+from margin_opt.solvers import _early_factor as early
+from margin_opt.solvers import kernel_blocks as kb
+from margin_opt.solvers.smo import solve_smo
+
+GAMMA, C, EPS = 0.05, 1.0, 0.1
+
+
+@pytest.fixture(scope="module")
+def svr_data():
+    X, t = make_regression(1500, 20, noise=5.0, random_state=3)
+    return StandardScaler().fit_transform(X), (t - t.mean()) / t.std()
+
+
+def _solve(X, t, kernel="rbf"):
+    qp = SVRProblem(X, t, C=C, epsilon=EPS, kernel=kernel, gamma=GAMMA).to_standard_form()
+    return solve_smo(qp, tol=1e-6, gap_tol=1e-7)
+
+
+def _beta(res):
+    n = res.x.size // 2
+    return res.x[:n] - res.x[n:]
+
+
+@pytest.fixture(scope="module")
+def libsvm(svr_data):
+    X, t = svr_data
+    ref = SkSVR(C=C, epsilon=EPS, gamma=GAMMA, tol=1e-10).fit(X, t)
+    beta = np.zeros(X.shape[0])
+    beta[ref.support_] = ref.dual_coef_[0]
+    return beta, ref.intercept_[0]
+
+
+def test_early_factor_is_used_and_the_answer_is_libsvms(svr_data, libsvm, monkeypatch):
+    X, t = svr_data
+    res = _solve(X, t)
+    assert res.status == "optimal" and res.n_polish >= 1
+    assert res.cache["early_factor"] == "used"
+    beta, b = libsvm
+    np.testing.assert_allclose(_beta(res), beta, atol=1e-5)
+    assert abs(res.b - b) <= 1e-5
+    # the same run again: the thread's timing changes nothing
+    again = _solve(X, t)
+    np.testing.assert_array_equal(again.x, res.x)
+    assert again.nit == res.nit
+    # without it (the polish factorizes the free set at 1e-3 itself): the same optimum
+    monkeypatch.setattr(early, "MIN_FREE", 10 ** 9)
+    plain = _solve(X, t)
+    assert plain.cache["early_factor"] == "none" and plain.status == "optimal"
+    assert abs(plain.fun - res.fun) <= 1e-9 * abs(plain.fun)
+    np.testing.assert_allclose(_beta(plain), _beta(res), atol=2e-6)
+
+
+def test_a_failed_thread_leaves_the_polish_to_factorize(svr_data, monkeypatch):
+    X, t = svr_data
+    monkeypatch.setattr(early, "MIN_FREE", 10 ** 9)
+    plain = _solve(X, t)
+    monkeypatch.setattr(early, "MIN_FREE", 256)
+
+    block = kb.symmetric_block
+
+    def fail_on_the_thread(*a, **k):
+        if threading.current_thread().name == "margin-opt-early-factor":
+            raise MemoryError("no room for K_FF")
+        return block(*a, **k)
+
+    monkeypatch.setattr(kb, "symmetric_block", fail_on_the_thread)
+    res = _solve(X, t)
+    assert res.cache["early_factor"] == "discarded"
+    # the polish then factorizes the free set itself: the plain run, bit for bit
+    np.testing.assert_array_equal(res.x, plain.x)
+    assert res.nit == plain.nit and res.status == "optimal"
+
+
+def test_given_kernel_matrix_and_sparse_data(svr_data, libsvm):
+    X, t = svr_data
+    K = np.exp(-GAMMA * ((X[:, None, :] - X[None, :, :]) ** 2).sum(-1))
+    res = _solve(K, t, kernel="precomputed")
+    assert res.cache["early_factor"] == "used"       # K_FF from the matrix, never the cache
+    beta, _ = libsvm
+    np.testing.assert_allclose(_beta(res), beta, atol=1e-5)
+    sparse = _solve(sp.csr_matrix(X), t)               # the thread would read SMO's cache
+    assert sparse.cache["early_factor"] == "none" and sparse.status == "optimal"
+    np.testing.assert_allclose(_beta(sparse), beta, atol=1e-5)
+
+
+def test_small_free_set_starts_no_thread(svr_data):
+    X, t = svr_data
+    res = _solve(X[:300], t[:300])
+    assert res.cache["early_factor"] == "none" and res.status == "optimal"
