@@ -261,7 +261,9 @@ def solve_smo(qp, *, tol=1e-3, gap_tol=None, polish=True, block_size=None, cache
         For ``tol`` below 1e-3: run SMO to 1e-3, take a Newton step on the free
         multipliers (:mod:`margin_opt.solvers._smo_polish`), then run SMO on to
         ``tol``; likewise after a stall.  The stopping rule is the same; the long
-        first-order tail is skipped.
+        first-order tail is skipped.  For dense data or a given kernel matrix, the first
+        polish's factorization starts on a second thread once m − M ≤ 10 × 1e-3
+        (:mod:`margin_opt.solvers._early_factor`; ``cache["early_factor"]``).
     block_size : int or None, default=None
         Working-set decomposition (:mod:`margin_opt.solvers._smo_blocks`, opt-in):
         each outer step solves the subproblem of ``block_size`` violating variables
