@@ -5,6 +5,7 @@ without the early factor (the polish factorizing itself).
 """
 
 import threading
+import time
 
 import numpy as np
 import pytest
@@ -103,3 +104,32 @@ def test_small_free_set_starts_no_thread(svr_data):
     X, t = svr_data
     res = _solve(X[:300], t[:300])
     assert res.cache["early_factor"] == "none" and res.status == "optimal"
+
+
+def test_looks_at_the_gap_change_nothing_and_nor_does_a_slow_thread(svr_data, monkeypatch):
+    # SMO in chunks of CHUNK iterations (looking at m − M, never starting: EARLY_AT = 0)
+    # against one call (no look), with a small cache (rows evicted and recomputed): bit
+    # for bit; then a thread slowed by 0.3 s against one at full speed: bit for bit
+    X, t = svr_data
+    qp = SVRProblem(X, t, C=C, epsilon=EPS, kernel="rbf", gamma=GAMMA).to_standard_form()
+    monkeypatch.setattr(early, "EARLY_AT", 0.0)
+    looked = solve_smo(qp, tol=1e-6, gap_tol=1e-7, cache_size=3)
+    monkeypatch.setattr(early, "possible", lambda run: False)
+    once = solve_smo(qp, tol=1e-6, gap_tol=1e-7, cache_size=3)
+    assert looked.cache["early_factor"] == once.cache["early_factor"] == "none"
+    assert looked.cache["misses"] > 2 * X.shape[0]                 # evictions
+    np.testing.assert_array_equal(looked.x, once.x)
+    assert looked.nit == once.nit and looked.status == "optimal"
+    monkeypatch.undo()
+    fast = _solve(X, t)
+    compute = early.EarlyFactor._compute
+
+    def slow(self, *a):
+        time.sleep(0.3)
+        compute(self, *a)
+
+    monkeypatch.setattr(early.EarlyFactor, "_compute", slow)
+    late = _solve(X, t)
+    assert fast.cache["early_factor"] == late.cache["early_factor"] == "used"
+    np.testing.assert_array_equal(late.x, fast.x)
+    assert late.nit == fast.nit

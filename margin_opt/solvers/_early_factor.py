@@ -89,4 +89,7 @@ def start(run, budget_bytes):
         return None
     ids = run.perm[pos]
     order = np.argsort(ids)
-    return EarlyFactor(run, ids[order], np.ascontiguousarray(run.index[pos][order]))
+    try:
+        return EarlyFactor(run, ids[order], np.ascontiguousarray(run.index[pos][order]))
+    except RuntimeError:            # no thread to be had: the polish factorizes itself
+        return None

@@ -36,6 +36,7 @@ from . import _smo_kernels as _k
 from . import _smo_polish as _pol
 from . import kernel_blocks as _kb
 from . import row_memory as _mem
+from ._smo_state import UNSHRINK_START
 from ._threads import one_blas_thread, smo_threads
 
 __all__ = ["solve_smo", "run_status", "WSS"]
@@ -57,13 +58,9 @@ _POLISH_AT = (1e-5,)
 #: this range of factors times the last (by 0.8·gap_tol / gap within it)
 _GAP_SHRINK = (0.25, 0.5)
 _POLISH_MAX = 4         # polishes per run
-#: LIBSVM's early unshrinking (all variables made active, their gradient reconstructed,
-#: once m − M ≤ 10·tol in a phase).  Off: every phase ends with a reconstruction and the
-#: check of all variables anyway, so the early one only costs (ε-SVR at n = 5000: one
-#: reconstruction of 6800 gradients per phase, ~9 ms; the same iterations in every case
-#: measured, docs/smo.md); the shrinking itself is LIBSVM's
-_EARLY_UNSHRINK = False
-_UNSHRINK_STATE = 0 if _EARLY_UNSHRINK else 1     # st[S_UNSHRINK] at the start of a phase
+#: st[S_UNSHRINK] at the start of a phase (:data:`._smo_state.UNSHRINK_START`: LIBSVM's
+#: early unshrinking skipped; 0 would restore it for this solver only)
+_UNSHRINK_STATE = UNSHRINK_START
 #: packed rows once shrinking leaves few rows active (:mod:`._packed_rows`); off only to
 #: compare (the pair steps are the same either way; a polish's sums may differ in the
 #: last bit, since its update reads the rows the classic slots hold in place)

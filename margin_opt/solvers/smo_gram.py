@@ -37,6 +37,7 @@ from scipy.optimize import OptimizeResult
 from . import _packed_rows as _pk
 from . import _smo_kernels as _k
 from . import smo as _smo
+from ._smo_state import UNSHRINK_START
 from .smo import run_status
 
 __all__ = ["solve_smo_gram", "solve_block_pair", "gram_run", "block_pair_matrix",
@@ -239,6 +240,7 @@ def gram_run(K, y, p, C, index, tol, gap_tol, wss2, shrinking, max_iter, stall_w
     st = np.zeros(_k.N_STATE, dtype=np.int64)
     st[_k.S_COUNTER] = min(m, 1000) + 1
     st[_k.S_ACTIVE] = m
+    st[_k.S_UNSHRINK] = UNSHRINK_START
     fout = np.array([np.inf, np.inf])
     _k.init_gradient(alpha, G, G_bar, y, p, C, index, st, kd, cc, all_cols)
     gmax = 1.0
@@ -260,7 +262,7 @@ def gram_run(K, y, p, C, index, tol, gap_tol, wss2, shrinking, max_iter, stall_w
                 st[_k.S_FULL_ITER] = st[_k.S_ITER]
                 st[_k.S_MARK] = st[_k.S_ITER]
                 fout[1] = np.inf
-                st[_k.S_UNSHRINK] = 0
+                st[_k.S_UNSHRINK] = UNSHRINK_START
                 st[_k.S_COUNTER] = 1
             phase = tol
             continue
@@ -275,7 +277,7 @@ def gram_run(K, y, p, C, index, tol, gap_tol, wss2, shrinking, max_iter, stall_w
         # as solve_smo: go on at a tighter m − M, by the factor the gap asks for
         shrink = min(_GAP_SHRINK[1], max(_GAP_SHRINK[0], 0.8 * gap_tol / rel))
         phase = max(floor, min(phase, fout[0]) * shrink)
-        st[_k.S_UNSHRINK] = 0
+        st[_k.S_UNSHRINK] = UNSHRINK_START
     out = np.array([float(code), float(st[_k.S_ITER]), fout[0], rel,
                     _k.calculate_b(alpha, G, y, C), float(n_newton)])
     return _unpermute(alpha, perm), _unpermute(G, perm), out
