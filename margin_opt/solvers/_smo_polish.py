@@ -391,7 +391,37 @@ def _reuse(run, free, budget_bytes):
     return fac
 
 
-def polish(run, budget_bytes, force=False) -> bool:
+def entering_max(a, C) -> int:
+    """How many variables :func:`entering` lets in: half of what :func:`_reuse` extends a
+    kept factor by (the other half for the variables that leave the free set)."""
+    n_free = int(np.count_nonzero((a > 0.0) & (a < C)))
+    return max(PIN_MAX, n_free // 16) // 2
+
+
+def entering(run, k_max):
+    """Bound variables that violate the KKT conditions at the intercept of the free set
+    (those SMO's tail would bring into it), the ``k_max`` largest violations first;
+    ndarray of int (ids, all variables active).  With ρ the mean of yₜ∇ₜ over the free
+    variables, a variable at 0 with y = +1 or at C with y = −1 needs yₜ∇ₜ ≥ ρ, the other
+    two yₜ∇ₜ ≤ ρ."""
+    a, G, y, C = run.alpha, run.G, run.y, run.C
+    yG = y * G
+    free = (a > 0.0) & (a < C)
+    if not free.any():
+        return np.zeros(0, dtype=np.int64)
+    rho = float(yG[free].mean())
+    low = (a <= 0.0) & ~free
+    up = (a >= C) & ~free
+    need_above = (low & (y > 0)) | (up & (y < 0))
+    viol = np.where(need_above, rho - yG, yG - rho)
+    viol[free] = -np.inf
+    cand = np.flatnonzero(viol > 0.0)
+    if cand.size > k_max:
+        cand = cand[np.argpartition(-viol[cand], k_max - 1)[:k_max]]
+    return np.sort(cand)
+
+
+def polish(run, budget_bytes, force=False, extra=None) -> bool:
     """One Newton polish of the free set of ``run`` (an ``_SMORun``, all variables active).
 
     Updates ``run.alpha``, ``run.G`` and ``run.G_bar`` in place.  Returns False when
@@ -400,6 +430,8 @@ def polish(run, budget_bytes, force=False) -> bool:
     """
     a, G, y, C, index = run.alpha, run.G, run.y, run.C, run.index
     free = np.flatnonzero((a > 0.0) & (a < C))
+    if extra is not None and extra.size and free.size:
+        free = np.union1d(free, extra)       # bound variables let in: not pinned at first
     if free.size == 0 or free.size > max_free(budget_bytes):
         return False
     fac = _reuse(run, free, budget_bytes)
@@ -416,6 +448,8 @@ def polish(run, budget_bytes, force=False) -> bool:
     g0 = G[F].copy()
     yF, aF, CF = y[F], a[F].copy(), C[F]
     gone = np.flatnonzero((aF <= 0.0) | (aF >= CF))    # left the free set: stay at the bound
+    if extra is not None and extra.size:
+        gone = gone[~np.isin(F[gone], extra)]
     newton = _Constrained(fac, yF, g0, gone)
     slack = 1e-12 * CF
     d = None
