@@ -108,6 +108,33 @@ def test_extended_single_factor_solves_the_extended_matrix():
     assert _rel_residual(K, fac.d, B, fac.solve(B)) <= pol.SOLVE_RTOL
 
 
+def test_two_extensions_kept_as_blocks_give_the_whole_matrixs_products():
+    # an extension appends K_UN and K_NN as blocks (no copy of K_UU): products, rows and
+    # zᵀKz by the blocks equal NumPy's on the whole matrix; the solve after the second
+    # extension meets the residual; K then puts the whole matrix together
+    n, k1, k2 = 250, 15, 9
+    K = _matrix(n + k1 + k2, 1e4, seed=9)
+    fac = pol.Factor(K[:n, :n].copy(), np.arange(n), pol.DAMPING)
+    u = n
+    for k in (k1, k2):
+        assert fac.extend(K[:u, u:u + k].copy(), K[u:u + k, u:u + k].copy(),
+                          np.arange(u, u + k))
+        u += k
+    assert len(fac._ext) == 2
+    rng = np.random.default_rng(10)
+    X = rng.standard_normal((u, 3))
+    np.testing.assert_allclose(fac._kmat(X), K @ X, rtol=1e-12, atol=1e-12)
+    S = np.array([0, 7, n - 1, n, n + k1 - 1, n + k1, u - 1])
+    np.testing.assert_array_equal(fac._krows(S), K[S])
+    z = X[:, 0]
+    assert fac.quad(z) == pytest.approx(z @ K @ z, rel=1e-12)
+    B = rng.standard_normal((u, 2))
+    assert _rel_residual(K, fac.d, B, fac.solve(B)) <= pol.SOLVE_RTOL
+    assert len(fac._ext) == 2                            # nothing put together so far
+    np.testing.assert_array_equal(fac.K, K)
+    assert fac._ext == []
+
+
 def test_double_factor_when_single_is_off(monkeypatch):
     monkeypatch.setattr(pol, "SINGLE", False)
     K = _matrix(200, 1e5)

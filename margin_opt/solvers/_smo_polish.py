@@ -62,6 +62,13 @@ SINGLE = True
 SOLVE_RTOL = 1e-4
 #: refinement steps before the factor is redone in double
 REFINE = 3
+#: rows of the first check's residual (spread evenly over U): where the sample's relative
+#: residual is below SOLVE_RTOL / 2 the solve is taken unrefined, else the whole residual
+#: is computed and refined as before.  A single-precision factor fails through the
+#: conditioning of K_UU, which shows on every row; the check is a cost saving (a product
+#: with K_UU, as costly as the solve), not the answer's guarantee (SMO goes on from the
+#: step, and the certificate checks the end)
+CHECK_ROWS = 128
 
 
 #: flops of the dense factorization per unit of SMO work (one active variable in one
@@ -104,8 +111,48 @@ class Factor:
     double where single precision does not reach :data:`SOLVE_RTOL`.  ``quad`` is
     computed from K_UU.  Factors are Fortran-ordered, as LAPACK takes them (a
     C-ordered matrix would be copied on every call); K_UU is symmetric, so its
-    transpose is factorized.
+    transpose is factorized.  An extension appends K_UN and K_NN to K_UU as blocks,
+    copying nothing (:attr:`K` puts them together where a whole matrix is needed: the
+    fallback to a double factor, or a caller).
     """
+
+    @property
+    def K(self):
+        """K_UU in double, ndarray of shape (|U|, |U|), or None (released)."""
+        if self._K0 is not None and self._ext:
+            K = self._K0
+            for A, N in self._ext:
+                K = np.block([[K, A], [A.T, N]])
+            self._K0, self._ext = K, []
+        return self._K0
+
+    @K.setter
+    def K(self, value):
+        self._K0, self._ext = value, []
+
+    def _kmat(self, X):
+        """K_UU @ X by the blocks (X of shape (|U|,) or (|U|, k))."""
+        Y = self._K0 @ X[:self._K0.shape[0]]
+        u = self._K0.shape[0]
+        for A, N in self._ext:
+            k = A.shape[1]
+            top, bot = X[:u], X[u:u + k]
+            Y = np.concatenate([Y + A @ bot, A.T @ top + N @ bot])
+            u += k
+        return Y
+
+    def _krows(self, S):
+        """Rows S (sorted) of K_UU by the blocks."""
+        return self._rows_at(len(self._ext), S)
+
+    def _rows_at(self, level, S):
+        if level == 0:
+            return self._K0[S]
+        A, N = self._ext[level - 1]
+        u = A.shape[0]
+        top, bot = S[S < u], S[S >= u] - u
+        return np.vstack([np.hstack([self._rows_at(level - 1, top), A[top]]),
+                          np.hstack([A.T[bot], N[bot]])])
 
     def __init__(self, K, U, damping):
         self.d = damping * max(1.0, float(np.diag(K).max()))
@@ -159,6 +206,11 @@ class Factor:
                 X += self._solve32(self._residual(B, X))
             return X
         scale = np.maximum(np.abs(B).max(axis=0), np.finfo(float).tiny)
+        S = np.linspace(0, B.shape[0] - 1, min(B.shape[0], CHECK_ROWS)).astype(np.int64)
+        R = B[S] - self._krows(S) @ X - self.d * X[S]
+        if float((np.abs(R).max(axis=0) / scale).max(initial=0.0)) <= SOLVE_RTOL / 2:
+            self.steps = 0              # the sample passes with a margin: no refinement
+            return X
         for steps in range(REFINE + 1):
             R = self._residual(B, X)
             if float((np.abs(R).max(axis=0) / scale).max(initial=0.0)) <= SOLVE_RTOL:
@@ -171,7 +223,7 @@ class Factor:
 
     def _residual(self, B, X):
         """B − (K_UU + δI)X, in double."""
-        return B - self.K @ X - self.d * X
+        return B - self._kmat(X) - self.d * X
 
     def _solve32(self, B):
         """(L Lᵀ)⁻¹B with the single-precision factor, in double."""
@@ -199,16 +251,16 @@ class Factor:
         self.L = out
         del L                               # the old factor released before K grows
         self.U = np.concatenate([self.U, N])
-        if self.K is not None:
-            self.K = np.block([[self.K, K_UN], [K_UN.T, K_NN]])
+        if self._K0 is not None:
+            self._ext.append((K_UN, K_NN))
             self.steps = None
         return True
 
     def quad(self, z) -> float:
         """zᵀK_UUz (from K_UU where kept, else from the double factor, the damping
         taken out again)."""
-        if self.K is not None:
-            return float(z @ (self.K @ z))
+        if self._K0 is not None:
+            return float(z @ self._kmat(z))
         w = self.L.T @ z
         return float(w @ w) - self.d * float(z @ z)
 
