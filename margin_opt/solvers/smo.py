@@ -265,7 +265,9 @@ def solve_smo(qp, *, tol=1e-3, gap_tol=None, polish=True, block_size=None, cache
         ``tol``; likewise after a stall.  The stopping rule is the same; the long
         first-order tail is skipped.  For dense data or a given kernel matrix, the first
         polish's factorization starts on a second thread once m − M ≤ 10 × 1e-3
-        (:mod:`margin_opt.solvers._early_factor`; ``cache["early_factor"]``).
+        (:mod:`margin_opt.solvers._early_factor`; ``cache["early_factor"]``).  Where
+        the row cache holds every row, a second polish follows at once with the bound
+        variables that violate the optimality conditions let in.
     block_size : int or None, default=None
         Working-set decomposition (:mod:`margin_opt.solvers._smo_blocks`, opt-in):
         each outer step solves the subproblem of ``block_size`` violating variables
