@@ -29,8 +29,10 @@ def _svr(n=1253):
 
 
 class _Run:
-    def __init__(self, alpha, G, y, C):
+    def __init__(self, alpha, G, y, C, index=None):
         self.alpha, self.G, self.y, self.C = alpha, G, y, C
+        self.index = np.arange(alpha.size) if index is None else index
+        self.n_data = int(self.index.max()) + 1
 
 
 def test_entering_are_the_bound_kkt_violators_largest_first():
@@ -58,6 +60,23 @@ def test_entering_are_the_bound_kkt_violators_largest_first():
     top = pol.entering(run, 10)
     np.testing.assert_array_equal(top, np.sort(every[np.argsort(-viol[every])[:10]]))
     assert pol.entering(_Run(np.zeros(m), G, y, Cv), m).size == 0     # no free variable
+    # above a violation floor only
+    floor = np.median(viol[every])
+    np.testing.assert_array_equal(pol.entering(run, m, min_violation=floor),
+                                  every[viol[every] > floor])
+    # ε-SVR: two variables per data row (α then α*); none on a free variable's row, one
+    # per row (the larger violation) where both violate
+    index = np.r_[np.arange(m // 2), np.arange(m // 2)]
+    got = pol.entering(_Run(alpha, G, y, Cv, index), m)
+    rows_free = set(index[free])
+    want, seen = [], set(rows_free)
+    for t in every[np.argsort(-viol[every], kind="stable")]:
+        if index[t] not in seen:
+            seen.add(index[t])
+            want.append(t)
+    np.testing.assert_array_equal(got, np.sort(want))
+    assert not set(index[got]) & rows_free and len(set(index[got])) == got.size
+    assert got.size < every.size                        # the rule took some out
 
 
 def test_entering_polish_ends_smos_tail_and_the_answer_is_libsvms(monkeypatch):

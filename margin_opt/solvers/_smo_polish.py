@@ -64,10 +64,12 @@ SOLVE_RTOL = 1e-4
 REFINE = 3
 #: rows of the first check's residual (spread evenly over U): where the sample's relative
 #: residual is below SOLVE_RTOL / 2 the solve is taken unrefined, else the whole residual
-#: is computed and refined as before.  A single-precision factor fails through the
-#: conditioning of K_UU, which shows on every row; the check is a cost saving (a product
-#: with K_UU, as costly as the solve), not the answer's guarantee (SMO goes on from the
-#: step, and the certificate checks the end)
+#: is computed and refined as before.  A heuristic that saves a product with K_UU (as
+#: costly as the solve): where K_UU is ill-conditioned on a few rows only (near-duplicate
+#: points apart from the rest), the sample can miss them and a solve ~1000× above
+#: SOLVE_RTOL be taken (a review built such a K); the step is then a rougher Newton step,
+#: still kept only if it decreases the dual, in the box and on yᵀα = Δ, and SMO goes on
+#: from it to the tolerance that the certificate checks
 CHECK_ROWS = 128
 
 
@@ -142,7 +144,9 @@ class Factor:
         return Y
 
     def _krows(self, S):
-        """Rows S (sorted) of K_UU by the blocks."""
+        """Rows S (sorted: the blocks give them in increasing order) of K_UU."""
+        if np.any(np.diff(S) < 0):
+            raise ValueError("_krows needs sorted rows")
         return self._rows_at(len(self._ext), S)
 
     def _rows_at(self, level, S):
@@ -450,13 +454,15 @@ def entering_max(a, C) -> int:
     return max(PIN_MAX, n_free // 16) // 2
 
 
-def entering(run, k_max):
+def entering(run, k_max, min_violation=0.0):
     """Bound variables that violate the KKT conditions at the intercept of the free set
-    (those SMO's tail would bring into it), the ``k_max`` largest violations first;
-    ndarray of int (ids, all variables active).  With ρ the mean of yₜ∇ₜ over the free
-    variables, a variable at 0 with y = +1 or at C with y = −1 needs yₜ∇ₜ ≥ ρ, the other
-    two yₜ∇ₜ ≤ ρ."""
-    a, G, y, C = run.alpha, run.G, run.y, run.C
+    (those SMO's tail would bring into it), the ``k_max`` largest violations above
+    ``min_violation`` first; ndarray of int (ids, sorted; all variables active).  With ρ
+    the mean of yₜ∇ₜ over the free variables, a variable at 0 with y = +1 or at C with
+    y = −1 needs yₜ∇ₜ ≥ ρ, the other two yₜ∇ₜ ≤ ρ.  At most one variable per data row
+    is let in, none on the row of a free variable (ε-SVR: α and α* of one point in the
+    free set make K_UU singular)."""
+    a, G, y, C, index = run.alpha, run.G, run.y, run.C, run.index
     yG = y * G
     free = (a > 0.0) & (a < C)
     if not free.any():
@@ -467,10 +473,18 @@ def entering(run, k_max):
     need_above = (low & (y > 0)) | (up & (y < 0))
     viol = np.where(need_above, rho - yG, yG - rho)
     viol[free] = -np.inf
-    cand = np.flatnonzero(viol > 0.0)
-    if cand.size > k_max:
-        cand = cand[np.argpartition(-viol[cand], k_max - 1)[:k_max]]
-    return np.sort(cand)
+    cand = np.flatnonzero(viol > min_violation)
+    cand = cand[np.argsort(-viol[cand], kind="stable")]        # the largest first
+    taken = np.zeros(run.n_data, dtype=bool)
+    taken[index[free]] = True
+    out = []
+    for t in cand:
+        if len(out) == k_max:
+            break
+        if not taken[index[t]]:
+            taken[index[t]] = True
+            out.append(t)
+    return np.sort(np.asarray(out, dtype=np.int64))
 
 
 def polish(run, budget_bytes, force=False, extra=None) -> bool:

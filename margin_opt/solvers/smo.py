@@ -550,7 +550,8 @@ class _SMORun:
                 if again and _ENTER_POLISH:
                     # the bound variables that SMO's tail would bring into the free set,
                     # let into a second polish at once (the factor extended by them)
-                    extra = _pol.entering(self, _pol.entering_max(self.alpha, self.C))
+                    extra = _pol.entering(self, _pol.entering_max(self.alpha, self.C),
+                                          min_violation=0.1 * tol)
                     if extra.size:
                         self._polish(extra=extra)
                 # SMO stops again for another polish where m − M is still above it
