@@ -47,7 +47,6 @@ class EarlyFactor:
 
     def __init__(self, run, U, rows):
         self.U = U
-        self.n_free = int(U.size)
         self._factor = None
         self._thread = threading.Thread(target=self._compute, args=(run.kd, run.gram, rows),
                                         name="margin-opt-early-factor", daemon=True)
@@ -73,9 +72,7 @@ class EarlyFactor:
 def possible(run) -> bool:
     """True where the thread can compute K_FF without reading what SMO writes: a dense
     named kernel (the data) or a given kernel matrix (never the row cache)."""
-    kd = run.kd
-    return run.equality and (run.gram is not None or
-                             (kd.kind != _k.K_PRECOMPUTED and not kd.sparse))
+    return run.equality and (run.gram is not None or _kb.dense_named(run.kd))
 
 
 def start(run, budget_bytes):

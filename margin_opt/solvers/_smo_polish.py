@@ -118,6 +118,37 @@ class Factor:
     fallback to a double factor, or a caller).
     """
 
+    def __init__(self, K, U, damping):
+        self.d = damping * max(1.0, float(np.diag(K).max()))
+        self.U = U
+        self.K = K
+        self.L = None
+        self.steps = None           # refinement steps of a solve (None: not checked yet)
+        if SINGLE:
+            try:
+                self.L = sla.cholesky(K.T.astype(np.float32, order="F"), lower=True,
+                                      overwrite_a=True, check_finite=False)
+                return
+            except np.linalg.LinAlgError:
+                pass
+        self._double()
+
+    def _double(self):
+        """Factorize K_UU + δI in double (δ raised ×100 up to 3 times where not
+        positive definite); L None where it fails.  K_UU is then released (the
+        double factor needs no refinement)."""
+        idx = np.diag_indices_from(self.K)
+        self.L = None
+        for _ in range(4):
+            A = self.K.T.copy(order="F")
+            A[idx] += self.d
+            try:
+                self.L = sla.cholesky(A, lower=True, overwrite_a=True, check_finite=False)
+                self.K = None
+                return
+            except np.linalg.LinAlgError:
+                self.d *= 100.0
+
     @property
     def K(self):
         """K_UU in double, ndarray of shape (|U|, |U|), or None (released)."""
@@ -157,37 +188,6 @@ class Factor:
         top, bot = S[S < u], S[S >= u] - u
         return np.vstack([np.hstack([self._rows_at(level - 1, top), A[top]]),
                           np.hstack([A.T[bot], N[bot]])])
-
-    def __init__(self, K, U, damping):
-        self.d = damping * max(1.0, float(np.diag(K).max()))
-        self.U = U
-        self.K = K
-        self.L = None
-        self.steps = None           # refinement steps of a solve (None: not checked yet)
-        if SINGLE:
-            try:
-                self.L = sla.cholesky(K.T.astype(np.float32, order="F"), lower=True,
-                                      overwrite_a=True, check_finite=False)
-                return
-            except np.linalg.LinAlgError:
-                pass
-        self._double()
-
-    def _double(self):
-        """Factorize K_UU + δI in double (δ raised ×100 up to 3 times where not
-        positive definite); L None where it fails.  K_UU is then released (the
-        double factor needs no refinement)."""
-        idx = np.diag_indices_from(self.K)
-        self.L = None
-        for _ in range(4):
-            A = self.K.T.copy(order="F")
-            A[idx] += self.d
-            try:
-                self.L = sla.cholesky(A, lower=True, overwrite_a=True, check_finite=False)
-                self.K = None
-                return
-            except np.linalg.LinAlgError:
-                self.d *= 100.0
 
     def solve(self, B):
         """(K_UU + δI)⁻¹B, ndarray of shape (|U|, k), or None (no factor).
@@ -415,7 +415,7 @@ def _block(run, rows, cols=None):
     cc = run.cc
     kd = run.kd
     if cols is None:
-        if run.gram is None and kd.kind != _k.K_PRECOMPUTED and not kd.sparse:
+        if run.gram is None and _kb.dense_named(kd):
             return _kb.symmetric_block(kd, rows)
         cols = rows
     if run.gram is None:
@@ -447,17 +447,12 @@ def _reuse(run, free, budget_bytes):
     return fac
 
 
-def entering_max(a, C) -> int:
-    """How many variables :func:`entering` lets in: half of what :func:`_reuse` extends a
-    kept factor by (the other half for the variables that leave the free set)."""
-    n_free = int(np.count_nonzero((a > 0.0) & (a < C)))
-    return max(PIN_MAX, n_free // 16) // 2
-
-
-def entering(run, k_max, min_violation=0.0):
+def entering(run, k_max=None, min_violation=0.0):
     """Bound variables that violate the KKT conditions at the intercept of the free set
     (those SMO's tail would bring into it), the ``k_max`` largest violations above
-    ``min_violation`` first; ndarray of int (ids, sorted; all variables active).  With ρ
+    ``min_violation`` first; ndarray of int (ids, sorted; all variables active).
+    ``k_max`` None: half of what :func:`_reuse` extends a kept factor by (the other half
+    for the variables that leave the free set).  With ρ
     the mean of yₜ∇ₜ over the free variables, a variable at 0 with y = +1 or at C with
     y = −1 needs yₜ∇ₜ ≥ ρ, the other two yₜ∇ₜ ≤ ρ.  At most one variable per data row
     is let in, none on the row of a free variable (ε-SVR: α and α* of one point in the
@@ -465,8 +460,11 @@ def entering(run, k_max, min_violation=0.0):
     a, G, y, C, index = run.alpha, run.G, run.y, run.C, run.index
     yG = y * G
     free = (a > 0.0) & (a < C)
-    if not free.any():
+    n_free = int(np.count_nonzero(free))
+    if n_free == 0:
         return np.zeros(0, dtype=np.int64)
+    if k_max is None:
+        k_max = max(PIN_MAX, n_free // 16) // 2
     rho = float(yG[free].mean())
     low = (a <= 0.0) & ~free
     up = (a >= C) & ~free

@@ -29,7 +29,7 @@ from . import _smo_kernels as _k
 from ._threads import one_blas_thread, smo_threads
 
 __all__ = ["KINDS", "arrays", "for_smo", "named_kernel_arrays", "kernel_block", "by_tiles",
-           "combination", "symmetric_block"]
+           "dense_named", "combination", "symmetric_block"]
 
 #: the kernels computed here (others: a callable or a precomputed matrix)
 KINDS = {"linear": _k.K_LINEAR, "poly": _k.K_POLY, "rbf": _k.K_RBF, "sigmoid": _k.K_SIGMOID}
@@ -229,6 +229,12 @@ def symmetric_block(kd, rows, nthr=None) -> np.ndarray:
     else:
         _transform_lower_mirror(B, rows, kd, nthr)
     return B
+
+
+def dense_named(kd) -> bool:
+    """True where ``kd`` holds a named kernel on dense data, from which
+    :func:`symmetric_block` computes (no row cache, no kernel matrix needed)."""
+    return kd.kind != _k.K_PRECOMPUTED and not kd.sparse
 
 
 def by_tiles(kd, gram) -> bool:

@@ -29,6 +29,7 @@ import scipy.sparse as sp
 from scipy.optimize import OptimizeResult
 
 from ..exceptions import ConvergenceWarning, convergence_warnings_silenced
+from ..kkt import violating_pair_gap
 from . import _early_factor as _early
 from . import _packed_rows as _pk
 from . import _smo_blocks as _blocks
@@ -508,17 +509,6 @@ class _SMORun:
             self.st[_k.S_COUNTER] = 1
         return done
 
-    def _violation(self):
-        """m(α) − M(α) from the gradient (every variable active, every gradient exact:
-        right after a polish)."""
-        a, C, y = self.alpha, self.C, self.y
-        g = -y * self.G
-        up = np.where(y > 0, a < C, a > 0)
-        low = np.where(y > 0, a > 0, a < C)
-        if not up.any() or not low.any():
-            return 0.0
-        return float(g[up].max() - g[low].min())
-
     def relative_gap(self):
         """|P − D| / max(1, |P|) at SMO's intercept (see :func:`_smo_kernels.objectives`)."""
         b = float(_k.calculate_b(self.alpha, self.G, self.y, self.C)) if self.equality else 0.0
@@ -550,13 +540,13 @@ class _SMORun:
                 if again and _ENTER_POLISH:
                     # the bound variables that SMO's tail would bring into the free set,
                     # let into a second polish at once (the factor extended by them)
-                    extra = _pol.entering(self, _pol.entering_max(self.alpha, self.C),
-                                          min_violation=0.1 * tol)
+                    extra = _pol.entering(self, min_violation=0.1 * tol)
                     if extra.size:
                         self._polish(extra=extra)
                 # SMO stops again for another polish where m − M is still above it
-                nxt = [x for x in _POLISH_AT if tol < x < min(phase, self._violation())] \
-                    if again else []
+                # (m − M from the gradient: every variable active and exact after a polish)
+                gap = violating_pair_gap(self.y, self.alpha, self.G, self.C) if again else 0.0
+                nxt = [x for x in _POLISH_AT if tol < x < min(phase, gap)] if again else []
                 phase = nxt[0] if nxt else tol
                 if not nxt:
                     self.polish_factor = None    # no further polish planned: memory back
