@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 import scipy.linalg as sla
 
+from margin_opt.solvers import _held_rows as held
 from margin_opt.solvers import _smo_polish as pol
 
 
@@ -168,6 +169,6 @@ def test_update_sweep_over_held_rows_split_over_threads(nthr):
     pol._accumulate2(cache, slots, coefs, one, 1)
     split = out0.copy()
     pol._accumulate2(cache, slots, coefs, split, nthr)
-    assert slots.size * cache.shape[1] >= pol._PAR_ENTRIES      # the split path is taken
+    assert slots.size * cache.shape[1] >= held.PAR_ENTRIES      # the split path is taken
     np.testing.assert_allclose(split, expect, rtol=1e-12, atol=1e-12)
     np.testing.assert_array_equal(split, one)

@@ -629,9 +629,10 @@ def test_packed_rows_same_iterations_and_optimum(form, monkeypatch):
 @pytest.mark.parametrize("cache_size", [0.05, 200])
 def test_gradient_reconstruction_by_blas_tiles(cache_size):
     """With many free variables the shrunk variables' gradients are restored by one
-    BLAS combination of the free rows (whatever the cache holds, so that the sums do
-    not depend on its history): the returned gradient is Qα + p computed from
-    scratch, and the answer is the cvxpy optimum."""
+    combination of the free rows: those the cache holds whole read in place (200 MB:
+    all of them), the others by BLAS tiles (9 slots: most of them).  The returned
+    gradient is Qα + p computed from scratch, and the answer is the cvxpy optimum
+    (a coefficient 1e-4 off on the held rows fails at 200 MB)."""
     X, y = data(700, d=8, seed=8)
     qp = svc_qp(X, y, 10.0, "rbf", gamma=0.1)
     # 9 slots, and 200 MB: the whole kernel

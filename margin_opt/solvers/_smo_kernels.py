@@ -34,6 +34,7 @@ from collections import namedtuple
 import numpy as np
 from numba import njit
 
+from . import _held_rows as _held
 from . import _packed_rows as _pk
 from . import _smo_passes as _ps
 from ._kernel_rows import (  # noqa: F401  (re-exported: the kernels' kinds and arrays)
@@ -207,7 +208,7 @@ def reconstruct_gradient(alpha, G, G_bar, y, p, C, index, st, kd, cc, all_cols):
                 G[i] += y[i] * _free_dot(cache[s], index, alpha, y, C, na)
     elif nr_free * cc.slot_of_row.shape[0] >= GEMM_RECONSTRUCT_MIN and \
             cc.store.shape[1] > 1 and kd.kind != K_PRECOMPUTED and has_transpose(kd):
-        _reconstruct_gemm(alpha, G, y, C, index, na, kd)
+        _reconstruct_gemm(alpha, G, y, C, index, na, kd, cc)
         st[S_GEMM] += 1
     else:
         for i in range(na):
@@ -229,36 +230,58 @@ def _shrunk_axpy(a, row, G, y, index, na):
 
 
 @njit(cache=True, nogil=True)
-def _reconstruct_gemm(alpha, G, y, C, index, na, kd):
+def _reconstruct_gemm(alpha, G, y, C, index, na, kd, cc):
     """G[j] += yⱼ Σ_free αᵢyᵢK[index[i], index[j]] for the shrunk j ≥ na, as one
-    combination of the free variables' kernel rows by BLAS tiles
-    (:func:`._kernel_rows.combination_gemm`, the coefficients summed by data row)
-    instead of one computed row per free variable."""
+    combination of the free variables' kernel rows (the coefficients summed by data
+    row): the rows the cache holds whole read in place (:mod:`._held_rows`), the
+    others by BLAS tiles (:func:`._kernel_rows.combination_gemm`), instead of one
+    computed row per free variable."""
     XT = kd.XT
     n_data = XT.shape[1]
     coef = np.zeros(n_data)
     for i in range(na):
         if 0.0 < alpha[i] < C[i]:
             coef[index[i]] += alpha[i] * y[i]
-    k = 0
-    for r in range(n_data):
-        k += coef[r] != 0.0
-    rows = np.empty(k, dtype=np.int64)
-    coefs = np.empty((k, 1))
-    dense = not axpy_rows(kd)                 # sparse rows by axpys: no dense copy
-    Xr = np.empty((k if dense else 0, XT.shape[0]))
-    k = 0
+    n_held = 0
+    n_new = 0
     for r in range(n_data):
         if coef[r] != 0.0:
+            s = cc.slot_of_row[r]
+            if s >= 0 and cc.slot_epoch[s] == FULL:
+                n_held += 1
+            else:
+                n_new += 1
+    slots = np.empty(n_held, dtype=np.int64)
+    hcoefs = np.empty((n_held, 1))
+    rows = np.empty(n_new, dtype=np.int64)
+    coefs = np.empty((n_new, 1))
+    dense = not axpy_rows(kd)                 # sparse rows by axpys: no dense copy
+    Xr = np.empty((n_new if dense else 0, XT.shape[0]))
+    h = 0
+    k = 0
+    for r in range(n_data):
+        if coef[r] == 0.0:
+            continue
+        s = cc.slot_of_row[r]
+        if s >= 0 and cc.slot_epoch[s] == FULL:
+            slots[h] = s
+            hcoefs[h, 0] = coef[r]
+            h += 1
+        else:
             rows[k] = r
             coefs[k, 0] = coef[r]
             if dense:
                 for f in range(XT.shape[0]):
                     Xr[k, f] = XT[f, r]
             k += 1
-    f_all = combination_gemm(kd, Xr, rows, coefs, kd.nthr)[0]
+    if n_new:
+        f_all = combination_gemm(kd, Xr, rows, coefs, kd.nthr)
+    else:
+        f_all = np.zeros((1, n_data))
+    _held.accumulate(cc.cache, slots, hcoefs, f_all, kd.nthr)
+    f = f_all[0]
     for j in range(na, G.shape[0]):
-        G[j] += y[j] * f_all[index[j]]
+        G[j] += y[j] * f[index[j]]
 
 
 @njit(cache=True, inline="always")

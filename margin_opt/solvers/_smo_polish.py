@@ -37,8 +37,8 @@ from __future__ import annotations
 
 import numpy as np
 import scipy.linalg as sla
-from numba import njit, prange
 
+from . import _held_rows as _held
 from . import _packed_rows as _pk
 from . import _smo_kernels as _k
 from . import kernel_blocks as _kb
@@ -71,8 +71,6 @@ REFINE = 3
 #: still kept only if it decreases the dual, in the box and on yᵀα = Δ, and SMO goes on
 #: from it to the tolerance that the certificate checks
 CHECK_ROWS = 128
-#: cache entries from which the update's sweep over held rows is split over threads
-_PAR_ENTRIES = 1 << 18
 
 
 #: flops of the dense factorization per unit of SMO work (one active variable in one
@@ -373,36 +371,11 @@ def _update_and_seed(run, rows, coefs, block_bytes):
     return out
 
 
-@njit(cache=True, nogil=True)
-def _accumulate_range(cache, slots, coefs, outT, lo, hi):
-    """outT[j, lo:hi] += Σₖ coefs[k, j]·cache[slots[k], lo:hi], k in order."""
-    for i in range(slots.shape[0]):
-        row = cache[slots[i], lo:hi]
-        for j in range(outT.shape[0]):
-            c = coefs[i, j]
-            if c != 0.0:
-                o = outT[j, lo:hi]
-                for t in range(hi - lo):
-                    o[t] += c * row[t]
-
-
-@njit(cache=True, parallel=True)
-def _accumulate_par(cache, slots, coefs, outT, nthr):
-    n = outT.shape[1]
-    step = ((n + nthr - 1) // nthr + 7) // 8 * 8
-    for h in prange(nthr):
-        _accumulate_range(cache, slots, coefs, outT, min(n, h * step), min(n, (h + 1) * step))
-
-
 def _accumulate2(cache, slots, coefs, out, nthr=1):
-    """out[:, j] += Σₖ coefs[k, j]·cache[slots[k]] (rows read in place; a memory-bound
-    sweep, split by columns of the cache over ``nthr`` threads where it is large: each
-    entry sums its terms in the same order either way)."""
+    """out[:, j] += Σₖ coefs[k, j]·cache[slots[k]] (rows read in place, see
+    :mod:`._held_rows`)."""
     outT = np.ascontiguousarray(out.T)
-    if nthr > 1 and slots.size * cache.shape[1] >= _PAR_ENTRIES:
-        _accumulate_par(cache, slots, coefs, outT, nthr)
-    else:
-        _accumulate_range(cache, slots, coefs, outT, 0, outT.shape[1])
+    _held.accumulate(cache, slots, coefs, outT, nthr)
     out[:] = outT.T
 
 
