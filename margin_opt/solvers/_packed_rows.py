@@ -27,9 +27,10 @@ packed rows are in use, not cached.  Packed slots are
 evicted least recently used through a doubly linked list (O(1) per access; the
 classic slots scan their ticks, which at thousands of slots would cost as much as
 a row).  A packed row holds the values :func:`._kernel_rows.kernel_row` computes,
-bit for bit, so the pair steps do not depend on the packing (a Newton polish's
-gradient update reads the rows the classic slots hold in place and combines the
-others by BLAS, so after a polish the sums may differ in the last bit).
+bit for bit, so the pair steps do not depend on the packing; the sums over the free
+rows (a Newton polish's gradient update, the gradient reconstruction) read the rows
+the classic slots hold whole in place and combine the others by BLAS
+(:mod:`._held_rows`), so after them the gradient may differ in the last bit.
 
 Structures: the fields of :class:`._smo_kernels.RowCache` named below, and its
 ``pmeta`` (int64, entries ``P_*``).
