@@ -155,20 +155,21 @@ def test_double_factor_when_single_is_off(monkeypatch):
 
 @pytest.mark.parametrize("nthr", [1, 2, 3])
 def test_update_sweep_over_held_rows_split_over_threads(nthr):
-    """The polish's update reads the rows the cache holds in place: split by columns
-    over threads it gives NumPy's K[:, rows] @ coefs, and one thread's sums bit for bit
+    """The polish's update and the gradient reconstruction read the rows the cache
+    holds in place: split by columns over threads the sweep gives NumPy's
+    coefsᵀ K[rows], and one thread's sums bit for bit
     (each entry adds its terms in the same order); zero coefficients are skipped."""
     rng = np.random.default_rng(3)
     cache = rng.standard_normal((300, 1201))          # odd width: uneven shares
     slots = rng.choice(300, size=240, replace=False)
     coefs = rng.standard_normal((240, 2))
     coefs[::3, 1] = 0.0
-    out0 = rng.standard_normal((1201, 2))
-    expect = out0 + cache[slots].T @ coefs
+    out0 = rng.standard_normal((2, 1201))
+    expect = out0 + coefs.T @ cache[slots]
     one = out0.copy()
-    pol._accumulate2(cache, slots, coefs, one, 1)
+    held.accumulate(cache, slots, coefs, one, 1)
     split = out0.copy()
-    pol._accumulate2(cache, slots, coefs, split, nthr)
+    held.accumulate(cache, slots, coefs, split, nthr)
     assert slots.size * cache.shape[1] >= held.PAR_ENTRIES      # the split path is taken
     np.testing.assert_allclose(split, expect, rtol=1e-12, atol=1e-12)
     np.testing.assert_array_equal(split, one)

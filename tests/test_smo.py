@@ -595,7 +595,9 @@ def test_silenced_convergence_warnings_are_this_threads_only():
 def test_packed_rows_same_iterations_and_optimum(form, monkeypatch):
     """Once shrinking leaves few rows active, rows are stored packed (more of them in
     the same budget, the rows held moved into each new layout): the run is the
-    unpacked run, iteration for iteration (a packed row holds the same values), and
+    unpacked run, iteration for iteration (a packed row holds the same values; at
+    0.03 MB neither run holds a whole row when it reconstructs the gradient, whose
+    sums would otherwise read held rows in place and differ in the last bits), and
     its optimum is cvxpy's.  Sparse data with a tiny
     cache has no dense transpose: its packed rows come from sparse dot products."""
     from margin_opt.solvers import smo as smo_module
@@ -626,13 +628,15 @@ def test_packed_rows_same_iterations_and_optimum(form, monkeypatch):
     assert abs(packed.fun - ref) <= 1e-7 * abs(ref)
 
 
-@pytest.mark.parametrize("cache_size", [0.05, 200])
+@pytest.mark.parametrize("cache_size", [0.05, 2.0, 200])
 def test_gradient_reconstruction_by_blas_tiles(cache_size):
     """With many free variables the shrunk variables' gradients are restored by one
-    combination of the free rows: those the cache holds whole read in place (200 MB:
-    all of them), the others by BLAS tiles (9 slots: most of them).  The returned
-    gradient is Qα + p computed from scratch, and the answer is the cvxpy optimum
-    (a coefficient 1e-4 off on the held rows fails at 200 MB)."""
+    combination of the free rows: those the cache holds whole read in place, the
+    others by BLAS tiles — 200 MB: every row held, slot = data row; 2 MB: 374 slots,
+    some rows held, in slots that are not their data rows; 0.05 MB: packed rows empty
+    the classic slots, none held.  The returned gradient is Qα + p computed from
+    scratch, and the answer is the cvxpy optimum (held coefficients 1e-4 off fail at
+    200 MB, a data row read as its slot at 2 MB)."""
     X, y = data(700, d=8, seed=8)
     qp = svc_qp(X, y, 10.0, "rbf", gamma=0.1)
     # 9 slots, and 200 MB: the whole kernel

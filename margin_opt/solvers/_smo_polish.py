@@ -342,7 +342,8 @@ def _update_and_seed(run, rows, coefs, block_bytes):
     blocks of rows that also go into SMO's row cache."""
     cc, st = run.cc, run.st
     n_data = run.n_data
-    out = np.zeros((n_data, coefs.shape[1]))
+    outT = np.zeros((coefs.shape[1], n_data))   # the sweep's layout; out is its transpose
+    out = outT.T
     step = max(1, int(block_bytes // (8 * n_data)))
     n_slots = cc.cache.shape[0]
     # (never into memory that packed rows hold: their layout may outlive an unshrinking
@@ -354,7 +355,7 @@ def _update_and_seed(run, rows, coefs, block_bytes):
     held = slot >= 0
     held[held] = cc.slot_epoch[slot[held]] == _k.FULL
     if held.any():
-        _accumulate2(cc.cache, slot[held], coefs[held], out, run.nthr)
+        _held.accumulate(cc.cache, slot[held], coefs[held], outT, run.nthr)
         rows, coefs = rows[~held], coefs[~held]
     if rows.size and _kb.by_tiles(run.kd, run.gram):
         # compiled BLAS tiles on both threads, no block in memory (0.34 → 0.09 s for
@@ -369,14 +370,6 @@ def _update_and_seed(run, rows, coefs, block_bytes):
         if seed:
             _seed_rows(cc, st, r, blk, n_slots >= n_data)
     return out
-
-
-def _accumulate2(cache, slots, coefs, out, nthr=1):
-    """out[:, j] += Σₖ coefs[k, j]·cache[slots[k]] (rows read in place, see
-    :mod:`._held_rows`)."""
-    outT = np.ascontiguousarray(out.T)
-    _held.accumulate(cache, slots, coefs, outT, nthr)
-    out[:] = outT.T
 
 
 def _seed_rows(cc, st, rows, blk, direct):
