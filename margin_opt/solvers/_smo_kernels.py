@@ -229,6 +229,13 @@ def _shrunk_axpy(a, row, G, y, index, na):
         G[j] += a * y[j] * row[index[j]]
 
 
+@njit(cache=True, inline="always")
+def _whole_slot(cc, r):
+    """The slot holding data row r for every column, or −1."""
+    s = cc.slot_of_row[r]
+    return s if s >= 0 and cc.slot_epoch[s] == FULL else -1
+
+
 @njit(cache=True, nogil=True)
 def _reconstruct_gemm(alpha, G, y, C, index, na, kd, cc):
     """G[j] += yⱼ Σ_free αᵢyᵢK[index[i], index[j]] for the shrunk j ≥ na, as one
@@ -246,8 +253,7 @@ def _reconstruct_gemm(alpha, G, y, C, index, na, kd, cc):
     n_new = 0
     for r in range(n_data):
         if coef[r] != 0.0:
-            s = cc.slot_of_row[r]
-            if s >= 0 and cc.slot_epoch[s] == FULL:
+            if _whole_slot(cc, r) >= 0:
                 n_held += 1
             else:
                 n_new += 1
@@ -262,8 +268,8 @@ def _reconstruct_gemm(alpha, G, y, C, index, na, kd, cc):
     for r in range(n_data):
         if coef[r] == 0.0:
             continue
-        s = cc.slot_of_row[r]
-        if s >= 0 and cc.slot_epoch[s] == FULL:
+        s = _whole_slot(cc, r)
+        if s >= 0:
             slots[h] = s
             hcoefs[h, 0] = coef[r]
             h += 1

@@ -68,8 +68,9 @@ _ENTER_POLISH = True
 #: early unshrinking skipped; 0 would restore it for this solver only)
 _UNSHRINK_STATE = UNSHRINK_START
 #: packed rows once shrinking leaves few rows active (:mod:`._packed_rows`); off only to
-#: compare (the pair steps are the same either way; a polish's sums may differ in the
-#: last bit, since its update reads the rows the classic slots hold in place)
+#: compare (the pair steps are the same either way; the sums over the free rows — a
+#: polish's update, a gradient reconstruction — may differ in the last bit, since they
+#: read the rows the classic slots hold whole in place: :mod:`._held_rows`)
 _PACKED = True
 _TOL_FLOOR = 1e-15      # relative to the gradient scale: below, m − M is rounding
 #: threads (where :func:`._threads.smo_threads` gives more than one): kernel rows of at
