@@ -359,7 +359,7 @@ def test_one_blas_thread_nests_and_restores():
 
     from threadpoolctl import threadpool_info
 
-    from margin_opt.solvers._threads import one_blas_thread
+    from margin_opt.parallel import one_blas_thread
 
     def blas():
         return [p["num_threads"] for p in threadpool_info() if p["user_api"] == "blas"]
@@ -387,7 +387,7 @@ def _blas_threads():
 
 
 def test_all_blas_threads_lifts_the_limit_and_sets_it_again():
-    from margin_opt.solvers._threads import all_blas_threads, one_blas_thread
+    from margin_opt.parallel import all_blas_threads, one_blas_thread
 
     before = _blas_threads()
     with all_blas_threads():                  # no limit set: nothing to lift
@@ -407,7 +407,7 @@ def test_one_blas_thread_leaves_openmp_alone():
     import sklearn.utils._openmp_helpers  # noqa: F401  (loads scikit-learn's OpenMP)
     from threadpoolctl import threadpool_info
 
-    from margin_opt.solvers._threads import one_blas_thread
+    from margin_opt.parallel import one_blas_thread
 
     def omp():
         return [p["num_threads"] for p in threadpool_info() if p["user_api"] == "openmp"]
@@ -426,7 +426,7 @@ def test_one_blas_thread_left_last_by_another_thread_restores():
     # "controlling" one unless control is handed over)
     import threading
 
-    from margin_opt.solvers._threads import one_blas_thread
+    from margin_opt.parallel import one_blas_thread
 
     before = _blas_threads()
     inside, leave = threading.Event(), threading.Event()
@@ -450,7 +450,7 @@ def test_all_blas_threads_keeps_the_limit_while_another_thread_is_inside():
     # lifting is process-wide: not while the pairs of a one-vs-one fit share the limit
     import threading
 
-    from margin_opt.solvers._threads import all_blas_threads, one_blas_thread
+    from margin_opt.parallel import all_blas_threads, one_blas_thread
 
     before = _blas_threads()
     seen = []

@@ -56,7 +56,7 @@ from ..exceptions import no_convergence_warnings
 from ..problems.kernel_data import check_scale
 from ..problems.svm import SVMProblem
 from ..solvers import kernel_blocks as _kb
-from ..solvers._threads import one_blas_thread
+from ..parallel import one_blas_thread
 from ..solvers.smo_gram import block_pair_matrix, solve_block_pair, solve_smo_gram
 from .base import backend_options, certify_result, solve_and_certify
 

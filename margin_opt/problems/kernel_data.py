@@ -18,7 +18,7 @@ from scipy.linalg import lapack
 from ..exceptions import SolverError
 from ..kernels import Kernel, make_kernel, n_polynomial_features, polynomial_features
 from ..solvers import kernel_blocks as _kb
-from ..solvers._threads import all_blas_threads
+from ..parallel import all_blas_threads
 from ..validation import check_precomputed_kernel
 
 __all__ = ["KernelData", "kernel_factor", "check_scale", "QUAD_FORMS", "PSDReport",

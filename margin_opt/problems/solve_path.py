@@ -32,7 +32,7 @@ from ..exceptions import (
     no_convergence_warnings,
 )
 from ..methods import get_method, method_names, stopping_options
-from ..solvers._threads import one_blas_thread
+from ..parallel import one_blas_thread
 from ..validation import check_positive
 from .cvxpy_runner import run_cvxpy
 

@@ -29,7 +29,7 @@ import numpy as np
 from . import _smo_kernels as _k
 from . import _smo_polish as _pol
 from . import kernel_blocks as _kb
-from ._threads import one_blas_thread
+from ..parallel import one_blas_thread
 
 __all__ = ["EarlyFactor", "possible", "start", "EARLY_AT", "CHUNK", "MIN_FREE"]
 

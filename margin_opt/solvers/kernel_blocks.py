@@ -26,7 +26,7 @@ from scipy.linalg import blas
 
 from . import _kernel_rows as _kr
 from . import _smo_kernels as _k
-from ._threads import one_blas_thread, smo_threads
+from ..parallel import one_blas_thread, smo_threads
 
 __all__ = ["KINDS", "arrays", "for_smo", "named_kernel_arrays", "kernel_block", "by_tiles",
            "dense_named", "combination", "symmetric_block"]
@@ -205,7 +205,7 @@ def symmetric_block(kd, rows, nthr=None) -> np.ndarray:
     turned into kernel values by the compiled transform of SMO's rows (RBF on the
     centred data of ``kd``, small distances recomputed exactly, the diagonal exactly
     1), then mirrored; the transform and the mirror split over ``nthr`` numba threads
-    (None: :func:`._threads.smo_threads`) where the block is large.
+    (None: :func:`margin_opt.parallel.smo_threads`) where the block is large.
 
     Parameters
     ----------
@@ -249,7 +249,7 @@ def combination(kd, gram, csr, rows, coefs, block_bytes=_BLOCK_BYTES):
     Where the data have a dense transpose (dense X, or sparse X whose transpose fits),
     tile by tile of columns in compiled code, the inner products of a tile with a block
     of rows by one BLAS product, the kernel values never stored beyond that block and
-    the tiles split over the numba threads (:func:`._threads.smo_threads`); each
+    the tiles split over the numba threads (:func:`margin_opt.parallel.smo_threads`); each
     column's sum runs over ``rows`` in order, so the result does not depend on the
     number of threads.  Otherwise from blocks of rows of K by BLAS.
 

@@ -38,7 +38,7 @@ from . import _smo_polish as _pol
 from . import kernel_blocks as _kb
 from . import row_memory as _mem
 from ._smo_state import UNSHRINK_START
-from ._threads import one_blas_thread, smo_threads
+from ..parallel import one_blas_thread, smo_threads
 
 __all__ = ["solve_smo", "run_status", "WSS"]
 
@@ -73,7 +73,7 @@ _UNSHRINK_STATE = UNSHRINK_START
 #: read the rows the classic slots hold whole in place: :mod:`._held_rows`)
 _PACKED = True
 _TOL_FLOOR = 1e-15      # relative to the gradient scale: below, m − M is rounding
-#: threads (where :func:`._threads.smo_threads` gives more than one): kernel rows of at
+#: threads (where :func:`margin_opt.parallel.smo_threads` gives more than one): kernel rows of at
 #: least ROW_PAR_MIN columns and passes over at least PASS_PAR_MIN active variables
 #: are split (measured on the 2-core development machine, docs/smo.md)
 ROW_PAR_MIN = 4096

@@ -1,4 +1,4 @@
-"""How many threads SMO's long kernel rows and passes are split over.
+"""The thread policy: how many threads a fit may use (numba, BLAS).
 
 numba's own setting decides (``NUMBA_NUM_THREADS`` or :func:`numba.set_num_threads`;
 by default one per core).  Splitting pays only where starting a parallel region
