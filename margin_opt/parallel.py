@@ -1,52 +1,245 @@
-"""The thread policy: how many threads a fit may use (numba, BLAS).
+"""The thread policy: how many threads a fit may use (numba's and BLAS's).
 
-numba's own setting decides (``NUMBA_NUM_THREADS`` or :func:`numba.set_num_threads`;
-by default one per core).  Splitting pays only where starting a parallel region
-costs little against the work split: with the TBB or OpenMP threading layers it
-costs 1–8 µs (measured on the 2-core development machine), with numba's fallback
-"workqueue" layer ~60 µs, more than a whole kernel row of 20 000 columns — there SMO
-stays on one thread.  The answer never depends on this: every split computes each
-entry by the same code, and reductions break ties by position.
+Every layer asks here; nothing else decides.  The rules, and why:
+
+1. **The threading layer.**  numba's TBB layer (the ``tbb`` package is a dependency)
+   is the one SMO splits its work over: a process that has used it can fork (numba
+   shuts TBB's workers down before a fork and starts them again in the child), its
+   idle workers sleep instead of spinning, and the thread that opens a parallel region
+   runs every part no worker has taken, so a core taken by another process slows a
+   region instead of stalling it.  GNU OpenMP ("omp", numba's choice where TBB cannot
+   be loaded) spins in its barriers, so two fitting processes with two threads each
+   on two cores took 100× longer than with one thread each (a9a.t: 205 s against
+   2.3 s), and a child forked after its first use is killed at its first parallel
+   region: under it, threads are used only where no other work is running
+   (rule 3) and never in a forked child.  The "workqueue" layer's launches (~60 µs)
+   cost more than a kernel row of 20 000 columns: one thread.
+2. **Inside a parallel job**: joblib's process workers set ``NUMBA_NUM_THREADS`` to
+   their share of the cores (``cpu_count // n_jobs``), as they do for OpenMP and BLAS,
+   and numba honours it, like :func:`numba.set_num_threads` and ``NUMBA_NUM_THREADS``
+   set by the user: the count here never exceeds :func:`numba.get_num_threads`.
+3. **Busy cores**: where the tasks of other processes that are running at the moment
+   (``/proc/loadavg``'s runnable count less this process's running threads) leave
+   fewer free cores than threads, a fit uses the free ones (at least one).  The
+   reading is taken when a fit starts and again during it
+   (:class:`FitThreads`), at most every :attr:`ThreadPolicy.check_every` seconds, and
+   a change needs two readings that agree.
+
+The answer never depends on the thread count: every split computes each entry by the
+same code, and reductions break ties by position.
 """
 
 from __future__ import annotations
 
+import os
 import threading
+import time
+from collections.abc import Callable
 from contextlib import contextmanager
+from dataclasses import dataclass
 
-import numba
-import numpy as np
-import scipy.linalg  # noqa: F401  (its BLAS/LAPACK loaded before the controller looks)
-from numba import njit, prange
-from threadpoolctl import OpenBLASController, ThreadpoolController
+__all__ = ["ThreadPolicy", "FitThreads", "fit_threads", "smo_threads", "threading_layer",
+           "one_blas_thread", "all_blas_threads"]
 
-__all__ = ["smo_threads", "threading_layer", "one_blas_thread", "all_blas_threads"]
-
+#: layers whose parallel regions are cheap enough for SMO's rows and passes
 _CHEAP_LAYERS = ("tbb", "omp")
+_touch = None
+_forked_child = False           # set in a child created by fork (os.register_at_fork)
 
 
-@njit(parallel=True, cache=True)
-def _touch(a):
-    for h in prange(a.shape[0]):
-        a[h] = h
+def _after_fork_in_child():
+    global _forked_child
+    _forked_child = True
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)
+
+
+def _launch():
+    """One tiny parallel region, which makes numba choose (and start) its layer."""
+    global _touch
+    if _touch is None:
+        from numba import njit, prange
+
+        @njit(parallel=True, cache=True)
+        def touch(a):
+            for h in prange(a.shape[0]):
+                a[h] = h
+
+        _touch = touch
+    import numpy as np
+    _touch(np.zeros(2))
 
 
 def threading_layer() -> str:
-    """The threading layer numba uses (starting it once if it has not run yet)."""
+    """The threading layer numba uses ("tbb", "omp" or "workqueue"), starting it once if
+    no parallel region has run yet in this process."""
+    import numba
     try:
         return numba.threading_layer()
     except ValueError:
-        _touch(np.zeros(2))
+        _launch()
         return numba.threading_layer()
 
 
-def smo_threads() -> int:
-    """Threads for SMO's long rows and passes: numba's thread count, or 1 where the
-    threading layer is "workqueue" (its launches cost more than they save)."""
+def _runnable_tasks() -> int | None:
+    """Tasks (threads) running or ready to run on the whole machine, from the fourth
+    field of ``/proc/loadavg``; None where it cannot be read (not Linux)."""
+    try:
+        with open("/proc/loadavg", "rb") as f:
+            return int(f.read().split()[3].split(b"/")[0])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def _own_running() -> int:
+    """This process's threads in state R (running or runnable)."""
+    n = 0
+    try:
+        tasks = os.listdir("/proc/self/task")
+    except OSError:
+        return 1
+    for t in tasks:
+        try:
+            with open(f"/proc/self/task/{t}/stat", "rb") as f:
+                stat = f.read()
+        except OSError:
+            continue
+        # the state follows the command name, which is in parentheses
+        if stat[stat.rfind(b")") + 2:stat.rfind(b")") + 3] == b"R":
+            n += 1
+    return max(n, 1)
+
+
+def _cores() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+def _others_running() -> int | None:
+    """Tasks of other processes running at this moment (None where unknown)."""
+    total = _runnable_tasks()
+    if total is None:
+        return None
+    return max(0, total - _own_running())
+
+
+@dataclass(frozen=True)
+class ThreadPolicy:
+    """How a fit chooses its thread count (the rules of :mod:`margin_opt.parallel`).
+
+    Parameters
+    ----------
+    max_threads : int or None, default=None
+        An upper bound of one's own (None: :func:`numba.get_num_threads`, which honours
+        ``NUMBA_NUM_THREADS``, :func:`numba.set_num_threads` and joblib's workers).
+    watch_load : bool, default=True
+        Rule 3: use only the cores that other processes leave free.
+    check_every : float, default=0.05
+        Seconds between two readings of the load during a fit.
+    others_running : callable or None, default=None
+        ``() -> int or None``: the tasks of other processes running now (None: read
+        from ``/proc``; tests pass a reading of their own).
+    """
+
+    max_threads: int | None = None
+    watch_load: bool = True
+    check_every: float = 0.05
+    others_running: Callable[[], int | None] | None = None
+
+
+_DEFAULT = ThreadPolicy()
+
+
+def _allowed(policy: ThreadPolicy) -> int:
+    """Threads rules 1 and 2 allow (before the load is looked at)."""
+    import numba
     n = int(numba.get_num_threads())
+    if policy.max_threads is not None:
+        n = min(n, int(policy.max_threads))
     if n <= 1:
         return 1
-    return n if threading_layer() in _CHEAP_LAYERS else 1
+    layer = threading_layer()
+    if layer not in _CHEAP_LAYERS or (layer == "omp" and _forked_child):
+        return 1
+    return n
+
+
+def _free(policy: ThreadPolicy, n: int) -> int:
+    """Rule 3: of ``n`` threads, those the other processes' running tasks leave cores
+    for (at least one)."""
+    if n <= 1 or not policy.watch_load:
+        return n
+    others = (policy.others_running or _others_running)()
+    if others is None:
+        return n
+    return max(1, min(n, _cores() - others))
+
+
+def fit_threads(policy: ThreadPolicy | None = None) -> int:
+    """Threads for one fit's compiled loops now: numba's count, within the rules of
+    :mod:`margin_opt.parallel` (the layer, a parallel job, the cores other processes
+    leave free), at least 1.
+
+    Parameters
+    ----------
+    policy : ThreadPolicy, optional
+        The rules' settings (default: ``ThreadPolicy()``).
+
+    Returns
+    -------
+    int
+        The thread count, ≥ 1.
+    """
+    policy = policy or _DEFAULT
+    return _free(policy, _allowed(policy))
+
+
+#: the name the SMO modules use
+smo_threads = fit_threads
+
+
+class FitThreads:
+    """The thread count of one running fit, re-read while it runs.
+
+    ``threads`` starts as :func:`fit_threads`; :meth:`refresh` (called between chunks
+    of iterations) reads the load again at most every ``policy.check_every`` seconds
+    and changes the count when two readings in a row agree on a new one.
+
+    Parameters
+    ----------
+    policy : ThreadPolicy, optional
+        The rules' settings (default: ``ThreadPolicy()``).
+    """
+
+    def __init__(self, policy: ThreadPolicy | None = None):
+        self.policy = policy or _DEFAULT
+        self.allowed = _allowed(self.policy)
+        self.threads = _free(self.policy, self.allowed)
+        self.changes = 0
+        self._pending = None
+        self._last = time.perf_counter()
+
+    def refresh(self) -> int:
+        """The thread count to use from now on (re-reading the load when due)."""
+        if self.allowed <= 1 or not self.policy.watch_load:
+            return self.threads
+        now = time.perf_counter()
+        if now - self._last < self.policy.check_every:
+            return self.threads
+        self._last = now
+        n = _free(self.policy, self.allowed)
+        if n == self.threads:
+            self._pending = None
+        elif self._pending == n:
+            self.threads, self._pending = n, None
+            self.changes += 1
+        else:
+            self._pending = n
+        return self.threads
 
 
 _controller = None
@@ -66,6 +259,7 @@ def _set(limit: bool):
     it back afterwards.
     """
     global _limiter
+    from threadpoolctl import OpenBLASController
     clear = getattr(OpenBLASController, "clear_controlling_thread", None)
     if clear is not None:
         clear(force=True)
@@ -101,6 +295,8 @@ def one_blas_thread():
     me = threading.get_ident()
     with _lock:
         if _controller is None:
+            import scipy.linalg  # noqa: F401  (its BLAS/LAPACK loaded before the look)
+            from threadpoolctl import ThreadpoolController
             _controller = ThreadpoolController()
         if not _inside and not _lifted:
             _set(True)
@@ -122,11 +318,13 @@ def all_blas_threads():
     factorization (e.g. the Cholesky of a 4000 × 4000 kernel matrix: 0.55 s on one
     thread, 0.34 s on two), set again on leaving.  Nothing where no limit is set, or
     where another thread has a :func:`one_blas_thread` context open (the pairs of a
-    one-vs-one fit: lifting the limit for one would lift it for all)."""
+    one-vs-one fit: lifting the limit for one would lift it for all), nor where
+    :func:`fit_threads` allows one thread (busy cores, a parallel job)."""
     global _lifted
     me = threading.get_ident()
+    spare = fit_threads() > 1          # busy cores: the factorization stays on one
     with _lock:
-        lift = _limiter is not None and set(_inside) == {me}
+        lift = spare and _limiter is not None and set(_inside) == {me}
         if lift:
             _set(False)
             _lifted += 1

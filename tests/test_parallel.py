@@ -1,0 +1,130 @@
+"""The thread policy (margin_opt/parallel.py): the layer, parallel jobs, busy cores, fork."""
+
+import importlib.metadata
+import os
+import subprocess
+import sys
+import textwrap
+
+import numba
+import pytest
+
+from margin_opt.parallel import FitThreads, ThreadPolicy, fit_threads, threading_layer
+
+
+def _reading(values):
+    """A load reading that returns ``values`` one after another (the last repeated)."""
+    values = list(values)
+
+    def read():
+        return values.pop(0) if len(values) > 1 else values[0]
+    return read
+
+
+def _cores():
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+
+
+def test_the_layer_is_tbb_where_it_is_installed():
+    # tbb is a dependency: the layer a process that fits can fork under, whose idle
+    # workers sleep (GNU OpenMP's spin: two fits at once took 100x longer)
+    try:
+        importlib.metadata.version("tbb")
+    except importlib.metadata.PackageNotFoundError:
+        pytest.skip("the tbb package is not installed (a dependency on x86-64)")
+    if os.environ.get("NUMBA_THREADING_LAYER", "default") != "default":
+        pytest.skip("the threading layer was chosen by NUMBA_THREADING_LAYER")
+    assert threading_layer() == "tbb"
+
+
+def test_busy_cores_leave_one_thread():
+    n = numba.get_num_threads()
+    idle = ThreadPolicy(others_running=lambda: 0)
+    busy = ThreadPolicy(others_running=lambda: _cores())
+    assert fit_threads(busy) == 1
+    assert 1 <= fit_threads(idle) <= n
+    if n >= 2 and _cores() >= 2 and threading_layer() in ("tbb", "omp"):
+        assert fit_threads(idle) == min(n, _cores())
+        # one other task running on two cores: one core left
+        one_other = ThreadPolicy(others_running=lambda: _cores() - 1)
+        assert fit_threads(one_other) == 1
+    assert fit_threads(ThreadPolicy(max_threads=1, others_running=lambda: 0)) == 1
+    # the load unknown (not Linux): numba's count
+    unknown = ThreadPolicy(others_running=lambda: None)
+    assert fit_threads(unknown) == fit_threads(idle)
+    assert fit_threads(ThreadPolicy(watch_load=False)) == fit_threads(idle)
+
+
+def test_the_count_follows_the_load_during_a_fit_after_two_agreeing_readings():
+    if numba.get_num_threads() < 2 or _cores() < 2 or threading_layer() not in ("tbb", "omp"):
+        pytest.skip("one thread here")
+    full = min(numba.get_num_threads(), _cores())
+    busy = _cores()
+    read = _reading([0, busy, 0, busy, busy, 0, 0])
+    ft = FitThreads(ThreadPolicy(check_every=0.0, others_running=read))
+    assert ft.threads == full                      # reading 0
+    assert ft.refresh() == full                    # one busy reading: not yet
+    assert ft.refresh() == full                    # idle again
+    assert ft.refresh() == full                    # busy once more
+    assert ft.refresh() == 1                       # busy twice in a row: one thread
+    assert ft.refresh() == 1
+    assert ft.refresh() == full
+    assert ft.changes == 2
+
+
+def test_readings_are_spaced_by_check_every():
+    calls = []
+
+    def read():
+        calls.append(1)
+        return 0
+    ft = FitThreads(ThreadPolicy(check_every=3600.0, others_running=read))
+    for _ in range(100):
+        ft.refresh()
+    assert len(calls) <= 1
+
+
+def test_inside_a_joblib_worker_a_fit_takes_its_share_of_the_cores():
+    joblib = pytest.importorskip("joblib")
+
+    def threads():
+        return fit_threads(ThreadPolicy(watch_load=False)), int(numba.get_num_threads())
+
+    out = joblib.Parallel(n_jobs=2, backend="loky")(joblib.delayed(threads)() for _ in range(2))
+    share = max(1, (os.cpu_count() or 1) // 2)
+    for policy_n, numba_n in out:
+        assert policy_n <= min(numba_n, share)
+
+
+_FORK_SCRIPT = textwrap.dedent("""
+    import multiprocessing as mp
+    import numpy as np
+    from sklearn.datasets import make_classification
+    from margin_opt import SVC
+
+    X, y = make_classification(3000, 20, random_state=0)
+
+    def fit(seed):
+        return SVC(gamma=0.05).fit(X, y).decision_function(X[:20])
+
+    if __name__ == "__main__":
+        parent = fit(0)
+        with mp.get_context("fork").Pool(2) as pool:
+            out = pool.map_async(fit, [1, 2]).get(timeout=240)
+        diff = max(float(np.max(np.abs(o - parent))) for o in out)
+        print("children", len(out), "diff", diff)
+""")
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="fork is Linux's default start method")
+def test_a_fork_pool_after_a_fit_completes_with_the_parents_answers(tmp_path):
+    script = tmp_path / "fork_after_fit.py"
+    script.write_text(_FORK_SCRIPT)
+    proc = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
+                          timeout=280, cwd=os.getcwd())
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    line = proc.stdout.strip().splitlines()[-1]
+    assert line.startswith("children 2 diff"), proc.stdout
+    # the same data and options: the children's SMO runs are the parent's, whatever
+    # their thread count (each entry computed by the same code, ties broken by position)
+    assert float(line.split()[-1]) <= 1e-12
