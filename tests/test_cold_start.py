@@ -1,5 +1,5 @@
 """A short cold start: ``import margin_opt`` loads no heavy dependency; a fit loads
-what it uses.
+what it uses; the first compilation of the solvers says so on stderr, once.
 
 Each check runs in a fresh interpreter (a subprocess), where ``sys.modules`` shows
 what an import or a fit really loaded.
@@ -15,6 +15,7 @@ from importlib import import_module
 from pathlib import Path
 
 import margin_opt
+from margin_opt.jit import MESSAGE, QUIET_ENV
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -90,3 +91,34 @@ def test_a_certified_fit_does_not_import_cvxpy():
         print(model.certificate_.ok, "cvxpy" in sys.modules, "matplotlib" in sys.modules)
     """)
     assert proc.stdout.split() == ["True", "False", "False"]
+
+
+# ---------------------------------------------------------------------- the compile line
+
+PROBE = """
+    import sys
+    from numba import njit
+    from margin_opt.losses import loss_derivative, loss_value
+
+    @njit
+    def not_ours(x):
+        return x + 1.0
+
+    not_ours(1.0)
+    print("-- after a function of another package", file=sys.stderr, flush=True)
+    loss_value(0, 1.0, 1.0, 0.5)
+    loss_derivative(0, 1.0, 1.0, 0.5)
+    loss_value(1, 0.1, 1.0, 0.5)
+"""
+
+
+def test_the_first_compilation_is_announced_once(tmp_path):
+    cache = str(tmp_path / "numba_cache")
+    cold = run_python(PROBE, NUMBA_CACHE_DIR=cache, **{QUIET_ENV: None}).stderr
+    assert cold.count(MESSAGE) == 1, cold
+    assert cold.index("-- after") < cold.index(MESSAGE)   # silent for others' functions
+    assert len(MESSAGE.splitlines()) == 1
+    warm = run_python(PROBE, NUMBA_CACHE_DIR=cache, **{QUIET_ENV: None}).stderr
+    assert MESSAGE not in warm, "a load from numba's cache is not a compilation"
+    quiet = run_python(PROBE, NUMBA_CACHE_DIR=str(tmp_path / "other"), **{QUIET_ENV: "1"})
+    assert MESSAGE not in quiet.stderr
