@@ -4,42 +4,91 @@ Every model is first a cvxpy problem (print it, read it, solve it); fast backend
 (SMO, subgradient / Pegasos) solve the same standard forms; certificates (KKT
 residuals, complementary slackness, duality gap, support-vector table) check any
 solver's answer.
+
+``import margin_opt`` is quick: it imports none of the public names' modules (nor
+cvxpy, numba, matplotlib); each is imported when its name is first read
+(``margin_opt.SVC``, ``from margin_opt import SVC``).
 """
 
-from .certificate import Certificate, CompositeCertificate
-from .estimators.adaboost import AdaBoost
-from .estimators.ensembles import (
-    Bagging,
-    BaggingRegressor,
-    ExtraTrees,
-    ExtraTreesRegressor,
-    RandomForest,
-    RandomForestRegressor,
-)
-from .estimators.perceptron import Perceptron, novikoff_bound
-from .estimators.svc import SVC
-from .estimators.svr import SVR
-from .exceptions import (
-    CertificateError,
-    ConvergenceWarning,
-    InaccurateSolutionWarning,
-    InfeasibleError,
-    NonConvexWarning,
-    NotCertifiedError,
-    NotSeparableError,
-    SolverError,
-    UnboundedError,
-)
-from .kernels import Kernel, make_kernel
-from .problems.multiclass import MulticlassSVMProblem
-from .problems.separability import SeparabilityProblem, separability
-from .problems.svm import SVMProblem
-from .problems.svr import SVRProblem
-from .solution import Solution
-from .standard_forms import DualQP, PrimalERM
-from .studies.decomposition import BiasVariance, bias_variance
+from typing import TYPE_CHECKING
+
+from .lazy import lazy_exports
+
+if TYPE_CHECKING:  # the static view of the names below (type checkers, IDEs)
+    from .certificate import Certificate, CompositeCertificate
+    from .estimators.adaboost import AdaBoost
+    from .estimators.ensembles import (
+        Bagging,
+        BaggingRegressor,
+        ExtraTrees,
+        ExtraTreesRegressor,
+        RandomForest,
+        RandomForestRegressor,
+    )
+    from .estimators.perceptron import Perceptron, novikoff_bound
+    from .estimators.svc import SVC
+    from .estimators.svr import SVR
+    from .exceptions import (
+        CertificateError,
+        ConvergenceWarning,
+        InaccurateSolutionWarning,
+        InfeasibleError,
+        NonConvexWarning,
+        NotCertifiedError,
+        NotSeparableError,
+        SolverError,
+        UnboundedError,
+    )
+    from .kernels import Kernel, make_kernel
+    from .problems.multiclass import MulticlassSVMProblem
+    from .problems.separability import SeparabilityProblem, separability
+    from .problems.svm import SVMProblem
+    from .problems.svr import SVRProblem
+    from .solution import Solution
+    from .standard_forms import DualQP, PrimalERM
+    from .studies.decomposition import BiasVariance, bias_variance
 
 __version__ = "0.1.0"
+
+#: each public name and the module that defines it, imported on the name's first read
+_EXPORTS = {
+    "Certificate": ".certificate",
+    "CompositeCertificate": ".certificate",
+    "AdaBoost": ".estimators.adaboost",
+    "Bagging": ".estimators.ensembles",
+    "BaggingRegressor": ".estimators.ensembles",
+    "ExtraTrees": ".estimators.ensembles",
+    "ExtraTreesRegressor": ".estimators.ensembles",
+    "RandomForest": ".estimators.ensembles",
+    "RandomForestRegressor": ".estimators.ensembles",
+    "novikoff_bound": ".estimators.perceptron",
+    "Perceptron": ".estimators.perceptron",
+    "SVC": ".estimators.svc",
+    "SVR": ".estimators.svr",
+    "CertificateError": ".exceptions",
+    "ConvergenceWarning": ".exceptions",
+    "InaccurateSolutionWarning": ".exceptions",
+    "InfeasibleError": ".exceptions",
+    "NonConvexWarning": ".exceptions",
+    "NotCertifiedError": ".exceptions",
+    "NotSeparableError": ".exceptions",
+    "SolverError": ".exceptions",
+    "UnboundedError": ".exceptions",
+    "Kernel": ".kernels",
+    "make_kernel": ".kernels",
+    "MulticlassSVMProblem": ".problems.multiclass",
+    "separability": ".problems.separability",
+    "SeparabilityProblem": ".problems.separability",
+    "SVMProblem": ".problems.svm",
+    "SVRProblem": ".problems.svr",
+    "Solution": ".solution",
+    "DualQP": ".standard_forms",
+    "PrimalERM": ".standard_forms",
+    "bias_variance": ".studies.decomposition",
+    "BiasVariance": ".studies.decomposition",
+}
+
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, globals())
 
 __all__ = [
     "AdaBoost",

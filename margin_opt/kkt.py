@@ -41,6 +41,9 @@ from numba import njit
 from scipy.optimize import lsq_linear
 
 from .certificate import Check
+from .jit import announce_compiles
+
+announce_compiles()  # one line on stderr when this process first compiles our code
 
 __all__ = ["box_categories", "violating_pair_gap", "projected_gradient",
            "intercept_from_gradient", "restore_equality", "coefficients",

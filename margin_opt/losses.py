@@ -25,6 +25,10 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
+from .jit import announce_compiles
+
+announce_compiles()  # one line on stderr when this process first compiles our code
+
 __all__ = ["Loss", "Hinge", "EpsilonInsensitive", "loss_value", "loss_derivative",
            "HINGE", "EPSILON_INSENSITIVE"]
 

@@ -32,7 +32,10 @@ from numba import njit
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from .jit import announce_compiles
 from .validation import canonical, check_binary_labels, check_data, check_sample_weight
+
+announce_compiles()  # one line on stderr when this process first compiles our code
 
 __all__ = ["Stump", "StumpSearch", "DecisionStump", "as_dense", "MulticlassStump",
            "MulticlassStumpSearch"]

@@ -53,10 +53,10 @@ from sklearn.utils.multiclass import _ovr_decision_function
 
 from ..certificate import CompositeCertificate
 from ..exceptions import no_convergence_warnings
+from ..parallel import one_blas_thread
 from ..problems.kernel_data import check_scale
 from ..problems.svm import SVMProblem
 from ..solvers import kernel_blocks as _kb
-from ..parallel import one_blas_thread
 from ..solvers.smo_gram import block_pair_matrix, solve_block_pair, solve_smo_gram
 from .base import backend_options, certify_result, solve_and_certify
 

@@ -23,16 +23,23 @@ path of every problem.
 
 from __future__ import annotations
 
-import cvxpy as cp
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from .. import kkt
 from ..certificate import Certificate, Check
+from ..lazy import lazy_module
 from ..methods import method_names, not_applicable
 from ..solution import Solution
 from ..standard_forms import DualQP, PrimalERM
 from ..validation import check_positive, libsvm_rows
 from .solve_path import solve as _solve
+
+if TYPE_CHECKING:
+    import cvxpy as cp
+else:
+    cp = lazy_module("cvxpy")  # imported on first use: the cvxpy forms only
 
 __all__ = ["KernelProblem", "SV_THRESHOLD"]
 

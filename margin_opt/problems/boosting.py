@@ -34,13 +34,19 @@ that maximize the margin", ICML 2006.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-import cvxpy as cp
 import numpy as np
 
 from ..certificate import Certificate, Check
 from ..exceptions import SolverError
+from ..lazy import lazy_module
 from .cvxpy_runner import run_cvxpy
+
+if TYPE_CHECKING:
+    import cvxpy as cp
+else:
+    cp = lazy_module("cvxpy")  # imported on first use: the cvxpy forms only
 
 __all__ = [
     "EPS_MIN",

@@ -11,9 +11,7 @@ from __future__ import annotations
 import time
 import warnings
 from dataclasses import dataclass
-
-import cvxpy as cp
-from cvxpy.reductions.solvers.solver_inverse_data import SolverInverseData
+from typing import TYPE_CHECKING
 
 from ..exceptions import (
     WARNINGS_LOCK,
@@ -22,6 +20,12 @@ from ..exceptions import (
     SolverError,
     UnboundedError,
 )
+from ..lazy import lazy_module
+
+if TYPE_CHECKING:
+    import cvxpy as cp
+else:
+    cp = lazy_module("cvxpy")  # imported on first use: the cvxpy forms only
 
 __all__ = ["run_cvxpy", "CvxpyRun", "DEFAULT_SOLVER", "CLARABEL_TIGHT"]
 
@@ -31,9 +35,6 @@ DEFAULT_SOLVER = "CLARABEL"
 #: that certificates at tol=1e-6 see an answer accurate beyond the tolerance.
 CLARABEL_TIGHT = {"tol_gap_abs": 1e-11, "tol_gap_rel": 1e-11, "tol_feas": 1e-11,
                   "tol_ktratio": 1e-8}
-
-_INFEASIBLE = (cp.INFEASIBLE, cp.INFEASIBLE_INACCURATE)
-_UNBOUNDED = (cp.UNBOUNDED, cp.UNBOUNDED_INACCURATE)
 
 
 @dataclass(frozen=True)
@@ -105,6 +106,8 @@ def run_cvxpy(problem: cp.Problem, *, solver=None, verbose=False, on_infeasible=
                           "or rescale the data.") from None
     t2 = time.perf_counter()
     # as cvxpy's Problem.solve does: the solver's inverse data carries its options
+    from cvxpy.reductions.solvers.solver_inverse_data import SolverInverseData
+
     inverse[-1] = SolverInverseData(inverse[-1], chain.solver, options)
     # replaced by our own warning below (under the lock: one-vs-one pairs run on threads)
     with WARNINGS_LOCK, warnings.catch_warnings():
@@ -119,10 +122,10 @@ def run_cvxpy(problem: cp.Problem, *, solver=None, verbose=False, on_infeasible=
     status = problem.status
     n_iter = getattr(problem.solver_stats, "num_iters", None)
     timings = {"compile": t1 - t0, "solve": t2 - t1, "unpack": t3 - t2}
-    if status in _INFEASIBLE:
+    if status in (cp.INFEASIBLE, cp.INFEASIBLE_INACCURATE):
         raise ((on_infeasible and on_infeasible(status)) or
                InfeasibleError(f"{solver} reports the problem {status}."))
-    if status in _UNBOUNDED:
+    if status in (cp.UNBOUNDED, cp.UNBOUNDED_INACCURATE):
         raise ((on_unbounded and on_unbounded(status)) or
                UnboundedError(f"{solver} reports the problem {status}."))
     if status not in (cp.OPTIMAL, cp.OPTIMAL_INACCURATE):

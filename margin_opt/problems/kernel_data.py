@@ -9,17 +9,23 @@ in the fastest exact form.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
-import cvxpy as cp
 import numpy as np
 import scipy.sparse as sp
 from scipy.linalg import lapack
 
 from ..exceptions import SolverError
 from ..kernels import Kernel, make_kernel, n_polynomial_features, polynomial_features
-from ..solvers import kernel_blocks as _kb
+from ..lazy import lazy_module
 from ..parallel import all_blas_threads
+from ..solvers import kernel_blocks as _kb
 from ..validation import check_precomputed_kernel
+
+if TYPE_CHECKING:
+    import cvxpy as cp
+else:
+    cp = lazy_module("cvxpy")  # imported on first use: the cvxpy forms only
 
 __all__ = ["KernelData", "kernel_factor", "check_scale", "QUAD_FORMS", "PSDReport",
            "PSD_EXACT_MAX"]

@@ -28,9 +28,11 @@ machines", IEEE TNN 13(2), 2002, §2.3 (the version with intercepts).
 
 from __future__ import annotations
 
-import cvxpy as cp
+from typing import TYPE_CHECKING
+
 import numpy as np
 
+from ..lazy import lazy_module
 from ..solution import MulticlassVariables, Solution
 from ..validation import (
     check_C,
@@ -42,6 +44,11 @@ from ..validation import (
 from . import multiclass_kkt
 from .kernel_data import KernelData
 from .solve_path import solve as _solve
+
+if TYPE_CHECKING:
+    import cvxpy as cp
+else:
+    cp = lazy_module("cvxpy")  # imported on first use: the cvxpy forms only
 
 __all__ = ["MulticlassSVMProblem"]
 

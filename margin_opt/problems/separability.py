@@ -44,14 +44,15 @@ alternatives), §8.6 (linear discrimination).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-import cvxpy as cp
 import numpy as np
 import scipy.sparse as sp
 from scipy import linalg
 
 from ..certificate import Certificate, Check
 from ..exceptions import NotSeparableError, SolverError
+from ..lazy import lazy_module
 from ..losses import Hinge
 from ..solution import Solution
 from ..standard_forms import PrimalERM
@@ -59,6 +60,11 @@ from ..validation import check_binary_labels, check_data, check_positive
 from .base import KernelProblem
 from .kernel_data import KernelData
 from .solve_path import solve as _solve
+
+if TYPE_CHECKING:
+    import cvxpy as cp
+else:
+    cp = lazy_module("cvxpy")  # imported on first use: the cvxpy forms only
 
 __all__ = ["separability", "decide", "SeparabilityResult", "SeparabilityProblem",
            "SeparabilityVariables", "farkas_residual", "UNIT_ROUNDOFF", "FARKAS_TOL"]

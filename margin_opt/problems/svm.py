@@ -22,11 +22,13 @@ ACM TIST 2(3), 2011.
 
 from __future__ import annotations
 
-import cvxpy as cp
+from typing import TYPE_CHECKING
+
 import numpy as np
 from sklearn.utils.class_weight import compute_class_weight
 
 from ..exceptions import NotSeparableError
+from ..lazy import lazy_module
 from ..losses import Hinge
 from ..solution import SVCVariables
 from ..validation import (
@@ -40,6 +42,11 @@ from ..validation import (
 from . import svm_kkt
 from .base import KernelProblem
 from .kernel_data import KernelData
+
+if TYPE_CHECKING:
+    import cvxpy as cp
+else:
+    cp = lazy_module("cvxpy")  # imported on first use: the cvxpy forms only
 
 __all__ = ["SVMProblem"]
 

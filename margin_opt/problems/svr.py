@@ -24,15 +24,22 @@ C.-C. Chang and C.-J. Lin, LIBSVM, ACM TIST 2(3), 2011, §2.4 (the 2n-variable f
 
 from __future__ import annotations
 
-import cvxpy as cp
+from typing import TYPE_CHECKING
+
 import numpy as np
 
+from ..lazy import lazy_module
 from ..losses import EpsilonInsensitive
 from ..solution import SVRVariables
 from ..validation import check_C, check_data, check_positive, check_sample_weight
 from . import svr_kkt
 from .base import KernelProblem
 from .kernel_data import KernelData
+
+if TYPE_CHECKING:
+    import cvxpy as cp
+else:
+    cp = lazy_module("cvxpy")  # imported on first use: the cvxpy forms only
 
 __all__ = ["SVRProblem"]
 

@@ -12,3 +12,5 @@ one that takes the primal ERM as ``fn(erm: PrimalERM, **options)``.  Both return
 ``w`` (or ``beta`` when kernelized) and ``b``; optionally ``history`` and
 ``timings``.
 """
+
+from ..jit import announce_compiles; announce_compiles()  # noqa: E702, I001

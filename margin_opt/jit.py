@@ -1,0 +1,94 @@
+"""numba's compilations of margin_opt's code, announced once per process.
+
+The solvers are numba functions compiled on their first call and kept in numba's
+on-disk cache (``cache=True``: ``__pycache__`` beside the sources, or the folder
+named by ``NUMBA_CACHE_DIR``).  The first fit after an installation therefore
+compiles for a minute or two; later processes load the compiled code from the cache
+in a fraction of a second.  So that the first minute is not silent,
+:func:`announce_compiles` writes :data:`MESSAGE` to stderr the first time in a process
+that numba *compiles* a margin_opt function: a load from the cache is not a
+compilation (numba's ``"numba:compile"`` event fires only for a real one), and
+numba functions of other packages are not margin_opt's.
+
+Set the environment variable ``MARGIN_OPT_QUIET=1`` (:data:`QUIET_ENV`) to silence
+the line.
+
+References
+----------
+numba, "Event API" (``numba.core.event``):
+https://numba.readthedocs.io/en/stable/developer/event_api.html
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import threading
+
+__all__ = ["announce_compiles", "MESSAGE", "QUIET_ENV"]
+
+#: the line written to stderr at the first compilation in a process
+MESSAGE = ("margin_opt: compiling the solvers for their first use (a minute or two, once; "
+           "later runs load them from numba's cache)")
+
+#: the environment variable that silences the line (any value but "", "0", "false", "no")
+QUIET_ENV = "MARGIN_OPT_QUIET"
+
+_lock = threading.Lock()
+_installed = False
+_announced = False
+
+
+def _quiet() -> bool:
+    return os.environ.get(QUIET_ENV, "").strip().lower() not in ("", "0", "false", "no")
+
+
+def _is_ours(dispatcher) -> bool:
+    module = getattr(getattr(dispatcher, "py_func", None), "__module__", None) or ""
+    return module == "margin_opt" or module.startswith("margin_opt.")
+
+
+def _announce(event) -> None:
+    """Write :data:`MESSAGE` if ``event`` starts compiling a margin_opt function and
+    no line was written yet in this process (and :data:`QUIET_ENV` is not set)."""
+    global _announced
+    if _announced or not _is_ours(event.data.get("dispatcher")):
+        return
+    with _lock:
+        if _announced or _quiet():
+            return
+        _announced = True
+    print(MESSAGE, file=sys.stderr, flush=True)
+
+
+def announce_compiles() -> None:
+    """Listen to numba's compilations; announce the first of margin_opt's on stderr.
+
+    Called where margin_opt's numba functions are defined (the solvers package and
+    the ground modules with compiled code), so it imports numba, which those modules
+    import anyway; ``import margin_opt`` does not call it.  Calling it again does
+    nothing.
+
+    Notes
+    -----
+    The line is written at most once per process, when numba starts compiling a
+    function defined in a margin_opt module, never for a load from numba's cache nor
+    for other packages' functions; ``MARGIN_OPT_QUIET=1`` in the environment (read at
+    that moment) silences it.  A worker process (joblib) that compiles writes its
+    own line.
+    """
+    global _installed
+    with _lock:
+        if _installed:
+            return
+        from numba.core import event
+
+        class _CompileListener(event.Listener):
+            def on_start(self, ev):
+                _announce(ev)
+
+            def on_end(self, ev):
+                pass
+
+        event.register("numba:compile", _CompileListener())
+        _installed = True

@@ -1,0 +1,124 @@
+"""A short cold start: ``import margin_opt`` loads no heavy dependency; a fit loads
+what it uses; the first compilation of the solvers says so on stderr, once.
+
+Each check runs in a fresh interpreter (a subprocess), where ``sys.modules`` shows
+what an import or a fit really loaded.
+"""
+
+import ast
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from importlib import import_module
+from pathlib import Path
+
+import margin_opt
+from margin_opt.jit import MESSAGE, QUIET_ENV
+
+REPO = Path(__file__).resolve().parent.parent
+
+#: what ``import margin_opt`` must not load (each is loaded on first use)
+HEAVY = ("cvxpy", "numba", "matplotlib", "scipy.optimize", "scipy.sparse.linalg")
+
+
+def run_python(code, **env):
+    """Run ``code`` in a fresh interpreter that imports this checkout's margin_opt."""
+    environ = dict(os.environ, PYTHONPATH=os.pathsep.join(
+        [str(REPO), os.environ.get("PYTHONPATH", "")]))
+    for key, value in env.items():
+        if value is None:
+            environ.pop(key, None)
+        else:
+            environ[key] = value
+    proc = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], cwd=REPO,
+                          env=environ, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return proc
+
+
+def test_import_loads_no_heavy_dependency_and_every_name_resolves():
+    proc = run_python(f"""
+        import json, sys
+        import margin_opt
+        heavy = [m for m in {HEAVY!r} if m in sys.modules]
+        listed = dir(margin_opt)
+        missing_in_dir = [n for n in margin_opt.__all__ if n not in listed]
+        resolved = {{n: getattr(margin_opt, n).__name__ for n in margin_opt.__all__}}
+        from margin_opt import SVC, SVMProblem
+        try:
+            margin_opt.no_such_name
+        except AttributeError as exc:
+            error = str(exc)
+        print(json.dumps({{"heavy": heavy, "missing_in_dir": missing_in_dir,
+                          "resolved": resolved, "error": error,
+                          "same": SVC is margin_opt.SVC and SVMProblem is margin_opt.SVMProblem,
+                          "kernels": margin_opt.kernels.__name__}}))
+    """)
+    report = json.loads(proc.stdout)
+    assert report["heavy"] == [], f"import margin_opt loaded {report['heavy']}"
+    assert report["missing_in_dir"] == []
+    assert set(report["resolved"]) == set(margin_opt.__all__)
+    assert report["resolved"]["SVC"] == "SVC" and report["resolved"]["SVMProblem"] == "SVMProblem"
+    assert report["same"]
+    assert report["kernels"] == "margin_opt.kernels"   # a submodule, as before: imported on use
+    assert report["error"] == "module 'margin_opt' has no attribute 'no_such_name'"
+
+
+def test_every_public_name_has_its_module():
+    assert set(margin_opt.__all__) == set(margin_opt._EXPORTS)
+    for name, module in margin_opt._EXPORTS.items():
+        assert getattr(margin_opt, name) is getattr(import_module("margin_opt" + module), name)
+    # the static view (``if TYPE_CHECKING:`` imports, for type checkers) names the same
+    tree = ast.parse(Path(margin_opt.__file__).read_text(encoding="utf-8"))
+    block = next(node for node in tree.body if isinstance(node, ast.If)
+                 and getattr(node.test, "id", None) == "TYPE_CHECKING")
+    static = {alias.name: "." + node.module for node in block.body for alias in node.names}
+    assert static == margin_opt._EXPORTS
+
+
+def test_a_certified_fit_does_not_import_cvxpy():
+    """The default SVC certifies its SMO answer with its own KKT checks: no cvxpy."""
+    proc = run_python("""
+        import sys
+        import numpy as np
+        from margin_opt import SVC
+        rng = np.random.default_rng(0)
+        X = np.vstack([rng.normal(-2, 1, (30, 2)), rng.normal(2, 1, (30, 2))])
+        y = np.r_[np.zeros(30), np.ones(30)]
+        model = SVC().fit(X, y)
+        print(model.certificate_.ok, "cvxpy" in sys.modules, "matplotlib" in sys.modules)
+    """)
+    assert proc.stdout.split() == ["True", "False", "False"]
+
+
+# ---------------------------------------------------------------------- the compile line
+
+PROBE = """
+    import sys
+    from numba import njit
+    from margin_opt.losses import loss_derivative, loss_value
+
+    @njit
+    def not_ours(x):
+        return x + 1.0
+
+    not_ours(1.0)
+    print("-- after a function of another package", file=sys.stderr, flush=True)
+    loss_value(0, 1.0, 1.0, 0.5)
+    loss_derivative(0, 1.0, 1.0, 0.5)
+    loss_value(1, 0.1, 1.0, 0.5)
+"""
+
+
+def test_the_first_compilation_is_announced_once(tmp_path):
+    cache = str(tmp_path / "numba_cache")
+    cold = run_python(PROBE, NUMBA_CACHE_DIR=cache, **{QUIET_ENV: None}).stderr
+    assert cold.count(MESSAGE) == 1, cold
+    assert cold.index("-- after") < cold.index(MESSAGE)   # silent for others' functions
+    assert len(MESSAGE.splitlines()) == 1
+    warm = run_python(PROBE, NUMBA_CACHE_DIR=cache, **{QUIET_ENV: None}).stderr
+    assert MESSAGE not in warm, "a load from numba's cache is not a compilation"
+    quiet = run_python(PROBE, NUMBA_CACHE_DIR=str(tmp_path / "other"), **{QUIET_ENV: "1"})
+    assert MESSAGE not in quiet.stderr
