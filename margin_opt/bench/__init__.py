@@ -7,6 +7,7 @@ row, JSON-ready) and ``format_rows(rows) -> str``.
 SUITES = {
     "smo": "margin_opt.bench.smo",
     "scale": "margin_opt.bench.scale",
+    "conditions": "margin_opt.bench.conditions",
     "subgradient": "margin_opt.bench.subgradient",
     "svr": "margin_opt.bench.svr",
     "adaboost": "margin_opt.bench.adaboost",
