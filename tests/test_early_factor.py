@@ -1,4 +1,4 @@
-"""The polish's first factorization computed beside SMO (margin_opt.solvers._early_factor).
+"""The polish's first factorization computed beside SMO (margin_opt.solvers.smo.polish).
 
 References: LIBSVM at tol 1e-10 (the same problem, an independent solver) and the run
 without the early factor (the polish factorizing itself).
@@ -15,8 +15,8 @@ from sklearn.preprocessing import StandardScaler
 from sklearn.svm import SVR as SkSVR
 
 from margin_opt.problems.svr import SVRProblem
-from margin_opt.solvers import _early_factor as early
-from margin_opt.solvers import kernel_blocks as kb
+from margin_opt.solvers.smo import polish as early
+from margin_opt.solvers.smo import rows as kb
 from margin_opt.solvers.smo import solve_smo
 
 GAMMA, C, EPS = 0.05, 1.0, 0.1

@@ -1,5 +1,5 @@
 """The second Newton polish with the bound variables that violate the optimality
-conditions let in (margin_opt.solvers._smo_polish.entering).
+conditions let in (margin_opt.solvers.smo.polish.entering).
 
 References: the KKT conditions of the dual written out per variable (LIBSVM's I_up /
 I_low sets), LIBSVM at tol 1e-10, and SMO without this step.
@@ -10,9 +10,9 @@ from sklearn.datasets import make_regression
 from sklearn.preprocessing import StandardScaler
 from sklearn.svm import SVR as SkSVR
 
-import margin_opt.solvers.smo as smo
+import margin_opt.solvers.smo.driver as smo
 from margin_opt.problems.svr import SVRProblem
-from margin_opt.solvers import _smo_polish as pol
+from margin_opt.solvers.smo import polish as pol
 from margin_opt.solvers.smo import solve_smo
 
 # a case of a random search where SMO's tail after the first polish was long (3101

@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 import scipy.linalg as sla
 
-from margin_opt.solvers import _held_rows as held
-from margin_opt.solvers import _smo_polish as pol
+from margin_opt.solvers.smo import cache as held
+from margin_opt.solvers.smo import polish as pol
 
 
 def _matrix(n, cond, seed=0, last=None):

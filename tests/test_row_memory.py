@@ -1,4 +1,4 @@
-"""The row cache's memory kept between SMO runs (:mod:`margin_opt.solvers.row_memory`).
+"""The row cache's memory kept between SMO runs (:mod:`margin_opt.solvers.smo.memory`).
 
 The reference for every run on kept memory is the same run on fresh memory (nothing
 kept): the multipliers must agree bit for bit, whatever the kept buffer held; and
@@ -15,7 +15,7 @@ from sklearn.preprocessing import StandardScaler
 from sklearn.svm import SVC
 
 from margin_opt.kernels import make_kernel
-from margin_opt.solvers import row_memory as mem
+from margin_opt.solvers.smo import memory as mem
 from margin_opt.solvers.smo import solve_smo
 from margin_opt.standard_forms import DualQP
 

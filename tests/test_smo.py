@@ -17,8 +17,8 @@ from sklearn.svm import SVC, SVR
 from margin_opt.exceptions import ConvergenceWarning
 from margin_opt.kernels import make_kernel
 from margin_opt.methods import get_method
-from margin_opt.solvers._smo_kernels import vexp
 from margin_opt.solvers.smo import solve_smo
+from margin_opt.solvers.smo.rows import vexp
 from margin_opt.standard_forms import DualQP
 
 
@@ -220,7 +220,7 @@ def test_no_early_unshrinking_same_answer_one_reconstruction_less(monkeypatch):
     """LIBSVM unshrinks once m − M ≤ 10·tol; SMO here only at the end of a phase (where
     LIBSVM also does): one gradient reconstruction less, the same optimum as LIBSVM's
     way and as LIBSVM itself (ε-SVR, n = 1500, d = 20)."""
-    import margin_opt.solvers.smo as smo
+    import margin_opt.solvers.smo.driver as smo
 
     X, t, qp = svr_data_qp(1500, 20, 3, C=1.0, eps=0.1, gamma=0.05)
     n, C, eps = 1500, 1.0, 0.1
@@ -600,7 +600,7 @@ def test_packed_rows_same_iterations_and_optimum(form, monkeypatch):
     sums would otherwise read held rows in place and differ in the last bits), and
     its optimum is cvxpy's.  Sparse data with a tiny
     cache has no dense transpose: its packed rows come from sparse dot products."""
-    from margin_opt.solvers import smo as smo_module
+    from margin_opt.solvers.smo import driver as smo_module
 
     if form == "svr":
         X, t = make_regression(300, 4, noise=5.0, random_state=7)
@@ -651,8 +651,8 @@ def test_gradient_reconstruction_of_sparse_rows_by_axpys():
     """Sparse rows with few nonzeros are combined row by row (one axpy per nonzero, no
     dense copy of the rows): the returned gradient is Qα + p computed from scratch and
     the answer is the cvxpy optimum."""
-    from margin_opt.solvers import kernel_blocks as kb
-    from margin_opt.solvers._kernel_rows import axpy_rows
+    from margin_opt.solvers.smo import rows as kb
+    from margin_opt.solvers.smo.rows import axpy_rows
 
     rng = np.random.default_rng(12)
     y = np.where(rng.random(700) < 0.5, 1.0, -1.0)
@@ -675,9 +675,10 @@ def test_packed_layout_rebuild_keeps_rows_with_their_values():
     rbf_kernel), whether it was kept (a hit) or computed (a miss)."""
     from sklearn.metrics.pairwise import rbf_kernel
 
-    from margin_opt.solvers import _packed_rows as pk
-    from margin_opt.solvers import _smo_kernels as k
-    from margin_opt.solvers.smo import _check_qp, _SMORun
+    from margin_opt.solvers.smo import cache
+    from margin_opt.solvers.smo import packed as pk
+    from margin_opt.solvers.smo import state as k
+    from margin_opt.solvers.smo.driver import _check_qp, _SMORun
 
     X, y = data(400, d=6, seed=9)
     qp = svc_qp(X, y, 1.0, "rbf", gamma=0.2)
@@ -689,7 +690,7 @@ def test_packed_layout_rebuild_keeps_rows_with_their_values():
     rng = np.random.default_rng(0)
     held = rng.choice(400, size=run.n_slots, replace=False)
     for r in held:                                   # fill the classic slots
-        k.get_row(int(r), True, run.index, st, kd, cc, run.all_cols)
+        cache.get_row(int(r), True, run.index, st, kd, cc, run.all_cols)
     active = np.sort(np.r_[held, rng.choice(np.setdiff1d(np.arange(400), held), 150 - held.size,
                                             replace=False)])
     order = np.r_[active, np.setdiff1d(np.arange(400), active)]
@@ -726,7 +727,7 @@ def test_packed_rows_with_an_index_over_few_data_rows(sparse, C, tol, monkeypatc
     The answer is the unpacked run's and satisfies the KKT test on Qα + p recomputed
     from scratch (found by review: a stale position map stalled the first case far
     from the optimum, and seeding corrupted held rows in the second)."""
-    from margin_opt.solvers import smo as smo_module
+    from margin_opt.solvers.smo import driver as smo_module
 
     rng = np.random.default_rng(0)
     n_data, m = 1200, 400
@@ -758,10 +759,11 @@ def test_polish_update_seeds_no_rows_into_packed_memory():
     hold its memory (they stay K[r, layout columns], and the classic map stays empty)."""
     from sklearn.metrics.pairwise import rbf_kernel
 
-    from margin_opt.solvers import _packed_rows as pk
-    from margin_opt.solvers import _smo_kernels as k
-    from margin_opt.solvers import _smo_polish as pol
-    from margin_opt.solvers.smo import _check_qp, _SMORun
+    from margin_opt.solvers.smo import packed as pk
+    from margin_opt.solvers.smo import polish as pol
+    from margin_opt.solvers.smo import rows as rows_module
+    from margin_opt.solvers.smo import state as k
+    from margin_opt.solvers.smo.driver import _check_qp, _SMORun
 
     X, y = data(400, d=6, seed=10)
     X[np.abs(X) < 0.5] = 0.0
@@ -769,7 +771,7 @@ def test_polish_update_seeds_no_rows_into_packed_memory():
     Y, p, C, index = _check_qp(qp)
     run = _SMORun(qp, Y, p, C, index, 0.03, None, True, 400)
     cc, st, kd = run.cc, run.st, run.kd
-    assert not k.has_transpose(kd)                   # the blocks-and-seed path
+    assert not rows_module.has_transpose(kd)     # the blocks-and-seed path
     K = rbf_kernel(X, gamma=0.2)
     active = np.sort(np.random.default_rng(1).choice(400, size=120, replace=False))
     run.index[:120] = active

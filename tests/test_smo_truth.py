@@ -17,7 +17,7 @@ from margin_opt import SVMProblem, SVRProblem
 from margin_opt.exceptions import ConvergenceWarning
 from margin_opt.methods import stopping_options
 from margin_opt.solution import STATUSES
-from margin_opt.solvers import _smo_polish as _pol
+from margin_opt.solvers.smo import polish as _pol
 from margin_opt.solvers.smo import solve_smo
 from margin_opt.standard_forms import DualQP
 

@@ -7,7 +7,8 @@ are all this one form (:class:`~margin_opt.standard_forms.DualQP`), so this is
 the only SMO in the project.  Q is never formed: kernel rows come on demand
 from a row cache of ``cache_size`` MB (when the whole n×n kernel fits the
 budget every row gets its own slot; otherwise least-recently-used rows are
-evicted).  The compiled loops live in :mod:`margin_opt.solvers._smo_kernels`.
+evicted).  The compiled loop lives in :mod:`.loop`; the package's
+modules are listed in :mod:`margin_opt.solvers.smo`.
 
 References
 ----------
@@ -28,17 +29,19 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.optimize import OptimizeResult
 
-from ..exceptions import ConvergenceWarning, convergence_warnings_silenced
-from ..kkt import violating_pair_gap
-from . import _early_factor as _early
-from . import _packed_rows as _pk
-from . import _smo_blocks as _blocks
-from . import _smo_kernels as _k
-from . import _smo_polish as _pol
-from . import kernel_blocks as _kb
-from . import row_memory as _mem
-from ._smo_state import UNSHRINK_START
-from ..parallel import one_blas_thread, smo_threads
+from ...exceptions import ConvergenceWarning, convergence_warnings_silenced
+from ...kkt import violating_pair_gap
+from ...parallel import one_blas_thread, smo_threads
+from . import blocks as _blocks
+from . import cache as _cache
+from . import loop as _loop
+from . import memory as _mem
+from . import packed as _pk
+from . import polish as _pol
+from . import rows as _rows
+from . import shrink as _shrink
+from . import state as _st
+from .state import UNSHRINK_START
 
 __all__ = ["solve_smo", "run_status", "WSS"]
 
@@ -60,17 +63,17 @@ _POLISH_AT = (1e-5,)
 _GAP_SHRINK = (0.25, 0.5)
 _POLISH_MAX = 4         # polishes per run
 #: after the first polish, a second at once with the bound variables that violate the
-#: optimality conditions let into the free set (:func:`._smo_polish.entering`), instead
+#: optimality conditions let into the free set (:func:`.polish.entering`), instead
 #: of SMO's tail to the next ``_POLISH_AT`` first (ε-SVR, n = 5000: the 966 iterations of
 #: that tail and their gradient reconstruction skipped, docs/smo.md)
 _ENTER_POLISH = True
-#: st[S_UNSHRINK] at the start of a phase (:data:`._smo_state.UNSHRINK_START`: LIBSVM's
+#: st[S_UNSHRINK] at the start of a phase (:data:`.state.UNSHRINK_START`: LIBSVM's
 #: early unshrinking skipped; 0 would restore it for this solver only)
 _UNSHRINK_STATE = UNSHRINK_START
-#: packed rows once shrinking leaves few rows active (:mod:`._packed_rows`); off only to
+#: packed rows once shrinking leaves few rows active (:mod:`.packed`); off only to
 #: compare (the pair steps are the same either way; the sums over the free rows — a
 #: polish's update, a gradient reconstruction — may differ in the last bit, since they
-#: read the rows the classic slots hold whole in place: :mod:`._held_rows`)
+#: read the rows the classic slots hold whole in place: :func:`.cache.accumulate`)
 _PACKED = True
 _TOL_FLOOR = 1e-15      # relative to the gradient scale: below, m − M is rounding
 #: threads (where :func:`margin_opt.parallel.smo_threads` gives more than one): kernel rows of at
@@ -181,7 +184,7 @@ def _start_point(alpha0, y, C, delta, equality):
 
 
 def _kernel_arrays(qp, n_slots_budget, dense_budget=0):
-    """``(kd, gram, diag, csr)``: the :class:`~._smo_kernels.KernelArrays` of ``qp``;
+    """``(kd, gram, diag, csr)``: the :class:`~.rows.KernelArrays` of ``qp``;
     where a full matrix is at hand (precomputed, given, or a callable kernel), that
     matrix (a read-only or memory-mapped one is used as it is, never copied); the
     kernel diagonal; the CSR data for sparse X (else None)."""
@@ -194,7 +197,7 @@ def _kernel_arrays(qp, n_slots_budget, dense_budget=0):
     elif name == "precomputed":
         gram = np.ascontiguousarray(X.toarray() if sp.issparse(X) else np.asarray(X),
                                     dtype=np.float64)
-    elif name not in _kb.KINDS:
+    elif name not in _rows.KINDS:
         n = X.shape[0]
         if n > n_slots_budget:
             raise ValueError(
@@ -210,8 +213,8 @@ def _kernel_arrays(qp, n_slots_budget, dense_budget=0):
         n = gram.shape[0]
         if gram.shape != (n, n):
             raise ValueError(f"the kernel matrix must be square, got shape {gram.shape}.")
-        return _kb.arrays(_k.K_PRECOMPUTED, n=n), gram, np.diag(gram).copy(), None
-    kd, csr = _kb.named_kernel_arrays(X, kernel, dense_budget)
+        return _rows.arrays(_rows.K_PRECOMPUTED, n=n), gram, np.diag(gram).copy(), None
+    kd, csr = _rows.named_kernel_arrays(X, kernel, dense_budget)
     return kd, None, np.asarray(kernel.diag(X), dtype=np.float64), csr
 
 
@@ -220,25 +223,6 @@ def _unpermute(values, perm):
     out = np.empty_like(values)
     out[perm] = values
     return out
-
-
-def _make_cache(gram, n_data, cache_size, m):
-    """The :class:`~._smo_kernels.RowCache`: a full matrix (all rows valid) or LRU slots
-    (packed once shrinking leaves few rows active, see :mod:`._packed_rows`), for
-    ``m`` variables."""
-    if gram is not None:
-        ar = np.arange(n_data, dtype=np.int64)
-        return _k.RowCache(gram, ar.copy(), ar.copy(), np.full(n_data, _k.FULL, dtype=np.int64),
-                           np.zeros(n_data, dtype=np.int64), np.zeros((1, 1)),
-                           **_pk.make(np.zeros(1), n_data, m, False)), n_data
-    n_slots = int(max(2, min(n_data, cache_size * _MB // (8 * n_data))))
-    # memory kept from an earlier run where it fits (no fresh pages to fault in)
-    rows = _mem.take(n_slots * n_data, reserve=cache_size * _MB // 8).reshape(n_slots, n_data)
-    packed = _PACKED and n_slots < n_data
-    return _k.RowCache(rows, np.full(n_data, -1, dtype=np.int64),
-                       np.full(n_slots, -1, dtype=np.int64), np.zeros(n_slots, dtype=np.int64),
-                       np.zeros(n_slots, dtype=np.int64), rows,
-                       **_pk.make(rows.reshape(-1), n_data, m, packed)), n_slots
 
 
 def solve_smo(qp, *, tol=1e-3, gap_tol=None, polish=True, block_size=None, cache_size=200,
@@ -263,15 +247,15 @@ def solve_smo(qp, *, tol=1e-3, gap_tol=None, polish=True, block_size=None, cache
         (LIBSVM's rule).
     polish : bool, default=True
         For ``tol`` below 1e-3: run SMO to 1e-3, take a Newton step on the free
-        multipliers (:mod:`margin_opt.solvers._smo_polish`), then run SMO on to
+        multipliers (:mod:`margin_opt.solvers.smo.polish`), then run SMO on to
         ``tol``; likewise after a stall.  The stopping rule is the same; the long
         first-order tail is skipped.  For dense data or a given kernel matrix, the first
         polish's factorization starts on a second thread once m − M ≤ 10 × 1e-3
-        (:mod:`margin_opt.solvers._early_factor`; ``cache["early_factor"]``).  Where
+        (:class:`margin_opt.solvers.smo.polish.EarlyFactor`; ``cache["early_factor"]``).  Where
         the row cache holds every row, a second polish follows at once with the bound
         variables that violate the optimality conditions let in.
     block_size : int or None, default=None
-        Working-set decomposition (:mod:`margin_opt.solvers._smo_blocks`, opt-in):
+        Working-set decomposition (:mod:`margin_opt.solvers.smo.blocks`, opt-in):
         each outer step solves the subproblem of ``block_size`` violating variables
         by this SMO on single-precision kernel rows from matrix products and updates
         the gradient once; the gradient is then recomputed in double and pair steps
@@ -284,11 +268,11 @@ def solve_smo(qp, *, tol=1e-3, gap_tol=None, polish=True, block_size=None, cache
         with the Newton polish up to half of it again (its factor, kept between the
         polishes of a run, a quarter; its gradient update's blocks another quarter; no
         polish where the free set is larger than that allows, see
-        :func:`._smo_polish.max_free`).  For sparse X a dense copy of
+        :func:`.polish.max_free`).  For sparse X a dense copy of
         the columns (faster whole rows) is kept when it fits a quarter of the budget,
         and is counted in it.  The cache's memory is kept for the next run in the
-        process (:mod:`margin_opt.solvers.row_memory`: no page faults for memory
-        already touched; ``row_memory.release()`` frees it).
+        process (:mod:`margin_opt.solvers.smo.memory`: no page faults for memory
+        already touched; ``memory.release()`` frees it).
     shrinking : bool, default=True
         LIBSVM's shrinking heuristic; the gradient is reconstructed before the
         final check, so the answer is the same as without it.
@@ -379,23 +363,23 @@ def solve_smo(qp, *, tol=1e-3, gap_tol=None, polish=True, block_size=None, cache
 
 
 def run_status(code, stopped, nit, gap, rel_gap, tol, gap_tol, max_iter):
-    """(status, message) of an SMO run that ended with ``code`` (``_smo_kernels.R_*``);
+    """(status, message) of an SMO run that ended with ``code`` (``state.R_*``);
     ``ConvergenceWarning`` for "max_iter" and "stalled" (unless silenced on this thread)."""
     if stopped:
         status, msg = "stopped", f"stopped by the callback after {nit} iterations."
-    elif code == _k.R_OPTIMAL:
+    elif code == _st.R_OPTIMAL:
         status = "optimal"
         msg = f"m(α) − M(α) = {gap:.3g} ≤ tol = {tol:g}"
         if gap_tol is not None:
             msg += f" and duality gap {rel_gap:.3g} ≤ gap_tol = {gap_tol:g}"
         msg += f" after {nit} iterations."
-    elif code == _k.R_CAP:
+    elif code == _st.R_CAP:
         status = "stalled"
         msg = (f"a multiplier exceeded {_ALPHA_CAP:g} after {nit} iterations: the dual "
                "diverges (with upper = ∞, the hard margin, the classes are probably not "
                "separable in the feature space; a separability LP decides). Use a finite "
                "C, or an exact method.")
-    elif code == _k.R_STALLED:
+    elif code == _st.R_STALLED:
         status = "stalled"
         msg = (f"SMO stopped making progress after {nit} iterations: m(α) − M(α) = "
                f"{gap:.3g} (tol {tol:g}), duality gap {rel_gap:.3g}"
@@ -425,7 +409,7 @@ class _SMORun:
         self.kd, self.gram, diag, self.csr = _kernel_arrays(qp, budget_rows,
                                                             dense_budget=cache_size * _MB / 4)
         self.nthr = smo_threads()
-        self.kd = _kb.for_smo(self.kd, y.shape[0], self.nthr, ROW_PAR_MIN)
+        self.kd = _rows.for_smo(self.kd, y.shape[0], self.nthr, ROW_PAR_MIN)
         cache_mb = cache_size - (self.kd.XT.nbytes / _MB if self.kd.sparse else 0.0)
         self.budget = cache_mb * _MB
         self.n_data = n_data
@@ -433,17 +417,18 @@ class _SMORun:
         self.delta = float(qp.delta)
         self.alpha = _start_point(alpha0, y, C, float(qp.delta), self.equality)
         self.QD = np.ascontiguousarray(diag[index])
-        self.cc, self.n_slots = _make_cache(self.gram, n_data, cache_mb, y.shape[0])
+        self.cc, self.n_slots = _cache.make_cache(self.gram, n_data, cache_mb, y.shape[0],
+                                                     _PACKED)
         m = y.shape[0]
-        # Ḡ by data row: LIBSVM's Ḡₜ = yₜ·G_bar[index[t]] (see _smo_kernels.init_gradient)
+        # Ḡ by data row: LIBSVM's Ḡₜ = yₜ·G_bar[index[t]] (see loop.init_gradient)
         self.G, self.G_bar = np.empty(m), np.zeros(n_data)
         self.perm = np.arange(m, dtype=np.int64)
         self.index = index.copy()
         self.all_cols = self.kd.all_cols
-        self.st = np.zeros(_k.N_STATE, dtype=np.int64)
-        self.st[_k.S_COUNTER] = min(m, 1000) + 1
-        self.st[_k.S_ACTIVE] = m
-        self.st[_k.S_UNSHRINK] = _UNSHRINK_STATE
+        self.st = np.zeros(_st.N_STATE, dtype=np.int64)
+        self.st[_st.S_COUNTER] = min(m, 1000) + 1
+        self.st[_st.S_ACTIVE] = m
+        self.st[_st.S_UNSHRINK] = _UNSHRINK_STATE
         self.fout = np.array([np.inf, np.inf])
         self.stall_window = max(_STALL_MIN, 10 * m)
         self.n_polish = 0
@@ -453,14 +438,14 @@ class _SMORun:
         self.q, self.q_used, self.rows, self.rows_block = 0, 0, None, 0
         self.rel_gap = np.nan
         self.y, self.p, self.C = y.copy(), p.copy(), C.copy()   # never the caller's arrays
-        _k.init_gradient(self.alpha, self.G, self.G_bar, self.y, self.p, self.C, *self._args())
+        _loop.init_gradient(self.alpha, self.G, self.G_bar, self.y, self.p, self.C, *self._args())
         self.shrinking = bool(shrinking) and self.equality
 
     def _args(self):
         return self.index, self.st, self.kd, self.cc, self.all_cols
 
     def release(self):
-        """Give the row cache's memory back for the next run (:mod:`.row_memory`);
+        """Give the row cache's memory back for the next run (:mod:`.memory`);
         the run can no longer iterate."""
         self._take_early()                 # the thread reads the data: done before we return
         if self.gram is None and self.cc is not None:
@@ -468,23 +453,23 @@ class _SMORun:
         self.cc = None
 
     def _take_early(self):
-        """The early factor (:mod:`._early_factor`), waited for; None where there is none."""
+        """The early factor (:class:`.polish.EarlyFactor`), waited for; None where there is none."""
         early, self.early = self.early, None
         return early.take() if early is not None else None
 
     def _look_early(self, tol):
         """At a look at m − M during the first phase: start the early factorization once
         m − M ≤ EARLY_AT·tol; True when done looking (started, or not wanted)."""
-        if float(self.fout[0]) > _early.EARLY_AT * tol:
+        if float(self.fout[0]) > _pol.EARLY_AT * tol:
             return False
-        self.early = _early.start(self, self.budget)
+        self.early = _pol.start(self, self.budget)
         if self.early is not None:
             self.early_state = "started"
         return True
 
     def _unshrink(self):
         with one_blas_thread():      # the gradient reconstruction's BLAS in numba's threads
-            _k.unshrink(self.alpha, self.G, self.G_bar, self.y, self.p, self.C, self.QD,
+            _shrink.unshrink(self.alpha, self.G, self.G_bar, self.y, self.p, self.C, self.QD,
                         self.index, self.perm, self.st, self.kd, self.cc, self.all_cols)
 
     def _polish(self, force=False, extra=None):
@@ -503,17 +488,17 @@ class _SMORun:
             self.early_state = "used" if used else "discarded"
         if done:
             self.n_polish += 1
-            self.st[_k.S_FULL_ITER] = self.st[_k.S_ITER]   # every gradient brought up to date
-            self.st[_k.S_MARK] = self.st[_k.S_ITER]
+            self.st[_st.S_FULL_ITER] = self.st[_st.S_ITER]   # every gradient brought up to date
+            self.st[_st.S_MARK] = self.st[_st.S_ITER]
             self.fout[1] = np.inf
-            self.st[_k.S_UNSHRINK] = _UNSHRINK_STATE
-            self.st[_k.S_COUNTER] = 1
+            self.st[_st.S_UNSHRINK] = _UNSHRINK_STATE
+            self.st[_st.S_COUNTER] = 1
         return done
 
     def relative_gap(self):
-        """|P − D| / max(1, |P|) at SMO's intercept (see :func:`_smo_kernels.objectives`)."""
-        b = float(_k.calculate_b(self.alpha, self.G, self.y, self.C)) if self.equality else 0.0
-        P, D = _k.objectives(self.alpha, self.G, self.y, self.p, self.C, b)
+        """|P − D| / max(1, |P|) at SMO's intercept (see :func:`.loop.objectives`)."""
+        b = float(_loop.calculate_b(self.alpha, self.G, self.y, self.C)) if self.equality else 0.0
+        P, D = _loop.objectives(self.alpha, self.G, self.y, self.p, self.C, b)
         return abs(P - D) / max(1.0, abs(P))
 
     def solve(self, tol, gap_tol, polish, wss2, max_iter, callback, callback_every):
@@ -524,11 +509,11 @@ class _SMORun:
         stall_polished = False
         while True:
             early = polish and phase > tol and self.n_polish == 0 and \
-                self.early_state == "none" and _early.possible(self)
+                self.early_state == "none" and _pol.possible(self)
             code, stopped = self.iterate(phase, wss2, max_iter, callback, callback_every, early)
-            if stopped or code in (_k.R_MAX_ITER, _k.R_CAP):
+            if stopped or code in (_st.R_MAX_ITER, _st.R_CAP):
                 return code, stopped
-            if code == _k.R_STALLED:
+            if code == _st.R_STALLED:
                 if polish and not stall_polished and self._polish(force=True):
                     stall_polished = True                # one more chance, no more
                     continue
@@ -558,21 +543,21 @@ class _SMORun:
             if self.rel_gap <= gap_tol:
                 return code, stopped
             if phase <= floor:
-                return _k.R_STALLED, stopped
+                return _st.R_STALLED, stopped
             # "optimal" must certify: go on at a tighter m − M, by the factor the gap asks
             # for (it shrinks about in proportion to m − M), by 2 to 4 (each extra phase
             # costs a gradient reconstruction)
             shrink = min(_GAP_SHRINK[1], max(_GAP_SHRINK[0], 0.8 * gap_tol / self.rel_gap))
             phase = max(floor, min(phase, float(self.fout[0])) * shrink)
-            self.st[_k.S_UNSHRINK] = _UNSHRINK_STATE
+            self.st[_st.S_UNSHRINK] = _UNSHRINK_STATE
 
     def iterate(self, tol, wss2, max_iter, callback, callback_every, early=False):
         """Run the compiled loop, in chunks between callbacks (or, with ``early`` and no
-        callback, between looks at m − M for :mod:`._early_factor`); (code, stopped)."""
+        callback, between looks at m − M for the early factor); (code, stopped)."""
         chunk = int(callback_every) if callback is not None else max_iter
         early = early and callback is None
         if early:
-            chunk = _early.CHUNK
+            chunk = _pol.CHUNK
         a, G, y, p, C, st = self.alpha, self.G, self.y, self.p, self.C, self.st
         if self.q:
             with one_blas_thread():
@@ -582,28 +567,28 @@ class _SMORun:
                 _blocks.exact_gradient(self)
             self.q_used, self.q, self.rows = self.q, 0, None
             self.shrinking = self.shrinking_wanted
-            if code != _k.R_OPTIMAL:
+            if code != _st.R_OPTIMAL:
                 return code, False
         while True:
-            stop_at = int(st[_k.S_ITER]) + chunk
+            stop_at = int(st[_st.S_ITER]) + chunk
             if self.equality:
                 with one_blas_thread():   # unshrinking calls BLAS in numba's threads
-                    code = _k.smo_run(a, G, self.G_bar, y, p, C, self.QD, self.index,
+                    code = _loop.smo_run(a, G, self.G_bar, y, p, C, self.QD, self.index,
                                       self.perm, st, self.kd, self.cc, self.all_cols, tol, wss2,
                                       self.shrinking, max_iter, stop_at, _ALPHA_CAP,
                                       self.stall_window, self.fout, self.nthr, PASS_PAR_MIN)
             else:
-                code = _k.coordinate_run(a, G, y, C, self.QD, self.index, st, self.kd, self.cc,
+                code = _loop.coordinate_run(a, G, y, C, self.QD, self.index, st, self.kd, self.cc,
                                          self.all_cols, tol, max_iter, stop_at, _ALPHA_CAP,
                                          self.stall_window, self.fout)
-            if code != _k.R_CHUNK:
+            if code != _st.R_CHUNK:
                 break
             if callback is None:            # a look for the early factorization
                 if early and self._look_early(tol):
                     early, chunk = False, max_iter
                 continue
             inter = OptimizeResult(x=_unpermute(a, self.perm), fun=float(0.5 * a @ (G + p)),
-                                   gap=float(self.fout[0]), nit=int(st[_k.S_ITER]))
+                                   gap=float(self.fout[0]), nit=int(st[_st.S_ITER]))
             try:
                 callback(inter)
             except StopIteration:
@@ -615,22 +600,22 @@ class _SMORun:
     def result(self, code, stopped, tol, gap_tol, max_iter):
         """The OptimizeResult of :func:`solve_smo` (timings added by the caller)."""
         st, a, G, y = self.st, self.alpha, self.G, self.y
-        nit, gap = int(st[_k.S_ITER]), float(self.fout[0])
+        nit, gap = int(st[_st.S_ITER]), float(self.fout[0])
         rel_gap = self.relative_gap()
         status, msg = run_status(code, stopped, nit, gap, rel_gap, tol, gap_tol, max_iter)
-        b = float(_k.calculate_b(a, G, y, self.C)) if self.equality else 0.0
+        b = float(_loop.calculate_b(a, G, y, self.C)) if self.equality else 0.0
         fun = float(0.5 * a @ (G + self.p))
         cache = {"n_slots": int(self.n_slots),
                  "full_matrix": self.gram is not None or self.n_slots >= self.all_cols.size,
                  "cache_mb": float(self.cc.cache.nbytes / _MB),
-                 "rows_full": int(st[_k.S_ROWS_FULL]), "rows_partial": int(st[_k.S_ROWS_PARTIAL]),
-                 "hits": int(st[_k.S_HITS]), "misses": int(st[_k.S_MISSES]),
+                 "rows_full": int(st[_st.S_ROWS_FULL]), "rows_partial": int(st[_st.S_ROWS_PARTIAL]),
+                 "hits": int(st[_st.S_HITS]), "misses": int(st[_st.S_MISSES]),
                  "packed_layouts": int(self.cc.pmeta[_pk.P_BUILDS]),
                  "packed_rows_kept": int(self.cc.pmeta[_pk.P_KEPT]),
                  "packed_rebuilds": int(self.cc.pmeta[_pk.P_REBUILDS]),
-                 "reconstructions": int(st[_k.S_RECONSTRUCT]),
-                 "reconstructions_blas": int(st[_k.S_GEMM]),
-                 "mean_active": float(st[_k.S_ACTIVE_SUM] / max(nit, 1)),
+                 "reconstructions": int(st[_st.S_RECONSTRUCT]),
+                 "reconstructions_blas": int(st[_st.S_GEMM]),
+                 "mean_active": float(st[_st.S_ACTIVE_SUM] / max(nit, 1)),
                  "block_size": int(self.q_used), "rows_block": int(self.rows_block),
                  "early_factor": self.early_state}
         return OptimizeResult(

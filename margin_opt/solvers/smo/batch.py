@@ -1,7 +1,7 @@
 """SMO on a kernel matrix at hand, in one compiled call: for many small problems.
 
 The same SMO as :func:`margin_opt.solvers.smo.solve_smo` (its compiled loop
-:func:`~._smo_kernels.smo_run`, the same working-set selection, shrinking and stopping
+:func:`~.loop.smo_run`, the same working-set selection, shrinking and stopping
 rule, the same duality-gap test with its tightening of m − M), driven from compiled
 code instead of Python: set-up, the run, the gap test and the read-out are one call
 that releases the GIL.  For a problem of a few hundred variables ``solve_smo``'s
@@ -34,11 +34,15 @@ import numpy as np
 from numba import njit
 from scipy.optimize import OptimizeResult
 
-from . import _packed_rows as _pk
-from . import _smo_kernels as _k
-from . import smo as _smo
-from ._smo_state import UNSHRINK_START
-from .smo import run_status
+from . import cache as _cache
+from . import driver as _smo
+from . import loop as _loop
+from . import packed as _pk
+from . import rows as _rows
+from . import shrink as _shrink
+from . import state as _st
+from .driver import run_status
+from .state import UNSHRINK_START
 
 __all__ = ["solve_smo_gram", "solve_block_pair", "gram_run", "block_pair_matrix",
            "block_pair_run"]
@@ -65,12 +69,12 @@ def _arrays(K, m):
     e2 = np.zeros((1, 1))
     ef = np.zeros(1)
     ei = np.zeros(1, dtype=np.int64)
-    kd = _k.KernelArrays(_k.K_PRECOMPUTED, 1.0, 0.0, 1, False, e2, e2, ef, ef, ei, ei,
+    kd = _rows.KernelArrays(_rows.K_PRECOMPUTED, 1.0, 0.0, 1, False, e2, e2, ef, ef, ei, ei,
                          np.zeros((1, 1)), np.empty(max(m, n), dtype=np.int64),
                          np.empty(max(m, 1)), ef, ei, ei, np.arange(n), 1, _BIG, e2, ef,
                          np.full(1, -1, dtype=np.int64))
     pmeta = np.zeros(_pk.N_PMETA, dtype=np.int64)
-    cc = _k.RowCache(K, np.arange(n), np.arange(n), np.full(n, _k.FULL, dtype=np.int64),
+    cc = _cache.RowCache(K, np.arange(n), np.arange(n), np.full(n, _st.FULL, dtype=np.int64),
                      np.zeros(n, dtype=np.int64), np.zeros((1, 1)), np.zeros(1), pmeta,
                      np.full(1, -1, dtype=np.int64), np.zeros(1, dtype=np.int64),
                      np.zeros(1, dtype=np.int64), np.full(1, -1, dtype=np.int64),
@@ -237,12 +241,12 @@ def gram_run(K, y, p, C, index, tol, gap_tol, wss2, shrinking, max_iter, stall_w
     for t in range(m):
         QD[t] = K[index[t], index[t]]
     perm = np.arange(m)
-    st = np.zeros(_k.N_STATE, dtype=np.int64)
-    st[_k.S_COUNTER] = min(m, 1000) + 1
-    st[_k.S_ACTIVE] = m
-    st[_k.S_UNSHRINK] = UNSHRINK_START
+    st = np.zeros(_st.N_STATE, dtype=np.int64)
+    st[_st.S_COUNTER] = min(m, 1000) + 1
+    st[_st.S_ACTIVE] = m
+    st[_st.S_UNSHRINK] = UNSHRINK_START
     fout = np.array([np.inf, np.inf])
-    _k.init_gradient(alpha, G, G_bar, y, p, C, index, st, kd, cc, all_cols)
+    _loop.init_gradient(alpha, G, G_bar, y, p, C, index, st, kd, cc, all_cols)
     gmax = 1.0
     for t in range(m):
         gmax = max(gmax, abs(G[t]))
@@ -251,35 +255,35 @@ def gram_run(K, y, p, C, index, tol, gap_tol, wss2, shrinking, max_iter, stall_w
     rel = np.nan
     n_newton = 0
     while True:
-        code = _k.smo_run(alpha, G, G_bar, y, p, C, QD, index, perm, st, kd, cc, all_cols,
-                          phase, wss2, shrinking, max_iter, st[_k.S_ITER] + max_iter,
+        code = _loop.smo_run(alpha, G, G_bar, y, p, C, QD, index, perm, st, kd, cc, all_cols,
+                          phase, wss2, shrinking, max_iter, st[_st.S_ITER] + max_iter,
                           _ALPHA_CAP, stall_window, fout, 1, _BIG)
-        _k.unshrink(alpha, G, G_bar, y, p, C, QD, index, perm, st, kd, cc, all_cols)
-        if code == _k.R_OPTIMAL and phase > tol:        # at the polish tolerance
+        _shrink.unshrink(alpha, G, G_bar, y, p, C, QD, index, perm, st, kd, cc, all_cols)
+        if code == _st.R_OPTIMAL and phase > tol:        # at the polish tolerance
             if newton_free_step(K, alpha, G, G_bar, y, C, index, _NEWTON_MAX_FREE):
                 n_newton += 1
                 # every gradient exact, the progress test from here (as solve_smo)
-                st[_k.S_FULL_ITER] = st[_k.S_ITER]
-                st[_k.S_MARK] = st[_k.S_ITER]
+                st[_st.S_FULL_ITER] = st[_st.S_ITER]
+                st[_st.S_MARK] = st[_st.S_ITER]
                 fout[1] = np.inf
-                st[_k.S_UNSHRINK] = UNSHRINK_START
-                st[_k.S_COUNTER] = 1
+                st[_st.S_UNSHRINK] = UNSHRINK_START
+                st[_st.S_COUNTER] = 1
             phase = tol
             continue
-        b = _k.calculate_b(alpha, G, y, C)
-        P, D = _k.objectives(alpha, G, y, p, C, b)
+        b = _loop.calculate_b(alpha, G, y, C)
+        P, D = _loop.objectives(alpha, G, y, p, C, b)
         rel = abs(P - D) / max(1.0, abs(P))
-        if code != _k.R_OPTIMAL or gap_tol <= 0.0 or rel <= gap_tol:
+        if code != _st.R_OPTIMAL or gap_tol <= 0.0 or rel <= gap_tol:
             break
         if phase <= floor:
-            code = _k.R_STALLED
+            code = _st.R_STALLED
             break
         # as solve_smo: go on at a tighter m − M, by the factor the gap asks for
         shrink = min(_GAP_SHRINK[1], max(_GAP_SHRINK[0], 0.8 * gap_tol / rel))
         phase = max(floor, min(phase, fout[0]) * shrink)
-        st[_k.S_UNSHRINK] = UNSHRINK_START
-    out = np.array([float(code), float(st[_k.S_ITER]), fout[0], rel,
-                    _k.calculate_b(alpha, G, y, C), float(n_newton)])
+        st[_st.S_UNSHRINK] = UNSHRINK_START
+    out = np.array([float(code), float(st[_st.S_ITER]), fout[0], rel,
+                    _loop.calculate_b(alpha, G, y, C), float(n_newton)])
     return _unpermute(alpha, perm), _unpermute(G, perm), out
 
 
@@ -296,9 +300,9 @@ def block_pair_matrix(kd, Kii, Kjj, i0, j0):
     Kji = np.dot(kd.X[j0:j0 + nj], kd.X[i0:i0 + ni].T)
     cols = np.arange(i0, i0 + ni)
     kbuf = np.empty(ni, dtype=np.int64)
-    if kd.kind != _k.K_LINEAR:
+    if kd.kind != _rows.K_LINEAR:
         for r in range(nj):
-            _k._transform(j0 + r, Kji[r], cols, 0, ni, kd, kbuf)
+            _rows._transform(j0 + r, Kji[r], cols, 0, ni, kd, kbuf)
     for r in range(ni):
         B[r, :ni] = Kii[r]
         for c in range(nj):
@@ -400,7 +404,7 @@ def solve_block_pair(kd, Kii, Kjj, i0, j0, qp, *, tol=1e-3, gap_tol=None, polish
     Parameters
     ----------
     kd : KernelArrays
-        Of the dense data (:func:`~margin_opt.solvers.kernel_blocks.named_kernel_arrays`).
+        Of the dense data (:func:`~margin_opt.solvers.smo.rows.named_kernel_arrays`).
     Kii, Kjj : ndarray of shape (ni, ni) and (nj, nj)
         The kernel matrices of rows i0 … i0 + ni − 1 and j0 … j0 + nj − 1.
     i0, j0 : int

@@ -1,4 +1,4 @@
-"""Kernel blocks by BLAS and the Newton polish of SMO's free set.
+"""The Newton polish of SMO's free set, its Cholesky factor, and the early factorization.
 
 SMO (first order) converges fast to a loose tolerance and then slowly: at
 m(α) − M(α) ≈ 1e-3 the free multipliers (0 < αₜ < uₜ) of the answer are usually
@@ -24,8 +24,28 @@ is SMO's, certified by the same stopping rule, only reached sooner.  The polish
 never increases the dual objective: a step that would (pinned variables, rounding
 in an ill-conditioned Q_FF) is dropped.
 
-Kernel blocks come from :mod:`.kernel_blocks` (BLAS, a bounded number of rows at
-a time, so that memory stays within the cache budget).
+Kernel blocks come from :mod:`.rows` (BLAS, a bounded number of rows at a time, so
+that memory stays within the cache budget).
+
+The early factorization (:class:`EarlyFactor`): the first polish's factor, started
+early on the core SMO leaves idle.  Below ``pass_par_min`` active variables SMO's passes run
+on one thread, and once most kernel rows are cached the second core has little to
+do.  The free set settles well before SMO reaches the polish tolerance: on the
+ε-SVR at n = 5000, at m(α) − M(α) = 9e-3 the free set (1871 variables) differs from
+the one at 1e-3 (1890) in 49 variables, 34 to enter and 15 to leave.  So, once
+m − M is within :data:`EARLY_AT` times the polish tolerance, the kernel block K_FF
+of the free set and its Cholesky factor (:class:`Factor`) are computed
+on a second thread while SMO goes on; the polish then extends that factor by the
+variables that became free and pins those that left (:func:`_reuse`,
+as between its own polishes), or factorizes afresh where too many changed.
+
+The answer does not depend on the thread's timing: the free set is taken at a fixed
+iteration (SMO looks at m − M every :data:`CHUNK` iterations, which does not change
+its path), the factor is the one the polish would compute for that set, and the
+polish waits for it.  The thread reads only what SMO does not write: the data (or
+the given kernel matrix) and copies of the free set's rows and ids; its kernel block
+is computed without a parallel region (:func:`.rows.symmetric_block` with
+one thread) and its LAPACK call on one BLAS thread.
 
 References
 ----------
@@ -35,15 +55,19 @@ J. Nocedal and S. J. Wright, *Numerical Optimization*, 2nd ed., Springer 2006,
 
 from __future__ import annotations
 
+import threading
+
 import numpy as np
 import scipy.linalg as sla
 
-from . import _held_rows as _held
-from . import _packed_rows as _pk
-from . import _smo_kernels as _k
-from . import kernel_blocks as _kb
+from ...parallel import one_blas_thread
+from . import cache as _cache
+from . import packed as _pk
+from . import rows as _rows
+from .state import FULL, S_ACTIVE_SUM, S_EPOCH, S_TICK
 
-__all__ = ["polish", "max_free"]
+__all__ = ["polish", "max_free", "entering", "Factor", "EarlyFactor", "possible", "start",
+           "EARLY_AT", "CHUNK", "MIN_FREE"]
 
 #: largest free set polished (the dense factorization is O(|F|³))
 MAX_FREE = 3000
@@ -338,7 +362,7 @@ def _restore_on(a, y, C, delta, F) -> bool:
 
 def _update_and_seed(run, rows, coefs, block_bytes):
     """K[:, rows] @ coefs: the rows SMO holds whole read in place, the others by
-    :func:`.kernel_blocks.combination` where rows come from a dense transpose, else by
+    :func:`.rows.combination` where rows come from a dense transpose, else by
     blocks of rows that also go into SMO's row cache."""
     cc, st = run.cc, run.st
     n_data = run.n_data
@@ -349,23 +373,23 @@ def _update_and_seed(run, rows, coefs, block_bytes):
     # (never into memory that packed rows hold: their layout may outlive an unshrinking
     # where ``index`` uses few data rows)
     seed = run.gram is None and cc.store.shape[0] == n_slots and \
-        not _pk.active(cc, st[_k.S_EPOCH])
+        not _pk.active(cc, st[S_EPOCH])
     # whole rows SMO already holds are used as they are
     slot = cc.slot_of_row[rows]
     held = slot >= 0
-    held[held] = cc.slot_epoch[slot[held]] == _k.FULL
+    held[held] = cc.slot_epoch[slot[held]] == FULL
     if held.any():
-        _held.accumulate(cc.cache, slot[held], coefs[held], outT, run.nthr)
+        _cache.accumulate(cc.cache, slot[held], coefs[held], outT, run.nthr)
         rows, coefs = rows[~held], coefs[~held]
-    if rows.size and _kb.by_tiles(run.kd, run.gram):
+    if rows.size and _rows.by_tiles(run.kd, run.gram):
         # compiled BLAS tiles on both threads, no block in memory (0.34 → 0.09 s for
         # 1241 free rows at n = 20000); seeding the cache with the rows saved SMO's
         # tail 6 of its 10 263 computed rows there, and none at n = 5000
-        out += _kb.combination(run.kd, run.gram, run.csr, rows, coefs)
+        out += _rows.combination(run.kd, run.gram, run.csr, rows, coefs)
         return out
     for s in range(0, rows.size, step):
         r = rows[s:s + step]
-        blk = _kb.kernel_block(run.kd, run.gram, run.csr, r)
+        blk = _rows.kernel_block(run.kd, run.gram, run.csr, r)
         out += blk.T @ coefs[s:s + step]
         if seed:
             _seed_rows(cc, st, r, blk, n_slots >= n_data)
@@ -389,28 +413,28 @@ def _seed_rows(cc, st, rows, blk, direct):
     cc.store[slots] = blk
     cc.row_of_slot[slots] = rows
     cc.slot_of_row[rows] = slots
-    cc.slot_epoch[slots] = _k.FULL
-    st[_k.S_TICK] += 1
-    cc.slot_tick[slots] = st[_k.S_TICK]
+    cc.slot_epoch[slots] = FULL
+    st[S_TICK] += 1
+    cc.slot_tick[slots] = st[S_TICK]
 
 
 def _block(run, rows, cols=None):
     """K[rows][:, cols] (data rows; ``cols`` None: K[rows][:, rows]): on dense data
-    with a named kernel K[rows][:, rows] by :func:`.kernel_blocks.symmetric_block`
+    with a named kernel K[rows][:, rows] by :func:`.rows.symmetric_block`
     (half a product, on the numba threads: 6 against 11 ms for the 1890 free rows of
     the ε-SVR at n = 5000), else read from SMO's row cache where it holds every row
     whole (no kernel evaluation), else computed by BLAS."""
     cc = run.cc
     kd = run.kd
     if cols is None:
-        if run.gram is None and _kb.dense_named(kd):
-            return _kb.symmetric_block(kd, rows)
+        if run.gram is None and _rows.dense_named(kd):
+            return _rows.symmetric_block(kd, rows)
         cols = rows
     if run.gram is None:
         slot = cc.slot_of_row[rows]
-        if np.all(slot >= 0) and np.all(cc.slot_epoch[slot] == _k.FULL):
+        if np.all(slot >= 0) and np.all(cc.slot_epoch[slot] == FULL):
             return cc.cache[np.ix_(slot, cols)]
-    return _kb.kernel_block(run.kd, run.gram, run.csr, rows, cols)
+    return _rows.kernel_block(run.kd, run.gram, run.csr, rows, cols)
 
 
 def _reuse(run, free, budget_bytes):
@@ -489,7 +513,7 @@ def polish(run, budget_bytes, force=False, extra=None) -> bool:
     fac = _reuse(run, free, budget_bytes)
     if fac is None:
         run.polish_factor = None
-        if not force and not worth_it(free.size, run.st[_k.S_ACTIVE_SUM]):
+        if not force and not worth_it(free.size, run.st[S_ACTIVE_SUM]):
             return False
         fac = Factor(_block(run, index[free]), free, DAMPING)
         if fac.L is None:
@@ -566,3 +590,64 @@ def polish(run, budget_bytes, force=False, extra=None) -> bool:
     if np.any(dbar != 0):
         run.G_bar += v[:, 1]
     return True
+
+
+# ---------------------------------------------------------------- the early factor
+
+#: start once m − M ≤ EARLY_AT × the polish tolerance
+EARLY_AT = 10.0
+#: SMO's iterations between two looks at m − M
+CHUNK = 500
+#: smallest free set worth a thread (a factorization of ~256² takes ~1 ms)
+MIN_FREE = 256
+
+
+class EarlyFactor:
+    """The thread computing the factor of K_UU for the free variables ``U`` (ids in the
+    unshrunk order) and its result; :meth:`take` waits for it."""
+
+    def __init__(self, run, U, rows):
+        self.U = U
+        self._factor = None
+        self._thread = threading.Thread(target=self._compute, args=(run.kd, run.gram, rows),
+                                        name="margin-opt-early-factor", daemon=True)
+        self._thread.start()
+
+    def _compute(self, kd, gram, rows):
+        try:
+            with one_blas_thread():
+                K = gram[np.ix_(rows, rows)] if gram is not None else \
+                    _rows.symmetric_block(kd, rows, nthr=1)
+                fac = Factor(K, self.U, DAMPING)
+            self._factor = fac if fac.L is not None else None
+        except Exception:             # e.g. MemoryError: the polish factorizes itself
+            self._factor = None
+
+    def take(self):
+        """The :class:`Factor`, or None (it failed); waits for the thread."""
+        self._thread.join()
+        fac, self._factor = self._factor, None
+        return fac
+
+
+def possible(run) -> bool:
+    """True where the thread can compute K_FF without reading what SMO writes: a dense
+    named kernel (the data) or a given kernel matrix (never the row cache)."""
+    return run.equality and (run.gram is not None or _rows.dense_named(run.kd))
+
+
+def start(run, budget_bytes):
+    """An :class:`EarlyFactor` for the free set of ``run`` as it is now, or None (a
+    free set below :data:`MIN_FREE`, above :func:`max_free`, or one
+    whose polish would not be worth it yet)."""
+    a, C = run.alpha, run.C
+    pos = np.flatnonzero((a > 0.0) & (a < C))      # free variables are never shrunk
+    if pos.size < MIN_FREE or pos.size > max_free(budget_bytes) or \
+            not worth_it(pos.size, run.st[S_ACTIVE_SUM]):
+        return None
+    ids = run.perm[pos]
+    order = np.argsort(ids)
+    try:
+        return EarlyFactor(run, ids[order], np.ascontiguousarray(run.index[pos][order]))
+    except RuntimeError:            # no thread to be had: the polish factorizes itself
+        return None

@@ -7,7 +7,7 @@ variables fixed, is the same standard dual QP of size q,
 
     min ½α_BᵀQ_BBα_B + (∇_B − Q_BBα_B)ᵀα_B   s.t.  y_Bᵀα_B = y_Bᵀα_B(old),  0 ≤ α_B ≤ u_B,
 
-and is solved by the one SMO core (:func:`margin_opt.solvers.smo.solve_smo` on the
+and is solved by the one SMO core (:func:`.driver.solve_smo` on the
 q × q kernel block) to a local tolerance; the gradient of all m variables is then
 updated once, ∇ += Q_{:,B}Δα_B, from the kernel rows of B.  Per outer step the
 O(m) work is one selection and one product with q rows, instead of two O(m)
@@ -30,11 +30,11 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from ..exceptions import no_convergence_warnings
-from ..kernels import Kernel
-from ..standard_forms import DualQP
-from . import _smo_kernels as _k
-from . import kernel_blocks as _kb
+from ...exceptions import no_convergence_warnings
+from ...kernels import Kernel
+from ...standard_forms import DualQP
+from . import rows as _rows
+from . import state as _k
 
 __all__ = ["BlockRows", "run_blocks", "block_size", "exact_gradient"]
 
@@ -99,7 +99,7 @@ class BlockRows:
         self.stamp = np.zeros(capacity, dtype=np.int64)
         self.clock = 0
         self.computed = 0
-        self.dense = run.gram is None and not kd.sparse and kd.kind != _k.K_PRECOMPUTED
+        self.dense = run.gram is None and not kd.sparse and kd.kind != _rows.K_PRECOMPUTED
         if self.dense:
             self.X32 = kd.X.astype(np.float32)
             self.XT32 = np.ascontiguousarray(kd.XT.astype(np.float32))
@@ -110,20 +110,20 @@ class BlockRows:
         for c in range(0, rows.size, CHUNK):
             r, s = rows[c:c + CHUNK], slots[c:c + CHUNK]
             if not self.dense:
-                self.store[s] = _kb.kernel_block(kd, run.gram, run.csr, r)
+                self.store[s] = _rows.kernel_block(kd, run.gram, run.csr, r)
                 continue
             B = self.X32[r] @ self.XT32
-            if kd.kind == _k.K_RBF:
+            if kd.kind == _rows.K_RBF:
                 B *= np.float32(2.0 * kd.gamma)
                 B -= np.float32(kd.gamma) * self.sq32[r][:, None]
                 B -= np.float32(kd.gamma) * self.sq32[None, :]
                 np.minimum(B, 0.0, out=B)
                 np.exp(B, out=B)
-            elif kd.kind == _k.K_POLY:
+            elif kd.kind == _rows.K_POLY:
                 B *= np.float32(kd.gamma)
                 B += np.float32(kd.coef0)
                 B **= kd.degree
-            elif kd.kind == _k.K_SIGMOID:
+            elif kd.kind == _rows.K_SIGMOID:
                 B *= np.float32(kd.gamma)
                 B += np.float32(kd.coef0)
                 np.tanh(B, out=B)
@@ -160,7 +160,7 @@ def exact_gradient(run):
     at_u = a[nz] >= C[nz]
     np.add.at(coefs[:, 1], inv[at_u], y[nz][at_u] * C[nz][at_u])
     if rows.size:
-        v = _kb.combination(run.kd, run.gram, run.csr, rows, coefs,
+        v = _rows.combination(run.kd, run.gram, run.csr, rows, coefs,
                             block_bytes=run.budget / 4)
     else:
         v = np.zeros((run.n_data, 2))
@@ -194,14 +194,14 @@ def _select(g, up, low, keep, q):
 
 
 def run_blocks(run, tol, q, max_iter):
-    """Outer steps until m(α) − M(α) ≤ tol; returns a ``_smo_kernels.R_*`` code.
+    """Outer steps until m(α) − M(α) ≤ tol; returns a ``state.R_*`` code.
 
     ``run`` is an ``_SMORun`` with every variable active; its α and ∇ are updated
     in place, ``run.st[S_ITER]`` counts the inner SMO iterations and ``run.fout[0]``
     holds the last gap.  Stops with ``R_STALLED`` when the gap has not halved within
     ``run.stall_window`` inner iterations, ``R_MAX_ITER`` at ``max_iter``.
     """
-    from .smo import solve_smo  # the one SMO core solves each subproblem
+    from .driver import solve_smo  # the one SMO core solves each subproblem
 
     a, G, y, C, index, st, fout = run.alpha, run.G, run.y, run.C, run.index, run.st, run.fout
     if run.rows is None:
