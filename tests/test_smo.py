@@ -216,17 +216,16 @@ def test_epsilon_svr_form_with_index_matches_libsvm():
     assert abs(res.b - svr.intercept_[0]) <= 1e-5
 
 
-def test_no_early_unshrinking_same_answer_one_reconstruction_less(monkeypatch):
+def test_no_early_unshrinking_same_answer_one_reconstruction_less():
     """LIBSVM unshrinks once m − M ≤ 10·tol; SMO here only at the end of a phase (where
     LIBSVM also does): one gradient reconstruction less, the same optimum as LIBSVM's
     way and as LIBSVM itself (ε-SVR, n = 1500, d = 20)."""
-    import margin_opt.solvers.smo.driver as smo
+    from margin_opt.solvers.smo import SMOOptions
 
     X, t, qp = svr_data_qp(1500, 20, 3, C=1.0, eps=0.1, gamma=0.05)
     n, C, eps = 1500, 1.0, 0.1
     ours = solve_smo(qp, tol=1e-3)
-    monkeypatch.setattr(smo, "_UNSHRINK_STATE", 0)
-    libsvm_way = solve_smo(qp, tol=1e-3)
+    libsvm_way = solve_smo(qp, tol=1e-3, options=SMOOptions(unshrink_start=0))
     assert ours.status == libsvm_way.status == "optimal"
     assert ours.cache["reconstructions"] == libsvm_way.cache["reconstructions"] - 1
     assert abs(ours.fun - libsvm_way.fun) <= 1e-5 * abs(libsvm_way.fun)
@@ -592,7 +591,7 @@ def test_silenced_convergence_warnings_are_this_threads_only():
 
 
 @pytest.mark.parametrize("form", ["svc", "svc-sparse", "svr"])
-def test_packed_rows_same_iterations_and_optimum(form, monkeypatch):
+def test_packed_rows_same_iterations_and_optimum(form):
     """Once shrinking leaves few rows active, rows are stored packed (more of them in
     the same budget, the rows held moved into each new layout): the run is the
     unpacked run, iteration for iteration (a packed row holds the same values; at
@@ -600,7 +599,7 @@ def test_packed_rows_same_iterations_and_optimum(form, monkeypatch):
     sums would otherwise read held rows in place and differ in the last bits), and
     its optimum is cvxpy's.  Sparse data with a tiny
     cache has no dense transpose: its packed rows come from sparse dot products."""
-    from margin_opt.solvers.smo import driver as smo_module
+    from margin_opt.solvers.smo import SMOOptions
 
     if form == "svr":
         X, t = make_regression(300, 4, noise=5.0, random_state=7)
@@ -617,8 +616,7 @@ def test_packed_rows_same_iterations_and_optimum(form, monkeypatch):
             X = sp.csr_matrix(X)
         qp = svc_qp(X, y, 1.0, "rbf", gamma=0.1)
     packed = solve_smo(qp, tol=1e-8, cache_size=0.03)
-    monkeypatch.setattr(smo_module, "_PACKED", False)
-    plain = solve_smo(qp, tol=1e-8, cache_size=0.03)
+    plain = solve_smo(qp, tol=1e-8, cache_size=0.03, options=SMOOptions(packed_rows=False))
     assert packed.cache["packed_layouts"] >= 1 and plain.cache["packed_layouts"] == 0
     assert packed.cache["packed_rows_kept"] > 0       # rows moved into the new layouts
     assert packed.cache["misses"] < plain.cache["misses"]
@@ -720,14 +718,14 @@ def test_packed_layout_rebuild_keeps_rows_with_their_values():
 
 
 @pytest.mark.parametrize("sparse,C,tol", [(False, 100.0, 1e-3), (True, 0.3, 1e-6)])
-def test_packed_rows_with_an_index_over_few_data_rows(sparse, C, tol, monkeypatch):
+def test_packed_rows_with_an_index_over_few_data_rows(sparse, C, tol):
     """An ε-SVR form whose ``index`` uses a third of the data rows keeps packed rows with
     every variable active (after an unshrinking, and through the polish): the positions
     are read after they are restored, and the polish seeds no rows into packed memory.
     The answer is the unpacked run's and satisfies the KKT test on Qα + p recomputed
     from scratch (found by review: a stale position map stalled the first case far
     from the optimum, and seeding corrupted held rows in the second)."""
-    from margin_opt.solvers.smo import driver as smo_module
+    from margin_opt.solvers.smo import SMOOptions
 
     rng = np.random.default_rng(0)
     n_data, m = 1200, 400
@@ -745,8 +743,7 @@ def test_packed_rows_with_an_index_over_few_data_rows(sparse, C, tol, monkeypatc
     with warnings.catch_warnings():
         warnings.simplefilter("error", ConvergenceWarning)
         packed = solve_smo(qp, tol=tol, cache_size=cache_size)
-    monkeypatch.setattr(smo_module, "_PACKED", False)
-    plain = solve_smo(qp, tol=tol, cache_size=cache_size)
+    plain = solve_smo(qp, tol=tol, cache_size=cache_size, options=SMOOptions(packed_rows=False))
     assert packed.cache["packed_layouts"] > 0
     assert packed.status == plain.status == "optimal"
     assert abs(packed.fun - plain.fun) <= 1e-9 * abs(plain.fun)

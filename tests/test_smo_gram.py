@@ -64,19 +64,19 @@ def test_newton_step_on_the_free_set_reaches_the_cvxpy_optimum(weighted):
 
 
 @pytest.mark.parametrize("tol", [1e-3, 1e-5])
-def test_same_unshrinking_as_solve_smo_where_it_changes_the_path(tol, monkeypatch):
+def test_same_unshrinking_as_solve_smo_where_it_changes_the_path(tol):
     # a case where shrinking too early matters: LIBSVM's early unshrinking (at
     # m − M ≤ 10·tol) takes SMO another way (798 against 794 iterations at 1e-3), so the
     # two solvers keep the same iterates only by sharing the rule (UNSHRINK_START)
-    import margin_opt.solvers.smo.driver as smo
+    from margin_opt.solvers.smo import SMOOptions
 
     qp = _with_gram(svc_qp(*data(360, seed=11), C=3.146542392987963, gamma=0.31896710307294784))
     ref = solve_smo(qp, tol=tol, polish=False)
     res = solve_smo_gram(qp, tol=tol, polish=False)
     assert res.status == ref.status == "optimal" and res.nit == ref.nit
     np.testing.assert_array_equal(res.x, ref.x)
-    monkeypatch.setattr(smo, "_UNSHRINK_STATE", 0)              # LIBSVM's way, solve_smo only
-    other = solve_smo(qp, tol=tol, polish=False)
+    libsvm_way = SMOOptions(unshrink_start=0)                   # LIBSVM's way, solve_smo only
+    other = solve_smo(qp, tol=tol, polish=False, options=libsvm_way)
     assert other.nit != res.nit or not np.array_equal(other.x, res.x)
 
 

@@ -12,6 +12,8 @@ before it):
     split over threads (LIBSVM's ``Kernel``).
 ``memory``
     The row cache's memory, kept for the next run of the process.
+``options``
+    :class:`SMOOptions`: the tuning knobs, a frozen dataclass (with ``memory``).
 ``packed``
     Packed rows: the cache's memory re-cut to the active columns of a shrunk run.
 ``cache``
@@ -43,6 +45,7 @@ TIST 2(3), 2011.
 
 from .batch import block_pair_matrix, solve_block_pair, solve_smo_gram
 from .driver import WSS, run_status, solve_smo
+from .options import SMOOptions
 
 __all__ = ["solve_smo", "solve_smo_gram", "solve_block_pair", "block_pair_matrix",
-           "run_status", "WSS"]
+           "run_status", "WSS", "SMOOptions"]

@@ -35,25 +35,18 @@ from ...kernels import Kernel
 from ...standard_forms import DualQP
 from . import rows as _rows
 from . import state as _k
+from .options import DEFAULT
 
 __all__ = ["BlockRows", "run_blocks", "block_size", "exact_gradient"]
-
-#: problems from this many variables on are solved in blocks by default
-BLOCK_MIN = 10_000
-#: largest working set
-Q_MAX = 512
-#: the local tolerance: max(tol, LOCAL × the subproblem's initial m − M)
-LOCAL = 0.1
-#: rows computed per matrix product (temporary memory: this × n_data doubles)
-CHUNK = 64
 
 _PRE = Kernel("precomputed")
 
 
-def block_size(m, n_data, budget_bytes) -> int:
-    """The working-set size q for m variables within the cache budget (0: pairs)."""
+def block_size(m, n_data, budget_bytes, opts=DEFAULT) -> int:
+    """The working-set size q for m variables within the cache budget (0: pairs), at
+    most ``opts.block_q_max``."""
     rows = int(budget_bytes // (4 * n_data))
-    return int(min(Q_MAX, rows // 2, m)) // 2 * 2
+    return int(min(opts.block_q_max, rows // 2, m)) // 2 * 2
 
 
 @njit(cache=True)
@@ -82,7 +75,7 @@ def _gather(store, slots, cols, out):
 class BlockRows:
     """Kernel rows by data row in ``capacity`` slots, least recently used evicted.
 
-    Rows are kept in single precision (as LIBSVM's cache): missing ones come ``CHUNK``
+    Rows are kept in single precision (as LIBSVM's cache): missing ones come ``chunk``
     at a time from one float32 matrix product and a vectorized exp — several times
     faster than double rows, and twice as many fit the budget.  The gradient itself
     stays in double; the caller recomputes it exactly in double before any final
@@ -90,7 +83,8 @@ class BlockRows:
     the single-precision rows.
     """
 
-    def __init__(self, run, capacity):
+    def __init__(self, run, capacity, chunk=DEFAULT.block_chunk):
+        self.chunk = int(chunk)
         self.run = run
         kd = run.kd
         self.store = np.empty((capacity, run.n_data), dtype=np.float32)
@@ -107,8 +101,9 @@ class BlockRows:
 
     def _compute(self, rows, slots):
         run, kd = self.run, self.run.kd
-        for c in range(0, rows.size, CHUNK):
-            r, s = rows[c:c + CHUNK], slots[c:c + CHUNK]
+        step = self.chunk
+        for c in range(0, rows.size, step):
+            r, s = rows[c:c + step], slots[c:c + step]
             if not self.dense:
                 self.store[s] = _rows.kernel_block(kd, run.gram, run.csr, r)
                 continue
@@ -193,7 +188,7 @@ def _select(g, up, low, keep, q):
     return np.concatenate([keep, new])
 
 
-def run_blocks(run, tol, q, max_iter):
+def run_blocks(run, tol, q, max_iter, opts=DEFAULT):
     """Outer steps until m(α) − M(α) ≤ tol; returns a ``state.R_*`` code.
 
     ``run`` is an ``_SMORun`` with every variable active; its α and ∇ are updated
@@ -205,7 +200,8 @@ def run_blocks(run, tol, q, max_iter):
 
     a, G, y, C, index, st, fout = run.alpha, run.G, run.y, run.C, run.index, run.st, run.fout
     if run.rows is None:
-        run.rows = BlockRows(run, max(2 * q, int(run.budget // (4 * run.n_data))))
+        run.rows = BlockRows(run, max(2 * q, int(run.budget // (4 * run.n_data))),
+                             opts.block_chunk)
     rows_cache = run.rows
     ws = np.empty(0, dtype=np.int64)
     pos, neg = y > 0, y < 0
@@ -241,8 +237,8 @@ def run_blocks(run, tol, q, max_iter):
         sub = DualQP(X=K_BB, kernel=_PRE, y=yB, p=pB, upper=C[ws], delta=float(yB @ aB),
                      gram=K_BB)
         with no_convergence_warnings():     # a subproblem cut short is not the answer
-            res = solve_smo(sub, tol=max(tol, LOCAL * local), alpha0=aB, polish=False,
-                            shrinking=False, cache_size=1.0,
+            res = solve_smo(sub, tol=max(tol, opts.block_local * local), alpha0=aB,
+                            polish=False, shrinking=False, cache_size=1.0, options=opts,
                             max_iter=max(1, min(100 * ws.size,
                                                 int(max_iter - st[_k.S_ITER]))))
         st[_k.S_ITER] += max(1, res.nit)

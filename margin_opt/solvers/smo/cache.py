@@ -132,10 +132,12 @@ def scratch_row(v, index, st, kd, cc, all_cols):
     return cc.full
 
 
-def make_cache(gram, n_data, cache_size, m, packed=True):
+def make_cache(gram, n_data, cache_size, m, packed=True, pool=None):
     """The :class:`RowCache` and its number of slots: a full matrix (all rows valid) or
     LRU slots (packed once shrinking leaves few rows active where ``packed``, see
-    :mod:`.packed`), for ``m`` variables; ``cache_size`` in MB."""
+    :mod:`.packed`), for ``m`` variables; ``cache_size`` in MB.  The slots' memory comes
+    from ``pool`` (a :class:`.memory.RowMemory`; None: :data:`.memory.POOL`), and goes
+    back to it when the run ends."""
     if gram is not None:
         ar = np.arange(n_data, dtype=np.int64)
         return RowCache(gram, ar.copy(), ar.copy(), np.full(n_data, FULL, dtype=np.int64),
@@ -143,7 +145,8 @@ def make_cache(gram, n_data, cache_size, m, packed=True):
                         **_pk.make(np.zeros(1), n_data, m, False)), n_data
     n_slots = int(max(2, min(n_data, cache_size * _MB // (8 * n_data))))
     # memory kept from an earlier run where it fits (no fresh pages to fault in)
-    rows = _mem.take(n_slots * n_data, reserve=cache_size * _MB // 8).reshape(n_slots, n_data)
+    pool = _mem.POOL if pool is None else pool
+    rows = pool.take(n_slots * n_data, reserve=cache_size * _MB // 8).reshape(n_slots, n_data)
     packed = packed and n_slots < n_data
     return RowCache(rows, np.full(n_data, -1, dtype=np.int64),
                     np.full(n_slots, -1, dtype=np.int64), np.zeros(n_slots, dtype=np.int64),

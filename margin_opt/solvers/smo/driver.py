@@ -41,46 +41,15 @@ from . import polish as _pol
 from . import rows as _rows
 from . import shrink as _shrink
 from . import state as _st
-from .state import UNSHRINK_START
+from .options import DEFAULT, SMOOptions, resolve
 
-__all__ = ["solve_smo", "run_status", "WSS"]
+__all__ = ["solve_smo", "run_status", "WSS", "SMOOptions"]
 
 #: accepted working-set selection names
 WSS = ("second-order", "first-order")
 
 _MB = 2 ** 20
 _DEFAULT_MAX_ITER = 10_000_000
-_ALPHA_CAP = 1e12       # a multiplier above this: the dual diverges (stop, "stalled")
-_STALL_MIN = 100_000    # progress window: m − M must halve within max(this, 10 m) iterations
-_POLISH_TOL = 1e-3      # SMO runs to this before the Newton polish of its free set
-#: after the first polish, SMO stops at these tolerances (those above tol) for another
-#: polish, which reuses the factorization of the first (extended, not redone): the
-#: first polish leaves the bound variables that should enter the free set to SMO's
-#: slow tail (ε-SVR, n = 5000: 18 370 iterations with one polish, 11 130 with two)
-_POLISH_AT = (1e-5,)
-#: where m − M met tol but the duality gap failed gap_tol, the next m − M target is
-#: this range of factors times the last (by 0.8·gap_tol / gap within it)
-_GAP_SHRINK = (0.25, 0.5)
-_POLISH_MAX = 4         # polishes per run
-#: after the first polish, a second at once with the bound variables that violate the
-#: optimality conditions let into the free set (:func:`.polish.entering`), instead
-#: of SMO's tail to the next ``_POLISH_AT`` first (ε-SVR, n = 5000: the 966 iterations of
-#: that tail and their gradient reconstruction skipped, docs/smo.md)
-_ENTER_POLISH = True
-#: st[S_UNSHRINK] at the start of a phase (:data:`.state.UNSHRINK_START`: LIBSVM's
-#: early unshrinking skipped; 0 would restore it for this solver only)
-_UNSHRINK_STATE = UNSHRINK_START
-#: packed rows once shrinking leaves few rows active (:mod:`.packed`); off only to
-#: compare (the pair steps are the same either way; the sums over the free rows — a
-#: polish's update, a gradient reconstruction — may differ in the last bit, since they
-#: read the rows the classic slots hold whole in place: :func:`.cache.accumulate`)
-_PACKED = True
-_TOL_FLOOR = 1e-15      # relative to the gradient scale: below, m − M is rounding
-#: threads (where :func:`margin_opt.parallel.smo_threads` gives more than one): kernel rows of at
-#: least ROW_PAR_MIN columns and passes over at least PASS_PAR_MIN active variables
-#: are split (measured on the 2-core development machine, docs/smo.md)
-ROW_PAR_MIN = 4096
-PASS_PAR_MIN = 8192
 
 
 def _check_options(tol, cache_size, wss, max_iter, callback_every, m):
@@ -227,7 +196,7 @@ def _unpermute(values, perm):
 
 def solve_smo(qp, *, tol=1e-3, gap_tol=None, polish=True, block_size=None, cache_size=200,
               shrinking=True, wss="second-order", max_iter=None, alpha0=None, callback=None,
-              callback_every=1000):
+              callback_every=1000, options=None):
     """Solve a :class:`~margin_opt.standard_forms.DualQP` by SMO (LIBSVM's algorithm).
 
     Parameters
@@ -291,6 +260,9 @@ def solve_smo(qp, *, tol=1e-3, gap_tol=None, polish=True, block_size=None, cache
         stops cleanly with status ``"stopped"``.
     callback_every : int, default=1000
         Iterations between callbacks.
+    options : SMOOptions, optional
+        Tuning knobs (:class:`~margin_opt.solvers.smo.options.SMOOptions`); None: the
+        defaults.
 
     Returns
     -------
@@ -328,6 +300,7 @@ def solve_smo(qp, *, tol=1e-3, gap_tol=None, polish=True, block_size=None, cache
     (2011), §4.1.1 (stopping), §4.1.3 (b), §5.1 (shrinking, gradient reconstruction).
     """
     t0 = time.perf_counter()
+    opts = resolve(options)
     y, p, C, index = _check_qp(qp)
     m = y.shape[0]
     max_iter = _check_options(tol, cache_size, wss, max_iter, callback_every, m)
@@ -342,7 +315,7 @@ def solve_smo(qp, *, tol=1e-3, gap_tol=None, polish=True, block_size=None, cache
     elif isinstance(block_size, bool) or int(block_size) != block_size or block_size < 0 or \
             block_size == 1:
         raise ValueError(f"block_size must be None, 0 or an integer ≥ 2, got {block_size!r}.")
-    run = _SMORun(qp, y, p, C, index, cache_size, alpha0, shrinking, n_data)
+    run = _SMORun(qp, y, p, C, index, cache_size, alpha0, shrinking, n_data, opts)
     if block_size and not run.equality:
         block_size = 0                      # coordinate descent has no blocks
     run.q = run.q_used = int(block_size)
@@ -362,9 +335,34 @@ def solve_smo(qp, *, tol=1e-3, gap_tol=None, polish=True, block_size=None, cache
     return out
 
 
-def run_status(code, stopped, nit, gap, rel_gap, tol, gap_tol, max_iter):
+def run_status(code, stopped, nit, gap, rel_gap, tol, gap_tol, max_iter, alpha_cap=None):
     """(status, message) of an SMO run that ended with ``code`` (``state.R_*``);
-    ``ConvergenceWarning`` for "max_iter" and "stalled" (unless silenced on this thread)."""
+    ``ConvergenceWarning`` for "max_iter" and "stalled" (unless silenced on this thread).
+
+    Parameters
+    ----------
+    code : int
+        The run's ``state.R_*`` code.
+    stopped : bool
+        Stopped by the callback.
+    nit : int
+    gap, rel_gap : float
+        The last m − M and the relative duality gap.
+    tol, gap_tol : float
+        The run's tolerances (``gap_tol`` None: none).
+    max_iter : int
+    alpha_cap : float, optional
+        The run's :attr:`SMOOptions.alpha_cap` (None: the default), named in the
+        message of ``R_CAP``.
+
+    Returns
+    -------
+    status : str
+        "optimal", "stopped", "stalled" or "max_iter".
+    message : str
+    """
+    if alpha_cap is None:
+        alpha_cap = DEFAULT.alpha_cap
     if stopped:
         status, msg = "stopped", f"stopped by the callback after {nit} iterations."
     elif code == _st.R_OPTIMAL:
@@ -375,7 +373,7 @@ def run_status(code, stopped, nit, gap, rel_gap, tol, gap_tol, max_iter):
         msg += f" after {nit} iterations."
     elif code == _st.R_CAP:
         status = "stalled"
-        msg = (f"a multiplier exceeded {_ALPHA_CAP:g} after {nit} iterations: the dual "
+        msg = (f"a multiplier exceeded {alpha_cap:g} after {nit} iterations: the dual "
                "diverges (with upper = ∞, the hard margin, the classes are probably not "
                "separable in the feature space; a separability LP decides). Use a finite "
                "C, or an exact method.")
@@ -404,12 +402,15 @@ class _SMORun:
     shrinking; ``perm[k]`` is the original variable at position k.
     """
 
-    def __init__(self, qp, y, p, C, index, cache_size, alpha0, shrinking, n_data):
+    def __init__(self, qp, y, p, C, index, cache_size, alpha0, shrinking, n_data,
+                 opts: SMOOptions = DEFAULT):
+        self.opts = opts
+        self.pool = opts.memory if opts.memory is not None else _mem.POOL
         budget_rows = int(cache_size * _MB // (8 * n_data))
         self.kd, self.gram, diag, self.csr = _kernel_arrays(qp, budget_rows,
                                                             dense_budget=cache_size * _MB / 4)
         self.nthr = smo_threads()
-        self.kd = _rows.for_smo(self.kd, y.shape[0], self.nthr, ROW_PAR_MIN)
+        self.kd = _rows.for_smo(self.kd, y.shape[0], self.nthr, opts.row_par_min)
         cache_mb = cache_size - (self.kd.XT.nbytes / _MB if self.kd.sparse else 0.0)
         self.budget = cache_mb * _MB
         self.n_data = n_data
@@ -418,7 +419,7 @@ class _SMORun:
         self.alpha = _start_point(alpha0, y, C, float(qp.delta), self.equality)
         self.QD = np.ascontiguousarray(diag[index])
         self.cc, self.n_slots = _cache.make_cache(self.gram, n_data, cache_mb, y.shape[0],
-                                                     _PACKED)
+                                                     opts.packed_rows, self.pool)
         m = y.shape[0]
         # Ḡ by data row: LIBSVM's Ḡₜ = yₜ·G_bar[index[t]] (see loop.init_gradient)
         self.G, self.G_bar = np.empty(m), np.zeros(n_data)
@@ -428,9 +429,9 @@ class _SMORun:
         self.st = np.zeros(_st.N_STATE, dtype=np.int64)
         self.st[_st.S_COUNTER] = min(m, 1000) + 1
         self.st[_st.S_ACTIVE] = m
-        self.st[_st.S_UNSHRINK] = _UNSHRINK_STATE
+        self.st[_st.S_UNSHRINK] = self.opts.unshrink_start
         self.fout = np.array([np.inf, np.inf])
-        self.stall_window = max(_STALL_MIN, 10 * m)
+        self.stall_window = opts.stall_window(m)
         self.n_polish = 0
         self.polish_factor = None       # the Cholesky factor kept between polishes
         self.early = None               # the first polish's factor, computed beside SMO
@@ -449,7 +450,7 @@ class _SMORun:
         the run can no longer iterate."""
         self._take_early()                 # the thread reads the data: done before we return
         if self.gram is None and self.cc is not None:
-            _mem.give(self.cc.cache)
+            self.pool.give(self.cc.cache)
         self.cc = None
 
     def _take_early(self):
@@ -460,9 +461,9 @@ class _SMORun:
     def _look_early(self, tol):
         """At a look at m − M during the first phase: start the early factorization once
         m − M ≤ EARLY_AT·tol; True when done looking (started, or not wanted)."""
-        if float(self.fout[0]) > _pol.EARLY_AT * tol:
+        if float(self.fout[0]) > self.opts.early_at * tol:
             return False
-        self.early = _pol.start(self, self.budget)
+        self.early = _pol.start(self, self.budget, self.opts)
         if self.early is not None:
             self.early_state = "started"
         return True
@@ -475,14 +476,14 @@ class _SMORun:
     def _polish(self, force=False, extra=None):
         """Newton polish of the free set (all variables active); resets the progress mark.
         ``force``: even where it costs more than SMO's tail would (SMO has stalled)."""
-        if not self.equality or self.n_polish >= _POLISH_MAX:
+        if not self.equality or self.n_polish >= self.opts.polish_max:
             return False
         had_early = self.early is not None
         early = self._take_early()
         if early is not None and self.polish_factor is None:
             self.polish_factor = early   # extended or pinned to the free set as it is now
         with one_blas_thread():      # BLAS threads spin after a call and slow SMO's loop
-            done = _pol.polish(self, self.budget, force, extra)
+            done = _pol.polish(self, self.budget, force, extra, self.opts)
         if had_early:                # "discarded": it failed, or too much of F changed
             used = done and early is not None and self.polish_factor is early
             self.early_state = "used" if used else "discarded"
@@ -491,7 +492,7 @@ class _SMORun:
             self.st[_st.S_FULL_ITER] = self.st[_st.S_ITER]   # every gradient brought up to date
             self.st[_st.S_MARK] = self.st[_st.S_ITER]
             self.fout[1] = np.inf
-            self.st[_st.S_UNSHRINK] = _UNSHRINK_STATE
+            self.st[_st.S_UNSHRINK] = self.opts.unshrink_start
             self.st[_st.S_COUNTER] = 1
         return done
 
@@ -504,12 +505,14 @@ class _SMORun:
     def solve(self, tol, gap_tol, polish, wss2, max_iter, callback, callback_every):
         """SMO to ``tol`` (through the polish when asked) and the gap test; (code, stopped)."""
         polish = polish and self.equality
-        phase = max(tol, _POLISH_TOL) if polish else tol
-        floor = _TOL_FLOOR * max(1.0, float(np.abs(self.G).max()))
+        opts = self.opts
+        phase = max(tol, opts.polish_tol) if polish else tol
+        floor = opts.tol_floor * max(1.0, float(np.abs(self.G).max()))
         stall_polished = False
         while True:
             early = polish and phase > tol and self.n_polish == 0 and \
-                self.early_state == "none" and _pol.possible(self)
+                self.early_state == "none" and opts.early_factor and \
+                _pol.possible(self)
             code, stopped = self.iterate(phase, wss2, max_iter, callback, callback_every, early)
             if stopped or code in (_st.R_MAX_ITER, _st.R_CAP):
                 return code, stopped
@@ -523,16 +526,16 @@ class _SMORun:
                 # further polishes where they are cheap: the factor is kept and the
                 # gradient update reads its rows from a cache that holds them all
                 again = polished and self.n_slots >= self.n_data
-                if again and _ENTER_POLISH:
+                if again and opts.enter_polish:
                     # the bound variables that SMO's tail would bring into the free set,
                     # let into a second polish at once (the factor extended by them)
-                    extra = _pol.entering(self, min_violation=0.1 * tol)
+                    extra = _pol.entering(self, min_violation=0.1 * tol, opts=opts)
                     if extra.size:
                         self._polish(extra=extra)
                 # SMO stops again for another polish where m − M is still above it
                 # (m − M from the gradient: every variable active and exact after a polish)
                 gap = violating_pair_gap(self.y, self.alpha, self.G, self.C) if again else 0.0
-                nxt = [x for x in _POLISH_AT if tol < x < min(phase, gap)] if again else []
+                nxt = [x for x in opts.polish_at if tol < x < min(phase, gap)] if again else []
                 phase = nxt[0] if nxt else tol
                 if not nxt:
                     self.polish_factor = None    # no further polish planned: memory back
@@ -547,9 +550,10 @@ class _SMORun:
             # "optimal" must certify: go on at a tighter m − M, by the factor the gap asks
             # for (it shrinks about in proportion to m − M), by 2 to 4 (each extra phase
             # costs a gradient reconstruction)
-            shrink = min(_GAP_SHRINK[1], max(_GAP_SHRINK[0], 0.8 * gap_tol / self.rel_gap))
+            lo, hi = opts.gap_shrink
+            shrink = min(hi, max(lo, 0.8 * gap_tol / self.rel_gap))
             phase = max(floor, min(phase, float(self.fout[0])) * shrink)
-            self.st[_st.S_UNSHRINK] = _UNSHRINK_STATE
+            self.st[_st.S_UNSHRINK] = self.opts.unshrink_start
 
     def iterate(self, tol, wss2, max_iter, callback, callback_every, early=False):
         """Run the compiled loop, in chunks between callbacks (or, with ``early`` and no
@@ -557,11 +561,11 @@ class _SMORun:
         chunk = int(callback_every) if callback is not None else max_iter
         early = early and callback is None
         if early:
-            chunk = _pol.CHUNK
+            chunk = self.opts.early_chunk
         a, G, y, p, C, st = self.alpha, self.G, self.y, self.p, self.C, self.st
         if self.q:
             with one_blas_thread():
-                code = _blocks.run_blocks(self, tol, self.q, max_iter)
+                code = _blocks.run_blocks(self, tol, self.q, max_iter, self.opts)
                 # from here on in double: the exact gradient, then pair steps (which
                 # confirm the tolerance on it), the single-precision rows released
                 _blocks.exact_gradient(self)
@@ -574,13 +578,14 @@ class _SMORun:
             if self.equality:
                 with one_blas_thread():   # unshrinking calls BLAS in numba's threads
                     code = _loop.smo_run(a, G, self.G_bar, y, p, C, self.QD, self.index,
-                                      self.perm, st, self.kd, self.cc, self.all_cols, tol, wss2,
-                                      self.shrinking, max_iter, stop_at, _ALPHA_CAP,
-                                      self.stall_window, self.fout, self.nthr, PASS_PAR_MIN)
+                                         self.perm, st, self.kd, self.cc, self.all_cols, tol,
+                                         wss2, self.shrinking, max_iter, stop_at,
+                                         self.opts.alpha_cap, self.stall_window, self.fout,
+                                         self.nthr, self.opts.pass_par_min)
             else:
-                code = _loop.coordinate_run(a, G, y, C, self.QD, self.index, st, self.kd, self.cc,
-                                         self.all_cols, tol, max_iter, stop_at, _ALPHA_CAP,
-                                         self.stall_window, self.fout)
+                code = _loop.coordinate_run(a, G, y, C, self.QD, self.index, st, self.kd,
+                                            self.cc, self.all_cols, tol, max_iter, stop_at,
+                                            self.opts.alpha_cap, self.stall_window, self.fout)
             if code != _st.R_CHUNK:
                 break
             if callback is None:            # a look for the early factorization
@@ -602,7 +607,8 @@ class _SMORun:
         st, a, G, y = self.st, self.alpha, self.G, self.y
         nit, gap = int(st[_st.S_ITER]), float(self.fout[0])
         rel_gap = self.relative_gap()
-        status, msg = run_status(code, stopped, nit, gap, rel_gap, tol, gap_tol, max_iter)
+        status, msg = run_status(code, stopped, nit, gap, rel_gap, tol, gap_tol, max_iter,
+                                 self.opts.alpha_cap)
         b = float(_loop.calculate_b(a, G, y, self.C)) if self.equality else 0.0
         fun = float(0.5 * a @ (G + self.p))
         cache = {"n_slots": int(self.n_slots),

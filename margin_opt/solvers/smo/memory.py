@@ -12,13 +12,14 @@ module does the same for our one block: a run takes its cache's memory here and
 gives it back when it ends, and the next run (a cross-validation fold, a point of
 a C path, a grid search's next fit) reuses pages already touched.
 
-What is kept: buffers given back, the oldest dropped first, up to :data:`KEEP_MB`
-in all (the default cache is 200 MB; one bigger than ``KEEP_MB``, or under 4 MB, is
+What is kept (by a :class:`RowMemory`; runs use the process's :data:`POOL` unless
+their options name another): buffers given back, the oldest dropped first, up to
+``keep_mb`` in all (the default cache is 200 MB; one bigger than ``keep_mb``, or under 4 MB, is
 freed on return).  Runs on several threads at once each take their own buffer; a
 forked process keeps nothing of its parent's (and its copy of the memory is its
 own).  A buffer's old contents are never read: the cache marks every slot empty
 when it starts.  :func:`release` frees what is kept (e.g. before a memory-hungry
-step); ``KEEP_MB = 0`` turns keeping off.
+step); a pool with ``keep_mb = 0`` keeps nothing.
 """
 
 from __future__ import annotations
@@ -26,63 +27,120 @@ from __future__ import annotations
 import mmap
 import os
 import threading
+import weakref
 
 import numpy as np
 
-__all__ = ["KEEP_MB", "take", "give", "release", "kept_mb"]
+__all__ = ["RowMemory", "POOL", "take", "give", "release", "kept_mb"]
 
-#: most memory kept between runs, MB (2**20 bytes); 0: nothing is kept.  Lowering it
-#: trims what is kept at the next run's end (:func:`release` frees it at once)
-KEEP_MB = 512
 _MB = 2 ** 20
 #: smaller blocks are plain ``np.empty`` and not kept (faulting them in costs little)
 _MIN_BYTES = 4 * _MB
+_pools = weakref.WeakSet()     # every pool, emptied in a forked child
 
-_lock = threading.Lock()
-_free = []               # buffers not in use, oldest first
+
+class RowMemory:
+    """A pool of row-cache buffers kept between SMO runs.
+
+    Parameters
+    ----------
+    keep_mb : float, default=512
+        Most memory kept, MB (2**20 bytes); 0: nothing is kept.  May be changed on
+        the pool; lowering it trims what is kept at the next :meth:`give`
+        (:meth:`release` frees it at once).
+    """
+
+    def __init__(self, keep_mb=512):
+        self.keep_mb = keep_mb
+        self._lock = threading.Lock()
+        self._free = []          # buffers not in use, oldest first
+        _pools.add(self)
+
+    def _forget(self):
+        """In a forked child: keep nothing from the parent (its buffers are copies that
+        no run of the child owns), and a fresh lock (the parent's may have been held by
+        a thread that does not exist here)."""
+        self._lock = threading.Lock()
+        self._free = []
+
+    def take(self, n, reserve=0):
+        """A float64 buffer of at least ``n`` elements, kept or new.
+
+        A kept buffer of at least ``n`` elements (the smallest such) is reused;
+        otherwise a new one of ``max(n, reserve)`` elements is made.
+
+        Parameters
+        ----------
+        n : int
+            Elements needed.
+        reserve : int, default=0
+            Size to allocate when nothing kept fits, so that later runs with a
+            slightly larger need (another data set under the same ``cache_size``)
+            reuse it too.  Untouched pages of a buffer cost no memory.
+
+        Returns
+        -------
+        buf : ndarray of shape (n,)
+            Uninitialized; a view of the buffer, handed to :meth:`give` when the run
+            ends.
+        """
+        n = int(n)
+        with self._lock:
+            fits = [k for k, b in enumerate(self._free) if b.size >= n]
+            if fits:
+                k = min(fits, key=lambda k: self._free[k].size)
+                return self._free.pop(k)[:n]
+        return _new(max(n, int(reserve)))[:n]
+
+    def give(self, buf):
+        """Hand back a buffer from :meth:`take`.
+
+        Kept while the total stays within ``keep_mb``, the oldest dropped first; one
+        below 4 MB, or above ``keep_mb`` alone, is left to be freed.
+
+        Parameters
+        ----------
+        buf : ndarray
+            The array :meth:`take` returned (or any view of it, or its base).  The
+            caller must hold no other reference that it still reads or writes.
+        """
+        base = _root(buf)
+        limit = self.keep_mb * _MB
+        with self._lock:
+            if _MIN_BYTES <= base.nbytes <= limit and not any(b is base for b in self._free):
+                self._free.append(base)
+            while self._free and sum(b.nbytes for b in self._free) > limit:
+                self._free.pop(0)
+
+    def release(self):
+        """Free every buffer kept for the next run (their memory returns to the
+        operating system: no run holds a kept buffer)."""
+        with self._lock:
+            self._free.clear()
+
+    def kept_mb(self):
+        """MB (2**20 bytes) of buffers kept, touched or not (a page never touched takes
+        no memory).
+
+        Returns
+        -------
+        mb : float
+        """
+        with self._lock:
+            return sum(b.nbytes for b in self._free) / _MB
 
 
 def _forget_after_fork():
-    """In a child process: keep nothing from the parent (its buffers are copies that
-    no run of the child owns), and a fresh lock (the parent's may have been held by
-    a thread that does not exist here)."""
-    global _lock, _free
-    _lock = threading.Lock()
-    _free = []
+    for pool in list(_pools):
+        pool._forget()
 
 
 if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_forget_after_fork)
 
 
-def take(n, reserve=0):
-    """A float64 buffer of at least ``n`` elements, kept or new.
-
-    A kept buffer of at least ``n`` elements (the smallest such) is reused;
-    otherwise a new one of ``max(n, reserve)`` elements is made.
-
-    Parameters
-    ----------
-    n : int
-        Elements needed.
-    reserve : int, default=0
-        Size to allocate when nothing kept fits, so that later runs with a
-        slightly larger need (another data set under the same ``cache_size``)
-        reuse it too.  Untouched pages of a buffer cost no memory.
-
-    Returns
-    -------
-    buf : ndarray of shape (n,)
-        Uninitialized; a view of the buffer, handed to :func:`give` when the run
-        ends.
-    """
-    n = int(n)
-    with _lock:
-        fits = [k for k, b in enumerate(_free) if b.size >= n]
-        if fits:
-            k = min(fits, key=lambda k: _free[k].size)
-            return _free.pop(k)[:n]
-    return _new(max(n, int(reserve)))[:n]
+#: the process's pool, used by every run whose options name none
+POOL = RowMemory()
 
 
 def _new(n):
@@ -111,40 +169,27 @@ def _root(a):
     return a
 
 
+def take(n, reserve=0):
+    """:meth:`RowMemory.take` of :data:`POOL`."""
+    return POOL.take(n, reserve)
+
+
 def give(buf):
-    """Hand back a buffer from :func:`take`.
-
-    Kept while the total stays within :data:`KEEP_MB`, the oldest dropped first;
-    one below 4 MB, or above ``KEEP_MB`` alone, is left to be freed.
-
-    Parameters
-    ----------
-    buf : ndarray
-        The array :func:`take` returned (or any view of it, or its base).  The
-        caller must hold no other reference that it still reads or writes.
-    """
-    base = _root(buf)
-    limit = KEEP_MB * _MB
-    with _lock:
-        if _MIN_BYTES <= base.nbytes <= limit and not any(b is base for b in _free):
-            _free.append(base)
-        while _free and sum(b.nbytes for b in _free) > limit:
-            _free.pop(0)
+    """:meth:`RowMemory.give` of :data:`POOL`."""
+    POOL.give(buf)
 
 
 def release():
-    """Free every buffer kept for the next run.
+    """Free every buffer kept for the next run (of :data:`POOL`).
 
     Their memory returns to the operating system (no run holds a kept buffer).
-    Call it before a memory-hungry step after SMO fits; set ``KEEP_MB = 0`` to keep
-    nothing from then on.
+    Call it before a memory-hungry step after SMO fits.
     """
-    with _lock:
-        _free.clear()
+    POOL.release()
 
 
 def kept_mb():
-    """Memory kept for the next run.
+    """Memory kept for the next run (by :data:`POOL`).
 
     Returns
     -------
@@ -152,5 +197,4 @@ def kept_mb():
         MB (2**20 bytes) of buffers kept, touched or not (a page never touched
         takes no memory).
     """
-    with _lock:
-        return sum(b.nbytes for b in _free) / _MB
+    return POOL.kept_mb()

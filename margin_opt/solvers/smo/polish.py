@@ -33,14 +33,14 @@ on one thread, and once most kernel rows are cached the second core has little t
 do.  The free set settles well before SMO reaches the polish tolerance: on the
 ε-SVR at n = 5000, at m(α) − M(α) = 9e-3 the free set (1871 variables) differs from
 the one at 1e-3 (1890) in 49 variables, 34 to enter and 15 to leave.  So, once
-m − M is within :data:`EARLY_AT` times the polish tolerance, the kernel block K_FF
+m − M is within ``early_at`` times the polish tolerance, the kernel block K_FF
 of the free set and its Cholesky factor (:class:`Factor`) are computed
 on a second thread while SMO goes on; the polish then extends that factor by the
 variables that became free and pins those that left (:func:`_reuse`,
 as between its own polishes), or factorizes afresh where too many changed.
 
 The answer does not depend on the thread's timing: the free set is taken at a fixed
-iteration (SMO looks at m − M every :data:`CHUNK` iterations, which does not change
+iteration (SMO looks at m − M every ``early_chunk`` iterations, which does not change
 its path), the factor is the one the polish would compute for that set, and the
 polish waits for it.  The thread reads only what SMO does not write: the data (or
 the given kernel matrix) and copies of the free set's rows and ids; its kernel block
@@ -64,63 +64,28 @@ from ...parallel import one_blas_thread
 from . import cache as _cache
 from . import packed as _pk
 from . import rows as _rows
+from .options import DEFAULT
 from .state import FULL, S_ACTIVE_SUM, S_EPOCH, S_TICK
 
-__all__ = ["polish", "max_free", "entering", "Factor", "EarlyFactor", "possible", "start",
-           "EARLY_AT", "CHUNK", "MIN_FREE"]
+__all__ = ["polish", "max_free", "worth_it", "entering", "Factor", "EarlyFactor", "possible",
+           "start"]
 
-#: largest free set polished (the dense factorization is O(|F|³))
-MAX_FREE = 3000
-#: relative damping of the Newton system (Levenberg–Marquardt): singular Q_FF
-#: (a linear kernel with more free points than features) stays solvable
-DAMPING = 1e-12
-ROUNDS = 8
-#: pinned variables (or |F|/16 where larger) beyond which the active-set rounds stop
-PIN_MAX = 64
-#: the polish's factorization in single precision (:class:`Factor`); off only to compare
-SINGLE = True
-#: relative residual the first solve on a single-precision factor must reach (max
-#: norm, per right-hand side): the polish is a Newton step that SMO goes on from, not
-#: the answer (ε-SVR at n = 5000: 11 136 iterations against 11 107 with the factor in
-#: double, 0.3 % more; docs/smo.md)
-SOLVE_RTOL = 1e-4
-#: refinement steps before the factor is redone in double
-REFINE = 3
-#: rows of the first check's residual (spread evenly over U): where the sample's relative
-#: residual is below SOLVE_RTOL / 2 the solve is taken unrefined, else the whole residual
-#: is computed and refined as before.  A heuristic that saves a product with K_UU (as
-#: costly as the solve): where K_UU is ill-conditioned on a few rows only (near-duplicate
-#: points apart from the rest), the sample can miss them and a solve ~1000× above
-#: SOLVE_RTOL be taken (a review built such a K); the step is then a rougher Newton step,
-#: still kept only if it decreases the dual, in the box and on yᵀα = Δ, and SMO goes on
-#: from it to the tolerance that the certificate checks
-CHECK_ROWS = 128
-
-
-#: flops of the dense factorization per unit of SMO work (one active variable in one
-#: iteration): LAPACK at ~5 GFlop/s against ~8 ns per variable and iteration of SMO,
-#: measured on the 2-core development machine
-FLOPS_PER_SMO_UNIT = 100.0
-#: the fixed cost of a polish (its Python and LAPACK calls, ~0.4 ms) in SMO units: on
-#: small problems the tail costs less than that (digits, 45 pairs of ~360 samples:
-#: 0.6 ms of SMO per pair against 0.8 ms for its two polishes)
-OVERHEAD_SMO_UNITS = 200_000.0
-
-
-def worth_it(n_free: int, smo_work: float) -> bool:
+def worth_it(n_free: int, smo_work: float, opts=DEFAULT) -> bool:
     """Polish only when its factorizations (all rounds together) and its fixed cost
     come to less than the SMO work done so far (the first-order tail it replaces is
-    typically of that order)."""
-    cost = n_free ** 3 / 3.0 + FLOPS_PER_SMO_UNIT * OVERHEAD_SMO_UNITS
-    return cost <= FLOPS_PER_SMO_UNIT * max(smo_work, 0.0)
+    typically of that order); the exchange rate and the fixed cost are
+    ``opts.flops_per_smo_unit`` and ``opts.overhead_smo_units``."""
+    rate = opts.flops_per_smo_unit
+    cost = n_free ** 3 / 3.0 + rate * opts.overhead_smo_units
+    return cost <= rate * max(smo_work, 0.0)
 
 
-def max_free(budget_bytes: float) -> int:
+def max_free(budget_bytes: float, opts=DEFAULT) -> int:
     """Largest free set whose :class:`Factor`, kept between polishes (12 bytes per
     entry of K_FF: the single-precision L and K_UU in double), fits a quarter of
     ``budget_bytes``, as the gradient update's blocks do; an extension peaks at 20
     bytes per entry (L, K_UU and the extended K), a factorization in double at 16."""
-    return int(min(MAX_FREE, np.sqrt(max(budget_bytes, 0.0) / 48.0)))
+    return int(min(opts.polish_max_free, np.sqrt(max(budget_bytes, 0.0) / 48.0)))
 
 
 class Factor:
@@ -134,7 +99,7 @@ class Factor:
     itself, and δ enters through the refinement's residual); K_UU is kept in double
     beside it, the first solve on each factor is checked against it and refined, and
     later ones reuse its refinement count (:meth:`solve`); the factor is redone in
-    double where single precision does not reach :data:`SOLVE_RTOL`.  ``quad`` is
+    double where single precision does not reach ``opts.solve_rtol``.  ``quad`` is
     computed from K_UU.  Factors are Fortran-ordered, as LAPACK takes them (a
     C-ordered matrix would be copied on every call); K_UU is symmetric, so its
     transpose is factorized.  An extension appends K_UN and K_NN to K_UU as blocks,
@@ -142,13 +107,14 @@ class Factor:
     fallback to a double factor, or a caller).
     """
 
-    def __init__(self, K, U, damping):
-        self.d = damping * max(1.0, float(np.diag(K).max()))
+    def __init__(self, K, U, opts=DEFAULT):
+        self.opts = opts
+        self.d = opts.damping * max(1.0, float(np.diag(K).max()))
         self.U = U
         self.K = K
         self.L = None
         self.steps = None           # refinement steps of a solve (None: not checked yet)
-        if SINGLE:
+        if opts.single:
             try:
                 self.L = sla.cholesky(K.T.astype(np.float32, order="F"), lower=True,
                                       overwrite_a=True, check_finite=False)
@@ -218,7 +184,7 @@ class Factor:
 
         With the single-precision factor, the first solve after a factorization or
         an extension is checked against K_UU in double and refined (at most
-        :data:`REFINE` steps) until its relative residual is ≤ :data:`SOLVE_RTOL`;
+        ``opts.refine`` steps) until its relative residual is ≤ ``opts.solve_rtol``;
         the later solves on the same factor take as many refinement steps, unchecked
         (the residual is a product with K_UU, as costly as the solve).  Where the
         check fails, the factor is redone in double, δ raised where it must be: the
@@ -233,18 +199,19 @@ class Factor:
             for _ in range(self.steps):
                 X += self._solve32(self._residual(B, X))
             return X
+        rtol, refine = self.opts.solve_rtol, self.opts.refine
         scale = np.maximum(np.abs(B).max(axis=0), np.finfo(float).tiny)
-        S = np.linspace(0, B.shape[0] - 1, min(B.shape[0], CHECK_ROWS)).astype(np.int64)
+        S = np.linspace(0, B.shape[0] - 1, min(B.shape[0], self.opts.check_rows)).astype(np.int64)
         R = B[S] - self._krows(S) @ X - self.d * X[S]
-        if float((np.abs(R).max(axis=0) / scale).max(initial=0.0)) <= SOLVE_RTOL / 2:
+        if float((np.abs(R).max(axis=0) / scale).max(initial=0.0)) <= rtol / 2:
             self.steps = 0              # the sample passes with a margin: no refinement
             return X
-        for steps in range(REFINE + 1):
+        for steps in range(refine + 1):
             R = self._residual(B, X)
-            if float((np.abs(R).max(axis=0) / scale).max(initial=0.0)) <= SOLVE_RTOL:
+            if float((np.abs(R).max(axis=0) / scale).max(initial=0.0)) <= rtol:
                 self.steps = steps
                 return X
-            if steps < REFINE:
+            if steps < refine:
                 X += self._solve32(R)
         self._double()
         return self.solve(B)        # by the double factor now (or None)
@@ -437,7 +404,7 @@ def _block(run, rows, cols=None):
     return _rows.kernel_block(run.kd, run.gram, run.csr, rows, cols)
 
 
-def _reuse(run, free, budget_bytes):
+def _reuse(run, free, budget_bytes, opts):
     """The factor of the previous polish extended to ``free``, or None (none kept, too
     many variables pinned or added, too large, or the extension failed)."""
     fac = run.polish_factor
@@ -445,8 +412,8 @@ def _reuse(run, free, budget_bytes):
         return None
     new = free[~np.isin(free, fac.U)]
     n_gone = fac.U.size - (free.size - new.size)
-    if n_gone + new.size > max(PIN_MAX, free.size // 16) or \
-            fac.U.size + new.size > max_free(budget_bytes):
+    if n_gone + new.size > max(opts.pin_max, free.size // 16) or \
+            fac.U.size + new.size > max_free(budget_bytes, opts):
         return None
     if new.size:
         index = run.index
@@ -459,7 +426,7 @@ def _reuse(run, free, budget_bytes):
     return fac
 
 
-def entering(run, k_max=None, min_violation=0.0):
+def entering(run, k_max=None, min_violation=0.0, opts=DEFAULT):
     """Bound variables that violate the KKT conditions at the intercept of the free set
     (those SMO's tail would bring into it), the ``k_max`` largest violations above
     ``min_violation`` first; ndarray of int (ids, sorted; all variables active).
@@ -476,7 +443,7 @@ def entering(run, k_max=None, min_violation=0.0):
     if n_free == 0:
         return np.zeros(0, dtype=np.int64)
     if k_max is None:
-        k_max = max(PIN_MAX, n_free // 16) // 2
+        k_max = max(opts.pin_max, n_free // 16) // 2
     rho = float(yG[free].mean())
     low = (a <= 0.0) & ~free
     up = (a >= C) & ~free
@@ -497,7 +464,7 @@ def entering(run, k_max=None, min_violation=0.0):
     return np.sort(np.asarray(out, dtype=np.int64))
 
 
-def polish(run, budget_bytes, force=False, extra=None) -> bool:
+def polish(run, budget_bytes, force=False, extra=None, opts=DEFAULT) -> bool:
     """One Newton polish of the free set of ``run`` (an ``_SMORun``, all variables active).
 
     Updates ``run.alpha``, ``run.G`` and ``run.G_bar`` in place.  Returns False when
@@ -508,14 +475,14 @@ def polish(run, budget_bytes, force=False, extra=None) -> bool:
     free = np.flatnonzero((a > 0.0) & (a < C))
     if extra is not None and extra.size and free.size:
         free = np.union1d(free, extra)       # bound variables let in: not pinned at first
-    if free.size == 0 or free.size > max_free(budget_bytes):
+    if free.size == 0 or free.size > max_free(budget_bytes, opts):
         return False
-    fac = _reuse(run, free, budget_bytes)
+    fac = _reuse(run, free, budget_bytes, opts)
     if fac is None:
         run.polish_factor = None
-        if not force and not worth_it(free.size, run.st[S_ACTIVE_SUM]):
+        if not force and not worth_it(free.size, run.st[S_ACTIVE_SUM], opts):
             return False
-        fac = Factor(_block(run, index[free]), free, DAMPING)
+        fac = Factor(_block(run, index[free]), free, opts)
         if fac.L is None:
             return False
     run.polish_factor = fac
@@ -529,7 +496,7 @@ def polish(run, budget_bytes, force=False, extra=None) -> bool:
     newton = _Constrained(fac, yF, g0, gone)
     slack = 1e-12 * CF
     d = None
-    for _ in range(ROUNDS):
+    for _ in range(opts.pin_rounds):
         d = newton.direction()
         if d is None:
             break
@@ -542,7 +509,7 @@ def polish(run, budget_bytes, force=False, extra=None) -> bool:
         # the variables that leave the box are pinned to the bound they cross
         # (a primal-dual active-set step), the rest solved again on the same factor
         pos = np.flatnonzero(out)
-        if newton.pos.size + pos.size > max(PIN_MAX, F.size // 16):
+        if newton.pos.size + pos.size > max(opts.pin_max, F.size // 16):
             break
         if not newton.pin(pos, np.where(low[pos], 0.0, CF[pos]) - aF[pos]):
             d = None
@@ -594,20 +561,13 @@ def polish(run, budget_bytes, force=False, extra=None) -> bool:
 
 # ---------------------------------------------------------------- the early factor
 
-#: start once m − M ≤ EARLY_AT × the polish tolerance
-EARLY_AT = 10.0
-#: SMO's iterations between two looks at m − M
-CHUNK = 500
-#: smallest free set worth a thread (a factorization of ~256² takes ~1 ms)
-MIN_FREE = 256
-
-
 class EarlyFactor:
     """The thread computing the factor of K_UU for the free variables ``U`` (ids in the
     unshrunk order) and its result; :meth:`take` waits for it."""
 
-    def __init__(self, run, U, rows):
+    def __init__(self, run, U, rows, opts=DEFAULT):
         self.U = U
+        self.opts = opts
         self._factor = None
         self._thread = threading.Thread(target=self._compute, args=(run.kd, run.gram, rows),
                                         name="margin-opt-early-factor", daemon=True)
@@ -618,7 +578,7 @@ class EarlyFactor:
             with one_blas_thread():
                 K = gram[np.ix_(rows, rows)] if gram is not None else \
                     _rows.symmetric_block(kd, rows, nthr=1)
-                fac = Factor(K, self.U, DAMPING)
+                fac = Factor(K, self.U, self.opts)
             self._factor = fac if fac.L is not None else None
         except Exception:             # e.g. MemoryError: the polish factorizes itself
             self._factor = None
@@ -636,18 +596,18 @@ def possible(run) -> bool:
     return run.equality and (run.gram is not None or _rows.dense_named(run.kd))
 
 
-def start(run, budget_bytes):
+def start(run, budget_bytes, opts=DEFAULT):
     """An :class:`EarlyFactor` for the free set of ``run`` as it is now, or None (a
-    free set below :data:`MIN_FREE`, above :func:`max_free`, or one
+    free set below ``opts.early_min_free``, above :func:`max_free`, or one
     whose polish would not be worth it yet)."""
     a, C = run.alpha, run.C
     pos = np.flatnonzero((a > 0.0) & (a < C))      # free variables are never shrunk
-    if pos.size < MIN_FREE or pos.size > max_free(budget_bytes) or \
-            not worth_it(pos.size, run.st[S_ACTIVE_SUM]):
+    if pos.size < opts.early_min_free or pos.size > max_free(budget_bytes, opts) or \
+            not worth_it(pos.size, run.st[S_ACTIVE_SUM], opts):
         return None
     ids = run.perm[pos]
     order = np.argsort(ids)
     try:
-        return EarlyFactor(run, ids[order], np.ascontiguousarray(run.index[pos][order]))
+        return EarlyFactor(run, ids[order], np.ascontiguousarray(run.index[pos][order]), opts)
     except RuntimeError:            # no thread to be had: the polish factorizes itself
         return None
