@@ -779,7 +779,7 @@ def test_polish_update_seeds_no_rows_into_packed_memory():
         pk.row(int(r), st, kd, cc)
     rows = active[20:30]
     coefs = np.ones((rows.size, 2))
-    out = pol._update_and_seed(run, rows, coefs, run.budget)
+    out = pol._update_and_seed(run._source(), rows, coefs, run.budget)
     np.testing.assert_allclose(out, K[:, rows] @ coefs, rtol=1e-12, atol=1e-12)
     assert np.all(cc.slot_of_row == -1)
     for r in active[:20]:

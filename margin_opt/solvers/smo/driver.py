@@ -442,6 +442,16 @@ class _SMORun:
         _loop.init_gradient(self.alpha, self.G, self.G_bar, self.y, self.p, self.C, *self._args())
         self.shrinking = bool(shrinking) and self.equality
 
+    def _source(self):
+        """Where the polish reads kernel rows (:class:`.polish.KernelSource`)."""
+        return _pol.KernelSource(self.kd, self.gram, self.csr, self.cc, self.st, self.nthr,
+                                 self.n_data)
+
+    def _duals(self):
+        """The arrays the polish reads and updates (:class:`.polish.Duals`)."""
+        return _pol.Duals(self.alpha, self.G, self.G_bar, self.y, self.C, self.index,
+                          self.delta)
+
     def _args(self):
         return self.index, self.st, self.kd, self.cc, self.all_cols
 
@@ -463,7 +473,8 @@ class _SMORun:
         m − M ≤ EARLY_AT·tol; True when done looking (started, or not wanted)."""
         if float(self.fout[0]) > self.opts.early_at * tol:
             return False
-        self.early = _pol.start(self, self.budget, self.opts)
+        self.early = _pol.start(self._source(), self.alpha, self.C, self.perm, self.index,
+                                self.st[_st.S_ACTIVE_SUM], self.budget, self.opts)
         if self.early is not None:
             self.early_state = "started"
         return True
@@ -483,7 +494,9 @@ class _SMORun:
         if early is not None and self.polish_factor is None:
             self.polish_factor = early   # extended or pinned to the free set as it is now
         with one_blas_thread():      # BLAS threads spin after a call and slow SMO's loop
-            done = _pol.polish(self, self.budget, force, extra, self.opts)
+            done, self.polish_factor = _pol.polish(
+                self._source(), self._duals(), self.polish_factor, self.budget,
+                self.st[_st.S_ACTIVE_SUM], force, extra, self.opts)
         if had_early:                # "discarded": it failed, or too much of F changed
             used = done and early is not None and self.polish_factor is early
             self.early_state = "used" if used else "discarded"
@@ -512,7 +525,7 @@ class _SMORun:
         while True:
             early = polish and phase > tol and self.n_polish == 0 and \
                 self.early_state == "none" and opts.early_factor and \
-                _pol.possible(self)
+                _pol.possible(self._source())
             code, stopped = self.iterate(phase, wss2, max_iter, callback, callback_every, early)
             if stopped or code in (_st.R_MAX_ITER, _st.R_CAP):
                 return code, stopped
@@ -565,10 +578,18 @@ class _SMORun:
         a, G, y, p, C, st = self.alpha, self.G, self.y, self.p, self.C, self.st
         if self.q:
             with one_blas_thread():
-                code = _blocks.run_blocks(self, tol, self.q, max_iter, self.opts)
+                if self.rows is None:
+                    capacity = max(2 * self.q, int(self.budget // (4 * self.n_data)))
+                    self.rows = _blocks.BlockRows(self.kd, self.gram, self.csr, capacity,
+                                                  self.opts.block_chunk)
+                code = _blocks.run_blocks(solve_smo, self.rows, a, G, y, C, self.index, st,
+                                          self.fout, self.stall_window, tol, self.q, max_iter,
+                                          self.opts)
+                self.rows_block = self.rows.computed
                 # from here on in double: the exact gradient, then pair steps (which
                 # confirm the tolerance on it), the single-precision rows released
-                _blocks.exact_gradient(self)
+                _blocks.exact_gradient(self.kd, self.gram, self.csr, self.budget / 4, a, y, p,
+                                       C, self.index, G, self.G_bar)
             self.q_used, self.q, self.rows = self.q, 0, None
             self.shrinking = self.shrinking_wanted
             if code != _st.R_OPTIMAL:

@@ -56,6 +56,7 @@ J. Nocedal and S. J. Wright, *Numerical Optimization*, 2nd ed., Springer 2006,
 from __future__ import annotations
 
 import threading
+from collections import namedtuple
 
 import numpy as np
 import scipy.linalg as sla
@@ -65,10 +66,19 @@ from . import cache as _cache
 from . import packed as _pk
 from . import rows as _rows
 from .options import DEFAULT
-from .state import FULL, S_ACTIVE_SUM, S_EPOCH, S_TICK
+from .state import FULL, S_EPOCH, S_TICK
 
-__all__ = ["polish", "max_free", "worth_it", "entering", "Factor", "EarlyFactor", "possible",
-           "start"]
+__all__ = ["KernelSource", "Duals", "polish", "max_free", "worth_it", "entering", "Factor",
+           "EarlyFactor", "possible", "start"]
+
+#: Where the polish's kernel rows come from: the run's kernel arrays ``kd``, the given
+#: kernel matrix ``gram`` (or None), the CSR data ``csr`` (or None), the row cache ``cc``
+#: and the state ``st`` (rows the cache holds whole are read in place; rows computed in
+#: blocks may be seeded into it), the numba threads ``nthr`` and the data rows ``n_data``
+KernelSource = namedtuple("KernelSource", ["kd", "gram", "csr", "cc", "st", "nthr", "n_data"])
+#: The run's arrays a polish reads: α, ∇ and Ḡ (updated in place), y, the upper bounds
+#: C, the data rows ``index`` of the variables, and Δ of yᵀα = Δ
+Duals = namedtuple("Duals", ["alpha", "G", "G_bar", "y", "C", "index", "delta"])
 
 def worth_it(n_free: int, smo_work: float, opts=DEFAULT) -> bool:
     """Polish only when its factorizations (all rounds together) and its fixed cost
@@ -327,36 +337,36 @@ def _restore_on(a, y, C, delta, F) -> bool:
     return abs(excess) <= 1e-12 * scale
 
 
-def _update_and_seed(run, rows, coefs, block_bytes):
+def _update_and_seed(src, rows, coefs, block_bytes):
     """K[:, rows] @ coefs: the rows SMO holds whole read in place, the others by
     :func:`.rows.combination` where rows come from a dense transpose, else by
     blocks of rows that also go into SMO's row cache."""
-    cc, st = run.cc, run.st
-    n_data = run.n_data
+    cc, st = src.cc, src.st
+    n_data = src.n_data
     outT = np.zeros((coefs.shape[1], n_data))   # the sweep's layout; out is its transpose
     out = outT.T
     step = max(1, int(block_bytes // (8 * n_data)))
     n_slots = cc.cache.shape[0]
     # (never into memory that packed rows hold: their layout may outlive an unshrinking
     # where ``index`` uses few data rows)
-    seed = run.gram is None and cc.store.shape[0] == n_slots and \
+    seed = src.gram is None and cc.store.shape[0] == n_slots and \
         not _pk.active(cc, st[S_EPOCH])
     # whole rows SMO already holds are used as they are
     slot = cc.slot_of_row[rows]
     held = slot >= 0
     held[held] = cc.slot_epoch[slot[held]] == FULL
     if held.any():
-        _cache.accumulate(cc.cache, slot[held], coefs[held], outT, run.nthr)
+        _cache.accumulate(cc.cache, slot[held], coefs[held], outT, src.nthr)
         rows, coefs = rows[~held], coefs[~held]
-    if rows.size and _rows.by_tiles(run.kd, run.gram):
+    if rows.size and _rows.by_tiles(src.kd, src.gram):
         # compiled BLAS tiles on both threads, no block in memory (0.34 → 0.09 s for
         # 1241 free rows at n = 20000); seeding the cache with the rows saved SMO's
         # tail 6 of its 10 263 computed rows there, and none at n = 5000
-        out += _rows.combination(run.kd, run.gram, run.csr, rows, coefs)
+        out += _rows.combination(src.kd, src.gram, src.csr, rows, coefs)
         return out
     for s in range(0, rows.size, step):
         r = rows[s:s + step]
-        blk = _rows.kernel_block(run.kd, run.gram, run.csr, r)
+        blk = _rows.kernel_block(src.kd, src.gram, src.csr, r)
         out += blk.T @ coefs[s:s + step]
         if seed:
             _seed_rows(cc, st, r, blk, n_slots >= n_data)
@@ -385,29 +395,28 @@ def _seed_rows(cc, st, rows, blk, direct):
     cc.slot_tick[slots] = st[S_TICK]
 
 
-def _block(run, rows, cols=None):
+def _block(src, rows, cols=None):
     """K[rows][:, cols] (data rows; ``cols`` None: K[rows][:, rows]): on dense data
     with a named kernel K[rows][:, rows] by :func:`.rows.symmetric_block`
     (half a product, on the numba threads: 6 against 11 ms for the 1890 free rows of
     the ε-SVR at n = 5000), else read from SMO's row cache where it holds every row
     whole (no kernel evaluation), else computed by BLAS."""
-    cc = run.cc
-    kd = run.kd
+    cc = src.cc
+    kd = src.kd
     if cols is None:
-        if run.gram is None and _rows.dense_named(kd):
+        if src.gram is None and _rows.dense_named(kd):
             return _rows.symmetric_block(kd, rows)
         cols = rows
-    if run.gram is None:
+    if src.gram is None:
         slot = cc.slot_of_row[rows]
         if np.all(slot >= 0) and np.all(cc.slot_epoch[slot] == FULL):
             return cc.cache[np.ix_(slot, cols)]
-    return _rows.kernel_block(run.kd, run.gram, run.csr, rows, cols)
+    return _rows.kernel_block(src.kd, src.gram, src.csr, rows, cols)
 
 
-def _reuse(run, free, budget_bytes, opts):
-    """The factor of the previous polish extended to ``free``, or None (none kept, too
-    many variables pinned or added, too large, or the extension failed)."""
-    fac = run.polish_factor
+def _reuse(src, fac, index, free, budget_bytes, opts):
+    """The factor ``fac`` of the previous polish extended to ``free``, or None (none kept,
+    too many variables pinned or added, too large, or the extension failed)."""
     if fac is None:
         return None
     new = free[~np.isin(free, fac.U)]
@@ -416,11 +425,10 @@ def _reuse(run, free, budget_bytes, opts):
             fac.U.size + new.size > max_free(budget_bytes, opts):
         return None
     if new.size:
-        index = run.index
         if np.isin(index[new], index[fac.U]).any():
             return None         # ε-SVR: α and α* of one point, K_UU singular: factor afresh
-        K_UN = _block(run, index[fac.U], index[new])
-        K_NN = _block(run, index[new])
+        K_UN = _block(src, index[fac.U], index[new])
+        K_NN = _block(src, index[new])
         if not fac.extend(K_UN, K_NN, new):
             return None
     return fac
@@ -464,28 +472,52 @@ def entering(run, k_max=None, min_violation=0.0, opts=DEFAULT):
     return np.sort(np.asarray(out, dtype=np.int64))
 
 
-def polish(run, budget_bytes, force=False, extra=None, opts=DEFAULT) -> bool:
-    """One Newton polish of the free set of ``run`` (an ``_SMORun``, all variables active).
+def polish(src, duals, factor, budget_bytes, smo_work, force=False, extra=None,
+           opts=DEFAULT):
+    """One Newton polish of the free set (all variables active).
 
-    Updates ``run.alpha``, ``run.G`` and ``run.G_bar`` in place.  Returns False when
-    there is nothing to do (no free variable, or a free set above :func:`max_free`) or,
-    unless ``force``, when it would cost more than it saves (:func:`worth_it`).
+    Parameters
+    ----------
+    src : KernelSource
+        Where kernel rows come from (the kernel arrays and the row cache of the run).
+    duals : Duals
+        The arrays of the run; ``alpha``, ``G`` and ``G_bar`` are updated in place.
+    factor : Factor or None
+        The factor kept from the previous polish (or the early one), extended or
+        pinned to the free set where that is cheaper than a new one.
+    budget_bytes : float
+        The cache budget: the factor and the gradient update's blocks stay within it.
+    smo_work : float
+        SMO's work so far (active variables summed over the iterations), against which
+        :func:`worth_it` weighs a new factorization.
+    force : bool, default=False
+        Polish even where it costs more than SMO's tail would (SMO has stalled).
+    extra : ndarray of int, optional
+        Bound variables let into the free set (:func:`entering`).
+    opts : SMOOptions
+
+    Returns
+    -------
+    done : bool
+        False where there is nothing to do (no free variable, or a free set above
+        :func:`max_free`), where it would cost more than it saves, or where the step
+        failed or would not decrease the dual (α, ∇ and Ḡ then unchanged).
+    factor : Factor or None
+        The factor to keep for the next polish (None: none worth keeping).
     """
-    a, G, y, C, index = run.alpha, run.G, run.y, run.C, run.index
+    a, G, G_bar, y, C, index = duals.alpha, duals.G, duals.G_bar, duals.y, duals.C, duals.index
     free = np.flatnonzero((a > 0.0) & (a < C))
     if extra is not None and extra.size and free.size:
         free = np.union1d(free, extra)       # bound variables let in: not pinned at first
     if free.size == 0 or free.size > max_free(budget_bytes, opts):
-        return False
-    fac = _reuse(run, free, budget_bytes, opts)
+        return False, factor
+    fac = _reuse(src, factor, index, free, budget_bytes, opts)
     if fac is None:
-        run.polish_factor = None
-        if not force and not worth_it(free.size, run.st[S_ACTIVE_SUM], opts):
-            return False
-        fac = Factor(_block(run, index[free]), free, opts)
+        if not force and not worth_it(free.size, smo_work, opts):
+            return False, None
+        fac = Factor(_block(src, index[free]), free, opts)
         if fac.L is None:
-            return False
-    run.polish_factor = fac
+            return False, None
     F = fac.U
     a_old = a.copy()
     g0 = G[F].copy()
@@ -515,8 +547,7 @@ def polish(run, budget_bytes, force=False, extra=None, opts=DEFAULT) -> bool:
             d = None
             break
     if d is None:
-        run.polish_factor = None
-        return False
+        return False, None
     new = aF + d
     if np.any((new < -slack) | (new > CF + slack)):
         # not feasible after the rounds: step towards it as far as the box allows
@@ -524,25 +555,24 @@ def polish(run, budget_bytes, force=False, extra=None, opts=DEFAULT) -> bool:
             room = np.where(d > 0, (CF - aF) / d, np.where(d < 0, -aF / d, np.inf))
         t = min(1.0, float(room.min(initial=np.inf)))
         if t <= 0.0:
-            return False
+            return False, fac
         hitting = room <= t * (1.0 + 1e-12)
         new = aF + t * d
         new[hitting & (d < 0)] = 0.0
         new[hitting & (d > 0)] = CF[hitting & (d > 0)]
     a[F] = np.clip(new, 0.0, CF)
     free = F
-    if not _restore_on(a, y, C, run.delta, free):
+    if not _restore_on(a, y, C, duals.delta, free):
         a[:] = a_old
-        return False
+        return False, fac
     step = a[free] - a_old[free]
     ys = y[free] * step
     if float(g0 @ step + 0.5 * fac.quad(ys)) > 0.0:
         a[:] = a_old                # a step spoilt by rounding (ill-conditioned Q_FF)
-        run.polish_factor = None
-        return False
+        return False, None
     changed = np.flatnonzero(a != a_old)
     if changed.size == 0:
-        return True
+        return True, fac
     da = (a[changed] - a_old[changed]) * y[changed]
     was_up, is_up = a_old[changed] >= C[changed], a[changed] >= C[changed]
     dbar = np.where(is_up & ~was_up, C[changed], np.where(was_up & ~is_up, -C[changed], 0.0))
@@ -552,11 +582,11 @@ def polish(run, budget_bytes, force=False, extra=None, opts=DEFAULT) -> bool:
     rows, inv = np.unique(index[changed], return_inverse=True)
     summed = np.zeros((rows.size, 2))
     np.add.at(summed, inv, coefs)
-    v = _update_and_seed(run, rows, summed, budget_bytes / 4)
+    v = _update_and_seed(src, rows, summed, budget_bytes / 4)
     G += y * v[index, 0]
     if np.any(dbar != 0):
-        run.G_bar += v[:, 1]
-    return True
+        G_bar += v[:, 1]
+    return True, fac
 
 
 # ---------------------------------------------------------------- the early factor
@@ -565,11 +595,11 @@ class EarlyFactor:
     """The thread computing the factor of K_UU for the free variables ``U`` (ids in the
     unshrunk order) and its result; :meth:`take` waits for it."""
 
-    def __init__(self, run, U, rows, opts=DEFAULT):
+    def __init__(self, kd, gram, U, rows, opts=DEFAULT):
         self.U = U
         self.opts = opts
         self._factor = None
-        self._thread = threading.Thread(target=self._compute, args=(run.kd, run.gram, rows),
+        self._thread = threading.Thread(target=self._compute, args=(kd, gram, rows),
                                         name="margin-opt-early-factor", daemon=True)
         self._thread.start()
 
@@ -590,24 +620,25 @@ class EarlyFactor:
         return fac
 
 
-def possible(run) -> bool:
+def possible(src) -> bool:
     """True where the thread can compute K_FF without reading what SMO writes: a dense
     named kernel (the data) or a given kernel matrix (never the row cache)."""
-    return run.equality and (run.gram is not None or _rows.dense_named(run.kd))
+    return src.gram is not None or _rows.dense_named(src.kd)
 
 
-def start(run, budget_bytes, opts=DEFAULT):
-    """An :class:`EarlyFactor` for the free set of ``run`` as it is now, or None (a
+def start(src, alpha, C, perm, index, smo_work, budget_bytes, opts=DEFAULT):
+    """An :class:`EarlyFactor` for the free set of α as it is now (``perm[k]``: the
+    variable at position k, ``index``: the data rows by position), or None (a
     free set below ``opts.early_min_free``, above :func:`max_free`, or one
     whose polish would not be worth it yet)."""
-    a, C = run.alpha, run.C
-    pos = np.flatnonzero((a > 0.0) & (a < C))      # free variables are never shrunk
+    pos = np.flatnonzero((alpha > 0.0) & (alpha < C))   # free variables are never shrunk
     if pos.size < opts.early_min_free or pos.size > max_free(budget_bytes, opts) or \
-            not worth_it(pos.size, run.st[S_ACTIVE_SUM], opts):
+            not worth_it(pos.size, smo_work, opts):
         return None
-    ids = run.perm[pos]
+    ids = perm[pos]
     order = np.argsort(ids)
     try:
-        return EarlyFactor(run, ids[order], np.ascontiguousarray(run.index[pos][order]), opts)
+        return EarlyFactor(src.kd, src.gram, ids[order], np.ascontiguousarray(index[pos][order]),
+                           opts)
     except RuntimeError:            # no thread to be had: the polish factorizes itself
         return None
