@@ -251,10 +251,7 @@ def gram_run(K, y, p, C, index, tol, gap_tol, wss2, shrinking, max_iter, stall_w
     for t in range(m):
         QD[t] = K[index[t], index[t]]
     perm = np.arange(m)
-    st = np.zeros(_st.N_STATE, dtype=np.int64)
-    st[_st.S_COUNTER] = min(m, 1000) + 1
-    st[_st.S_ACTIVE] = m
-    st[_st.S_UNSHRINK] = kn.unshrink_start
+    st = _loop.start_state(m, kn.unshrink_start)
     fout = np.array([np.inf, np.inf])
     _loop.init_gradient(alpha, G, G_bar, y, p, C, index, st, kd, cc, all_cols)
     gmax = 1.0
@@ -274,24 +271,18 @@ def gram_run(K, y, p, C, index, tol, gap_tol, wss2, shrinking, max_iter, stall_w
                                 kn.damping):
                 n_newton += 1
                 # every gradient exact, the progress test from here (as solve_smo)
-                st[_st.S_FULL_ITER] = st[_st.S_ITER]
-                st[_st.S_MARK] = st[_st.S_ITER]
-                fout[1] = np.inf
-                st[_st.S_UNSHRINK] = kn.unshrink_start
-                st[_st.S_COUNTER] = 1
+                _loop.after_polish(st, fout, kn.unshrink_start)
             phase = tol
             continue
-        b = _loop.calculate_b(alpha, G, y, C)
-        P, D = _loop.objectives(alpha, G, y, p, C, b)
-        rel = abs(P - D) / max(1.0, abs(P))
+        rel = _loop.relative_gap(alpha, G, y, p, C, _loop.calculate_b(alpha, G, y, C))
         if code != _st.R_OPTIMAL or gap_tol <= 0.0 or rel <= gap_tol:
             break
         if phase <= floor:
             code = _st.R_STALLED
             break
         # as solve_smo: go on at a tighter m − M, by the factor the gap asks for
-        shrink = min(kn.shrink_hi, max(kn.shrink_lo, 0.8 * gap_tol / rel))
-        phase = max(floor, min(phase, fout[0]) * shrink)
+        phase = _loop.tighter_phase(phase, floor, fout[0], gap_tol, rel, kn.shrink_lo,
+                                    kn.shrink_hi)
         st[_st.S_UNSHRINK] = kn.unshrink_start
     out = np.array([float(code), float(st[_st.S_ITER]), fout[0], rel,
                     _loop.calculate_b(alpha, G, y, C), float(n_newton)])
@@ -310,10 +301,11 @@ def block_pair_matrix(kd, Kii, Kjj, i0, j0):
     B = np.empty((m, m))
     Kji = np.dot(kd.X[j0:j0 + nj], kd.X[i0:i0 + ni].T)
     cols = np.arange(i0, i0 + ni)
+    sqc = kd.sq[i0:i0 + ni]
     kbuf = np.empty(ni, dtype=np.int64)
     if kd.kind != _rows.K_LINEAR:
         for r in range(nj):
-            _rows._transform(j0 + r, Kji[r], cols, 0, ni, kd, kbuf)
+            _rows.kernel_values(j0 + r, Kji[r], 0, ni, sqc, cols, False, kd, kbuf)
     for r in range(ni):
         B[r, :ni] = Kii[r]
         for c in range(nj):

@@ -33,6 +33,7 @@ from numba import njit
 from ...exceptions import no_convergence_warnings
 from ...kernels import Kernel
 from ...standard_forms import DualQP
+from . import cache as _cache
 from . import rows as _rows
 from . import state as _k
 from .options import DEFAULT
@@ -50,20 +51,6 @@ def block_size(m, n_data, budget_bytes, opts=DEFAULT) -> int:
 
 
 @njit(cache=True)
-def _accumulate(store, slots, coef, out):
-    """out = Σₖ coef[k]·store[slots[k]] (no copy of the rows)."""
-    n = out.shape[0]
-    for t in range(n):
-        out[t] = 0.0
-    for k in range(slots.shape[0]):
-        c = coef[k]
-        if c != 0.0:
-            row = store[slots[k]]
-            for t in range(n):
-                out[t] += c * row[t]
-
-
-@njit(cache=True)
 def _gather(store, slots, cols, out):
     """out[i, j] = store[slots[i], cols[j]]."""
     for i in range(slots.shape[0]):
@@ -75,12 +62,13 @@ def _gather(store, slots, cols, out):
 class BlockRows:
     """Kernel rows by data row in ``capacity`` slots, least recently used evicted.
 
-    Rows are kept in single precision (as LIBSVM's cache): missing ones come ``chunk``
-    at a time from one float32 matrix product and a vectorized exp — several times
-    faster than double rows, and twice as many fit the budget.  The gradient itself
-    stays in double; the caller recomputes it exactly in double before any final
-    test (:func:`exact_gradient`), so only the path, never the answer, depends on
-    the single-precision rows.
+    Rows are kept in single precision, as LIBSVM's cache keeps them: twice as many fit
+    the budget.  Missing ones come ``chunk`` at a time from one block of kernel rows
+    (:func:`.rows.kernel_block`: a BLAS product turned into kernel values by the one
+    compiled transform of SMO's rows), rounded to single precision.  The gradient
+    itself stays in double; the caller recomputes it exactly in double before any
+    final test (:func:`exact_gradient`), so only the path, never the answer, depends
+    on the single-precision rows.
     """
 
     def __init__(self, kd, gram, csr, capacity, chunk=DEFAULT.block_chunk):
@@ -93,36 +81,12 @@ class BlockRows:
         self.stamp = np.zeros(capacity, dtype=np.int64)
         self.clock = 0
         self.computed = 0
-        self.dense = gram is None and not kd.sparse and kd.kind != _rows.K_PRECOMPUTED
-        if self.dense:
-            self.X32 = kd.X.astype(np.float32)
-            self.XT32 = np.ascontiguousarray(kd.XT.astype(np.float32))
-            self.sq32 = kd.sq.astype(np.float32)
 
     def _compute(self, rows, slots):
-        kd = self.kd
         step = self.chunk
         for c in range(0, rows.size, step):
             r, s = rows[c:c + step], slots[c:c + step]
-            if not self.dense:
-                self.store[s] = _rows.kernel_block(kd, self.gram, self.csr, r)
-                continue
-            B = self.X32[r] @ self.XT32
-            if kd.kind == _rows.K_RBF:
-                B *= np.float32(2.0 * kd.gamma)
-                B -= np.float32(kd.gamma) * self.sq32[r][:, None]
-                B -= np.float32(kd.gamma) * self.sq32[None, :]
-                np.minimum(B, 0.0, out=B)
-                np.exp(B, out=B)
-            elif kd.kind == _rows.K_POLY:
-                B *= np.float32(kd.gamma)
-                B += np.float32(kd.coef0)
-                B **= kd.degree
-            elif kd.kind == _rows.K_SIGMOID:
-                B *= np.float32(kd.gamma)
-                B += np.float32(kd.coef0)
-                np.tanh(B, out=B)
-            self.store[s] = B
+            self.store[s] = _rows.kernel_block(self.kd, self.gram, self.csr, r)
 
     def slots(self, rows):
         """Slots holding the data rows ``rows`` (distinct), computing missing ones."""
@@ -244,6 +208,6 @@ def run_blocks(solve, rows_cache, a, G, y, C, index, st, fout, stall_window, tol
         a[ws[moved]] = res.x[moved]
         coef = np.zeros(data_rows.size)
         np.add.at(coef, inv[moved], yB[moved] * delta[moved])
-        v = np.empty(rows_cache.store.shape[1])
-        _accumulate(rows_cache.store, slots, coef, v)
-        G += y * v[index]
+        vT = np.zeros((1, rows_cache.store.shape[1]))
+        _cache.accumulate(rows_cache.store, slots, coef.reshape(-1, 1), vT, 1)
+        G += y * vT[0][index]

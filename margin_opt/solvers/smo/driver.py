@@ -426,10 +426,7 @@ class _SMORun:
         self.perm = np.arange(m, dtype=np.int64)
         self.index = index.copy()
         self.all_cols = self.kd.all_cols
-        self.st = np.zeros(_st.N_STATE, dtype=np.int64)
-        self.st[_st.S_COUNTER] = min(m, 1000) + 1
-        self.st[_st.S_ACTIVE] = m
-        self.st[_st.S_UNSHRINK] = self.opts.unshrink_start
+        self.st = _loop.start_state(m, self.opts.unshrink_start)
         self.fout = np.array([np.inf, np.inf])
         self.stall_window = opts.stall_window(m)
         self.n_polish = 0
@@ -502,18 +499,13 @@ class _SMORun:
             self.early_state = "used" if used else "discarded"
         if done:
             self.n_polish += 1
-            self.st[_st.S_FULL_ITER] = self.st[_st.S_ITER]   # every gradient brought up to date
-            self.st[_st.S_MARK] = self.st[_st.S_ITER]
-            self.fout[1] = np.inf
-            self.st[_st.S_UNSHRINK] = self.opts.unshrink_start
-            self.st[_st.S_COUNTER] = 1
+            _loop.after_polish(self.st, self.fout, self.opts.unshrink_start)
         return done
 
     def relative_gap(self):
         """|P − D| / max(1, |P|) at SMO's intercept (see :func:`.loop.objectives`)."""
         b = float(_loop.calculate_b(self.alpha, self.G, self.y, self.C)) if self.equality else 0.0
-        P, D = _loop.objectives(self.alpha, self.G, self.y, self.p, self.C, b)
-        return abs(P - D) / max(1.0, abs(P))
+        return float(_loop.relative_gap(self.alpha, self.G, self.y, self.p, self.C, b))
 
     def solve(self, tol, gap_tol, polish, wss2, max_iter, callback, callback_every):
         """SMO to ``tol`` (through the polish when asked) and the gap test; (code, stopped)."""
@@ -561,11 +553,10 @@ class _SMORun:
             if phase <= floor:
                 return _st.R_STALLED, stopped
             # "optimal" must certify: go on at a tighter m − M, by the factor the gap asks
-            # for (it shrinks about in proportion to m − M), by 2 to 4 (each extra phase
-            # costs a gradient reconstruction)
+            # for, by 2 to 4
             lo, hi = opts.gap_shrink
-            shrink = min(hi, max(lo, 0.8 * gap_tol / self.rel_gap))
-            phase = max(floor, min(phase, float(self.fout[0])) * shrink)
+            phase = float(_loop.tighter_phase(phase, floor, float(self.fout[0]), gap_tol,
+                                              self.rel_gap, lo, hi))
             self.st[_st.S_UNSHRINK] = self.opts.unshrink_start
 
     def iterate(self, tol, wss2, max_iter, callback, callback_every, early=False):

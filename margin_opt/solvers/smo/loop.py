@@ -35,6 +35,7 @@ from .cache import get_row, scratch_row
 from .select import position_row, select_pair
 from .shrink import do_shrinking, unshrink
 from .state import (
+    N_STATE,
     R_CAP,
     R_CHUNK,
     R_MAX_ITER,
@@ -44,11 +45,14 @@ from .state import (
     S_ACTIVE_SUM,
     S_COUNTER,
     S_EPOCH,
+    S_FULL_ITER,
     S_ITER,
     S_MARK,
+    S_UNSHRINK,
 )
 
-__all__ = ["init_gradient", "smo_run", "coordinate_run", "objectives", "calculate_b"]
+__all__ = ["init_gradient", "smo_run", "coordinate_run", "objectives", "calculate_b",
+           "relative_gap", "start_state", "after_polish", "tighter_phase"]
 
 # between smo_run and its loop only: shrink, or unshrink, and call the loop again
 _R_SHRINK, _R_UNSHRINK = 5, 6
@@ -363,3 +367,50 @@ def calculate_b(alpha, G, y, C):
         rho = (ub + lb) / 2.0
     return -rho
 
+
+# ---------------------------------------------------------------- the phases
+# between the calls of the loop: the bookkeeping of a run's phases, shared by the
+# driver (:mod:`.driver`, in Python) and the batch entries (:mod:`.batch`, compiled),
+# so that their iterates stay the same
+
+
+@njit(cache=True, nogil=True)
+def start_state(m, unshrink_start):
+    """The state vector ``st`` of a run over ``m`` variables at its start: every variable
+    active, the first shrinking after min(m, 1000) iterations, ``st[S_UNSHRINK]`` =
+    ``unshrink_start`` (:attr:`.options.SMOOptions.unshrink_start`)."""
+    st = np.zeros(N_STATE, dtype=np.int64)
+    st[S_COUNTER] = min(m, 1000) + 1
+    st[S_ACTIVE] = m
+    st[S_UNSHRINK] = unshrink_start
+    return st
+
+
+@njit(cache=True, nogil=True)
+def after_polish(st, fout, unshrink_start):
+    """After a polish (a Newton step on the free set, every variable active): every
+    gradient is exact, and the progress test, the early unshrinking and the shrinking
+    counter start afresh (a shrinking at the next iteration)."""
+    st[S_FULL_ITER] = st[S_ITER]
+    st[S_MARK] = st[S_ITER]
+    fout[1] = np.inf
+    st[S_UNSHRINK] = unshrink_start
+    st[S_COUNTER] = 1
+
+
+@njit(cache=True, nogil=True)
+def relative_gap(alpha, G, y, p, C, b):
+    """|P − D| / max(1, |P|) at the intercept b (see :func:`objectives`)."""
+    P, D = objectives(alpha, G, y, p, C, b)
+    return abs(P - D) / max(1.0, abs(P))
+
+
+@njit(cache=True, nogil=True)
+def tighter_phase(phase, floor, last_gap, gap_tol, rel_gap, shrink_lo, shrink_hi):
+    """The next m − M target where m − M met ``phase`` but the relative duality gap
+    ``rel_gap`` failed ``gap_tol``: the target (or the m − M reached, ``last_gap``, where
+    below it) times 0.8·gap_tol / rel_gap clipped to [shrink_lo, shrink_hi] (the gap
+    shrinks about in proportion to m − M; each extra phase costs a gradient
+    reconstruction), and not below ``floor``."""
+    shrink = min(shrink_hi, max(shrink_lo, 0.8 * gap_tol / rel_gap))
+    return max(floor, min(phase, last_gap) * shrink)

@@ -150,47 +150,6 @@ def exact_d2(r, c, kd):
     return s
 
 
-@njit(cache=True, nogil=True, fastmath=_FM)
-def _transform(r, buf, cols, lo, hi, kd, kbuf):
-    """Turn dot products buf[lo:hi] (columns cols[lo:hi], data rows) into kernel values.
-
-    RBF: ‖x − z‖² = ‖x‖² + ‖z‖² − 2xᵀz loses its digits when ‖x − z‖² is small
-    against ‖x‖² + ‖z‖² (the data are centred once, which removes the common case:
-    a large offset of the features); those entries are recomputed coordinate by
-    coordinate (:func:`exact_d2`).
-    """
-    kind, gamma, coef0, degree = kd.kind, kd.gamma, kd.coef0, kd.degree
-    sq = kd.sq
-    if kind == K_RBF:
-        sr = sq[r]
-        # as :func:`_kernel_values`: the distances in a loop without branches (it
-        # vectorizes), the few below the guard recomputed in a second pass
-        nbad = 0
-        for k in range(lo, hi):
-            norms = sr + sq[cols[k]]
-            d2 = norms - 2.0 * buf[k]
-            nbad += d2 <= GUARD * norms
-            buf[k] = d2
-        if nbad:
-            for k in range(lo, hi):
-                c = cols[k]
-                if buf[k] <= GUARD * (sr + sq[c]):
-                    buf[k] = 0.0 if c == r else exact_d2(r, c, kd)
-        for k in range(lo, hi):
-            buf[k] = -gamma * max(buf[k], 0.0)
-        vexp(buf[lo:hi], hi - lo, kbuf[lo:hi])
-    elif kind == K_POLY:
-        for k in range(lo, hi):
-            z = gamma * buf[k] + coef0
-            v = 1.0
-            for _ in range(degree):
-                v *= z
-            buf[k] = v
-    elif kind == K_SIGMOID:
-        for k in range(lo, hi):
-            buf[k] = math.tanh(gamma * buf[k] + coef0)
-
-
 @njit(cache=True, inline="always", fastmath=_FM)
 def _sweep4(b, m, XTc, lo, hi, v0, v1, v2, v3, f0, f1, f2, f3):
     """b[k] += v0·XTc[f0, lo + k] + … + v3·XTc[f3, lo + k], summed in that order."""
@@ -252,13 +211,23 @@ def _tile(r, b, lo, hi, XTc, sqc, cols, full, kd, kbuf):
             xt = XTc[f, lo:hi]
             for k in range(m):
                 b[k] += v * xt[k]
-    _kernel_values(r, b, lo, hi, sqc, cols, full, kd, kbuf)
+    kernel_values(r, b, lo, hi, sqc, cols, full, kd, kbuf)
 
 
 @njit(cache=True, nogil=True, fastmath=_FM)
-def _kernel_values(r, b, lo, hi, sqc, cols, full, kd, kbuf):
-    """b[k] = K[r, c] from the inner products b[k] = x_r·x_c (columns as in :func:`_tile`);
-    RBF distances below the guard recomputed exactly."""
+def kernel_values(r, b, lo, hi, sqc, cols, full, kd, kbuf):
+    """b[k] = K[r, c] from the inner products b[k] = x_r·x_c, k < hi − lo: the one
+    kernel transform, of SMO's rows, of blocks and of the pairs' matrices alike.
+
+    The column of b[k] is c = lo + k (``full``) or c = cols[lo + k], its squared norm
+    sqc[lo + k]; ``kbuf`` is int64 scratch of b's length (for :func:`vexp`).
+
+    RBF: ‖x − z‖² = ‖x‖² + ‖z‖² − 2xᵀz loses its digits when ‖x − z‖² is small
+    against ‖x‖² + ‖z‖² (the data are centred once, which removes the common case:
+    a large offset of the features); the distances are formed in a loop without
+    branches (it vectorizes), and the few below :data:`GUARD` recomputed coordinate
+    by coordinate (:func:`exact_d2`) in a second pass.
+    """
     m = hi - lo
     kind, gamma, coef0 = kd.kind, kd.gamma, kd.coef0
     if kind == K_RBF:
@@ -317,14 +286,15 @@ def _csc_row(r, out, kd):
         f = indices[q]
         for e in range(cindptr[f], cindptr[f + 1]):
             out[cindices[e]] += v * cdata[e]
-    _transform(r, out, kd.all_cols, 0, n, kd, kd.kbuf)
+    kernel_values(r, out, 0, n, kd.sq, kd.all_cols, True, kd, kd.kbuf)
 
 
 @njit(cache=True, nogil=True, fastmath=_FM)
 def _cols_range(r, out, cols, lo, hi, packed, kd, xbuf):
     """out[cols[k]] (``packed``: out[k]) = K[r, cols[k]] for k in [lo, hi) (sparse dot
-    products column by column, where the data have no dense transpose)."""
-    tmp = kd.tmp
+    products column by column, where the data have no dense transpose; their squared
+    norms gathered into ``kd.sqa``)."""
+    tmp, sq, sqa = kd.tmp, kd.sq, kd.sqa
     data, indices, indptr = kd.data, kd.indices, kd.indptr
     for q in range(indptr[r], indptr[r + 1]):
         xbuf[indices[q]] = data[q]
@@ -334,9 +304,10 @@ def _cols_range(r, out, cols, lo, hi, packed, kd, xbuf):
         for q in range(indptr[c], indptr[c + 1]):
             s += xbuf[indices[q]] * data[q]
         tmp[k] = s
+        sqa[k] = sq[c]
     for q in range(indptr[r], indptr[r + 1]):
         xbuf[indices[q]] = 0.0
-    _transform(r, tmp, cols, lo, hi, kd, kd.kbuf)
+    kernel_values(r, tmp[lo:hi], lo, hi, sqa, cols, False, kd, kd.kbuf[lo:hi])
     if packed:
         for k in range(lo, hi):
             out[k] = tmp[k]
@@ -427,7 +398,7 @@ def _gemm_range(kd, Xr, rows, coefs, outT, t0, t1, by_rows):
     """outT[:, c] = Σ_q coefs[q, :]·K[rows[q], c] for the columns of tiles [t0, t1): the
     inner products of a tile of :data:`GEMM_COLS` columns with a block of
     :data:`GEMM_ROWS` rows by one matrix product (BLAS), then the kernel values
-    (:func:`_kernel_values`) and the sums, over ``rows`` in order.  ``by_rows`` (sparse
+    (:func:`kernel_values`) and the sums, over ``rows`` in order.  ``by_rows`` (sparse
     rows with few nonzeros): each row's tile as SMO computes it (:func:`_tile`, one
     axpy per nonzero feature) instead of the dense product."""
     n = outT.shape[1]
@@ -455,7 +426,7 @@ def _gemm_range(kd, Xr, rows, coefs, outT, t0, t1, by_rows):
             D = np.dot(Xr[s:e], XTt)
             for q in range(e - s):
                 bq = D[q]
-                _kernel_values(rows[s + q], bq, lo, hi, kd.sq, kd.all_cols, True, kd, kbuf)
+                kernel_values(rows[s + q], bq, lo, hi, kd.sq, kd.all_cols, True, kd, kbuf)
                 _add_scaled(coefs, s + q, bq, outT, lo, m)
 
 
@@ -549,8 +520,11 @@ def for_smo(kd, m, nthr, par_min):
     dense_T = kd.kind != K_PRECOMPUTED and (not kd.sparse or kd.XT.shape[1] ==
                                                 kd.all_cols.size)
     XA = np.empty((kd.XT.shape[0], m)) if dense_T else kd.XA
+    # sqa: the active columns' squared norms (with a transpose), or those of the columns
+    # of a row computed by sparse dot products (without one)
+    sqa = np.empty(max(m, 1)) if kd.kind != K_PRECOMPUTED else kd.sqa
     return kd._replace(nthr=nthr, xbuf=np.zeros((nthr, kd.xbuf.shape[1])), par_min=int(par_min),
-                       XA=XA, sqa=np.empty(m) if dense_T else kd.sqa, tmp=np.empty(max(m, 1)),
+                       XA=XA, sqa=sqa, tmp=np.empty(max(m, 1)),
                        kbuf=np.empty(max(m, kd.kbuf.size), dtype=np.int64),
                        xa_stamp=np.full(1, -1, dtype=np.int64))
 
@@ -598,12 +572,13 @@ def named_kernel_arrays(X, kernel, dense_budget=0.0):
 
 
 @njit(cache=True, nogil=True)
-def _transform_block(rows, B, cols, kd):
-    """B[i, :] = kernel values from dot products, for data row rows[i] and columns cols."""
+def _transform_block(rows, B, cols, sqc, kd):
+    """B[i, :] = kernel values from dot products, for data row rows[i] and columns cols
+    (squared norms sqc), by :func:`kernel_values`."""
     n = B.shape[1]
     kbuf = np.empty(n, dtype=np.int64)
     for i in range(rows.shape[0]):
-        _transform(rows[i], B[i], cols, 0, n, kd, kbuf)
+        kernel_values(rows[i], B[i], 0, n, sqc, cols, False, kd, kbuf)
 
 
 def kernel_block(kd, gram, csr, rows, cols=None):
@@ -637,18 +612,19 @@ def kernel_block(kd, gram, csr, rows, cols=None):
         B = (csr[rows] @ csr[cols].T).toarray() if csr is not None else kd.X[rows] @ kd.X[cols].T
     B = np.ascontiguousarray(B, dtype=np.float64)
     if kd.kind != K_LINEAR:
-        _transform_block(rows, B, cols, kd)
+        _transform_block(rows, B, cols, np.ascontiguousarray(kd.sq[cols]), kd)
     return B
 
 
 @njit(cache=True, nogil=True)
-def _lower_share(B, rows, kd, h, nthr):
-    """Rows i ≡ h (mod nthr) of B (dot products of data rows ``rows`` in its lower
-    triangle and diagonal): columns 0..i turned into kernel values as a kernel row."""
+def _lower_share(B, rows, sqr, kd, h, nthr):
+    """Rows i ≡ h (mod nthr) of B (dot products of data rows ``rows``, squared norms
+    ``sqr``, in its lower triangle and diagonal): columns 0..i turned into kernel values
+    as a kernel row."""
     n = B.shape[0]
     kbuf = np.empty(n, dtype=np.int64)
     for i in range(h, n, nthr):
-        _transform(rows[i], B[i], rows, 0, i + 1, kd, kbuf)
+        kernel_values(rows[i], B[i, :i + 1], 0, i + 1, sqr, rows, False, kd, kbuf[:i + 1])
 
 
 @njit(cache=True, nogil=True)
@@ -666,12 +642,12 @@ def _mirror_share(B, h, nthr):
 
 
 @njit(cache=True, parallel=True, nogil=True)
-def _transform_lower_mirror(B, rows, kd, nthr):
+def _transform_lower_mirror(B, rows, sqr, kd, nthr):
     """:func:`_lower_share`, then :func:`_mirror_share`, dealt to ``nthr`` threads (the
     triangle's work balanced); each entry is computed by the same code whatever the
     split."""
     for h in prange(nthr):
-        _lower_share(B, rows, kd, h, nthr)
+        _lower_share(B, rows, sqr, kd, h, nthr)
     for h in prange(nthr):
         _mirror_share(B, h, nthr)
 
@@ -701,11 +677,12 @@ def symmetric_block(kd, rows, nthr=None) -> np.ndarray:
     if nthr is None:
         nthr = smo_threads() if rows.size * rows.size >= _PAR_ENTRIES else 1
     nthr = max(1, int(nthr))
+    sqr = np.ascontiguousarray(kd.sq[rows])
     if nthr == 1:        # no parallel region (e.g. on a thread beside SMO's own)
-        _lower_share(B, rows, kd, 0, 1)
+        _lower_share(B, rows, sqr, kd, 0, 1)
         _mirror_share(B, 0, 1)
     else:
-        _transform_lower_mirror(B, rows, kd, nthr)
+        _transform_lower_mirror(B, rows, sqr, kd, nthr)
     return B
 
 
