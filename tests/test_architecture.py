@@ -4,6 +4,9 @@ References: cvxpy optima of the same objectives, closed forms of the losses, and
 the behaviour of the problems before the solve path was shared (objectives agree).
 """
 
+import ast
+import pathlib
+
 import cvxpy as cp
 import numpy as np
 import pytest
@@ -190,3 +193,138 @@ def test_adaboost_certificate_is_built_by_its_problem(clf_data):
     wrong = certify_stagewise(eps, bad, model.normalizers_, model.train_errors_,
                               model.error_bounds_, model.exp_bounds_, stage_gradients=-grad)
     assert not wrong.ok and set(wrong.failed()) == {"stage_stationarity", "alpha_closed_form"}
+
+
+# ---------------------------------------------------------------------- the import graph
+
+_ROOT = pathlib.Path(__file__).resolve().parent.parent / "margin_opt"
+
+
+def _module_names():
+    """{dotted name: path} of every module of margin_opt (a package by its __init__)."""
+    out = {}
+    for path in _ROOT.rglob("*.py"):
+        parts = list(path.relative_to(_ROOT.parent).with_suffix("").parts)
+        if parts[-1] == "__init__":
+            parts = parts[:-1]
+        out[".".join(parts)] = path
+    return out
+
+
+def _imports(name, path, modules):
+    """The margin_opt modules that module ``name`` imports, at module level or inside a
+    function: ``import a.b``, ``from a import b`` (b a module: that module; else a),
+    relative or absolute.  The packages above an imported module are not counted (Python
+    initializes them first, whoever imports what)."""
+    is_pkg = path.name == "__init__.py"
+    here = name if is_pkg else name.rpartition(".")[0]
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            found.update(a.name for a in node.names if a.name in modules)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = here.split(".")
+                base = base[:len(base) - (node.level - 1)]
+                target = ".".join(base + ([node.module] if node.module else []))
+            else:
+                target = node.module or ""
+            if not (target == "margin_opt" or target.startswith("margin_opt.")):
+                continue
+            for alias in node.names:
+                sub = f"{target}.{alias.name}"
+                found.add(sub if sub in modules else target)
+    found.discard(name)
+    return {m for m in found if m in modules}
+
+
+def _cycles(graph):
+    """The strongly connected components of more than one module (Tarjan), each as one
+    cycle through it (a list of modules, the first repeated at its end)."""
+    index, low, on, stack, comps = {}, {}, set(), [], []
+
+    def visit(v):
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on.add(v)
+        for w in sorted(graph[v]):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                comp.append(w)
+                if w == v:
+                    break
+            if len(comp) > 1:
+                comps.append(set(comp))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    cycles = []
+    for comp in comps:                  # a path from the first module back to it
+        start = min(comp)
+        prev, todo = {start: None}, [start]
+        end = None
+        while todo and end is None:
+            v = todo.pop(0)
+            for w in sorted(graph[v] & comp):
+                if w == start:
+                    end = v
+                    break
+                if w not in prev:
+                    prev[w] = v
+                    todo.append(w)
+        path = []
+        while end is not None:           # back from the last module to the first
+            path.append(end)
+            end = prev[end]
+        cycles.append(path[::-1] + [start])
+    return cycles
+
+
+def test_no_import_cycles_among_margin_opt_modules():
+    modules = _module_names()
+    graph = {name: _imports(name, path, modules) for name, path in modules.items()}
+    # relative imports, function-level ones and names from packages are read
+    assert "margin_opt.solvers.smo.rows" in graph["margin_opt.solvers.smo.driver"]
+    assert "margin_opt.solvers.smo" in graph["margin_opt.estimators.ovo"]
+    cycles = _cycles(graph)
+    assert not cycles, "import cycles:\n" + "\n".join(" -> ".join(c) for c in cycles)
+
+
+def test_the_cycle_finder_finds_a_cycle():
+    graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}
+    assert _cycles(graph) == [["a", "b", "c", "a"]]
+    assert _cycles({"a": {"b"}, "b": set()}) == []
+
+
+def test_smo_is_one_package_of_concepts():
+    solvers = _ROOT / "solvers"
+    assert not sorted(p.name for p in solvers.glob("_smo_*.py"))
+    gone = {"smo.py", "smo_gram.py", "kernel_blocks.py", "row_memory.py", "_kernel_rows.py",
+            "_packed_rows.py", "_held_rows.py", "_early_factor.py"}
+    assert not gone & {p.name for p in solvers.glob("*.py")}
+    assert (solvers / "smo" / "__init__.py").is_file()
+
+
+def test_smo_modules_assign_no_attributes_of_the_run():
+    """The polish, the blocks and the early factor get what they need as arguments and
+    return what the driver applies: outside the driver no SMO module assigns an
+    attribute of a ``run`` (``run.x = ...``, ``run.x += ...``)."""
+    for path in sorted((_ROOT / "solvers" / "smo").glob("*.py")):
+        if path.name == "driver.py":
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            targets = node.targets if isinstance(node, ast.Assign) else \
+                [node.target] if isinstance(node, (ast.AugAssign, ast.AnnAssign)) else []
+            for t in targets:
+                where = f"{path.name}:{node.lineno}"
+                assert not (isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name)
+                            and t.value.id == "run"), f"{where} assigns an attribute of run"

@@ -1,4 +1,4 @@
-"""The polish's first factorization computed beside SMO (margin_opt.solvers._early_factor).
+"""The polish's first factorization computed beside SMO (margin_opt.solvers.smo.polish).
 
 References: LIBSVM at tol 1e-10 (the same problem, an independent solver) and the run
 without the early factor (the polish factorizing itself).
@@ -15,9 +15,9 @@ from sklearn.preprocessing import StandardScaler
 from sklearn.svm import SVR as SkSVR
 
 from margin_opt.problems.svr import SVRProblem
-from margin_opt.solvers import _early_factor as early
-from margin_opt.solvers import kernel_blocks as kb
-from margin_opt.solvers.smo import solve_smo
+from margin_opt.solvers.smo import SMOOptions, solve_smo
+from margin_opt.solvers.smo import polish as early
+from margin_opt.solvers.smo import rows as kb
 
 GAMMA, C, EPS = 0.05, 1.0, 0.1
 
@@ -28,9 +28,9 @@ def svr_data():
     return StandardScaler().fit_transform(X), (t - t.mean()) / t.std()
 
 
-def _solve(X, t, kernel="rbf"):
+def _solve(X, t, kernel="rbf", options=None):
     qp = SVRProblem(X, t, C=C, epsilon=EPS, kernel=kernel, gamma=GAMMA).to_standard_form()
-    return solve_smo(qp, tol=1e-6, gap_tol=1e-7)
+    return solve_smo(qp, tol=1e-6, gap_tol=1e-7, options=options)
 
 
 def _beta(res):
@@ -47,7 +47,7 @@ def libsvm(svr_data):
     return beta, ref.intercept_[0]
 
 
-def test_early_factor_is_used_and_the_answer_is_libsvms(svr_data, libsvm, monkeypatch):
+def test_early_factor_is_used_and_the_answer_is_libsvms(svr_data, libsvm):
     X, t = svr_data
     res = _solve(X, t)
     assert res.status == "optimal" and res.n_polish >= 1
@@ -60,8 +60,7 @@ def test_early_factor_is_used_and_the_answer_is_libsvms(svr_data, libsvm, monkey
     np.testing.assert_array_equal(again.x, res.x)
     assert again.nit == res.nit
     # without it (the polish factorizes the free set at 1e-3 itself): the same optimum
-    monkeypatch.setattr(early, "MIN_FREE", 10 ** 9)
-    plain = _solve(X, t)
+    plain = _solve(X, t, options=SMOOptions(early_min_free=10 ** 9))
     assert plain.cache["early_factor"] == "none" and plain.status == "optimal"
     assert abs(plain.fun - res.fun) <= 1e-9 * abs(plain.fun)
     np.testing.assert_allclose(_beta(plain), _beta(res), atol=2e-6)
@@ -69,9 +68,7 @@ def test_early_factor_is_used_and_the_answer_is_libsvms(svr_data, libsvm, monkey
 
 def test_a_failed_thread_leaves_the_polish_to_factorize(svr_data, monkeypatch):
     X, t = svr_data
-    monkeypatch.setattr(early, "MIN_FREE", 10 ** 9)
-    plain = _solve(X, t)
-    monkeypatch.setattr(early, "MIN_FREE", 256)
+    plain = _solve(X, t, options=SMOOptions(early_min_free=10 ** 9))
 
     block = kb.symmetric_block
 
@@ -107,20 +104,20 @@ def test_small_free_set_starts_no_thread(svr_data):
 
 
 def test_looks_at_the_gap_change_nothing_and_nor_does_a_slow_thread(svr_data, monkeypatch):
-    # SMO in chunks of CHUNK iterations (looking at m − M, never starting: EARLY_AT = 0)
+    # SMO in chunks of early_chunk iterations (looking at m − M, never starting:
+    # early_at = 0)
     # against one call (no look), with a small cache (rows evicted and recomputed): bit
     # for bit; then a thread slowed by 0.3 s against one at full speed: bit for bit
     X, t = svr_data
     qp = SVRProblem(X, t, C=C, epsilon=EPS, kernel="rbf", gamma=GAMMA).to_standard_form()
-    monkeypatch.setattr(early, "EARLY_AT", 0.0)
-    looked = solve_smo(qp, tol=1e-6, gap_tol=1e-7, cache_size=3)
-    monkeypatch.setattr(early, "possible", lambda run: False)
-    once = solve_smo(qp, tol=1e-6, gap_tol=1e-7, cache_size=3)
+    looked = solve_smo(qp, tol=1e-6, gap_tol=1e-7, cache_size=3,
+                       options=SMOOptions(early_at=0.0))
+    once = solve_smo(qp, tol=1e-6, gap_tol=1e-7, cache_size=3,
+                     options=SMOOptions(early_at=0.0, early_factor=False))
     assert looked.cache["early_factor"] == once.cache["early_factor"] == "none"
     assert looked.cache["misses"] > 2 * X.shape[0]                 # evictions
     np.testing.assert_array_equal(looked.x, once.x)
     assert looked.nit == once.nit and looked.status == "optimal"
-    monkeypatch.undo()
     fast = _solve(X, t)
     compute = early.EarlyFactor._compute
 

@@ -136,8 +136,8 @@ def test_smo_kernel_rows_equal_scikit_learn(name, d):
     # one by one) against scikit-learn's pairwise kernels, with a zero feature
     from sklearn.metrics.pairwise import pairwise_kernels
 
-    from margin_opt.solvers import _kernel_rows as kr
-    from margin_opt.solvers import kernel_blocks as kb
+    from margin_opt.solvers.smo import rows as kb
+    from margin_opt.solvers.smo import rows as kr
 
     rng = np.random.default_rng(d)
     X = rng.normal(size=(1100, d))
@@ -197,7 +197,7 @@ def test_kernel_combination_equals_scikit_learn_dense_and_sparse(name):
     import scipy.sparse as sp
     from sklearn.metrics.pairwise import pairwise_kernels
 
-    from margin_opt.solvers import kernel_blocks as kb
+    from margin_opt.solvers.smo import rows as kb
 
     rng = np.random.default_rng(11)
     X = rng.normal(size=(1300, 60)) * (rng.random((1300, 60)) < 0.08)
@@ -285,7 +285,7 @@ def test_symmetric_block_split_over_threads_is_the_one_thread_block(name):
     # (the exact recomputation below the guard) gives exactly 1 on the duplicates
     from sklearn.metrics.pairwise import pairwise_kernels
 
-    from margin_opt.solvers import kernel_blocks as kb
+    from margin_opt.solvers.smo import rows as kb
 
     rng = np.random.default_rng(5)
     X = rng.normal(size=(400, 6)) + (1e3 if name == "rbf" else 0.0)

@@ -1,5 +1,5 @@
 """The second Newton polish with the bound variables that violate the optimality
-conditions let in (margin_opt.solvers._smo_polish.entering).
+conditions let in (margin_opt.solvers.smo.polish.entering).
 
 References: the KKT conditions of the dual written out per variable (LIBSVM's I_up /
 I_low sets), LIBSVM at tol 1e-10, and SMO without this step.
@@ -10,10 +10,9 @@ from sklearn.datasets import make_regression
 from sklearn.preprocessing import StandardScaler
 from sklearn.svm import SVR as SkSVR
 
-import margin_opt.solvers.smo as smo
 from margin_opt.problems.svr import SVRProblem
-from margin_opt.solvers import _smo_polish as pol
-from margin_opt.solvers.smo import solve_smo
+from margin_opt.solvers.smo import SMOOptions, solve_smo
+from margin_opt.solvers.smo import polish as pol
 
 # a case of a random search where SMO's tail after the first polish was long (3101
 # iterations in all without this step)
@@ -79,11 +78,10 @@ def test_entering_are_the_bound_kkt_violators_largest_first():
     assert got.size < every.size                        # the rule took some out
 
 
-def test_entering_polish_ends_smos_tail_and_the_answer_is_libsvms(monkeypatch):
+def test_entering_polish_ends_smos_tail_and_the_answer_is_libsvms():
     X, t, qp = _svr()
     on = solve_smo(qp, tol=1e-6, gap_tol=1e-7)
-    monkeypatch.setattr(smo, "_ENTER_POLISH", False)
-    off = solve_smo(qp, tol=1e-6, gap_tol=1e-7)
+    off = solve_smo(qp, tol=1e-6, gap_tol=1e-7, options=SMOOptions(enter_polish=False))
     assert on.status == off.status == "optimal"
     assert on.nit < off.nit                 # SMO's tail to the second polish skipped
     assert abs(on.fun - off.fun) <= 1e-9 * abs(off.fun)

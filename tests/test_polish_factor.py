@@ -7,8 +7,9 @@ import numpy as np
 import pytest
 import scipy.linalg as sla
 
-from margin_opt.solvers import _held_rows as held
-from margin_opt.solvers import _smo_polish as pol
+from margin_opt.solvers.smo import cache as held
+from margin_opt.solvers.smo import polish as pol
+from margin_opt.solvers.smo.options import DEFAULT, SMOOptions
 
 
 def _matrix(n, cond, seed=0, last=None):
@@ -30,15 +31,15 @@ def _rel_residual(K, d, B, X):
 
 def test_single_precision_solve_meets_its_residual_and_later_solves_refine_alike():
     K = _matrix(300, 1e5)
-    fac = pol.Factor(K, np.arange(300), pol.DAMPING)
+    fac = pol.Factor(K, np.arange(300))
     assert fac.L.dtype == np.float32                     # spotrf succeeded
     rng = np.random.default_rng(1)
     B = rng.standard_normal((300, 3))
     X = fac.solve(B)
-    assert _rel_residual(K, fac.d, B, X) <= pol.SOLVE_RTOL
+    assert _rel_residual(K, fac.d, B, X) <= DEFAULT.solve_rtol
     assert fac.steps >= 1                                # cond 1e5 needs a refinement
     B2 = rng.standard_normal((300, 2))                   # unchecked, refined alike
-    assert _rel_residual(K, fac.d, B2, fac.solve(B2)) <= 10 * pol.SOLVE_RTOL
+    assert _rel_residual(K, fac.d, B2, fac.solve(B2)) <= 10 * DEFAULT.solve_rtol
     assert fac.L.dtype == np.float32
     z = rng.standard_normal(300)
     assert fac.quad(z) == pytest.approx(z @ K @ z, rel=1e-12)
@@ -48,7 +49,7 @@ def test_single_precision_too_coarse_is_redone_in_double():
     # cond 3e7: spotrf still succeeds, but three refinements from it cannot reach 1e-4
     # (at 1e7 they just do, at 1e8 spotrf fails)
     K = _matrix(300, 3e7)
-    fac = pol.Factor(K, np.arange(300), pol.DAMPING)
+    fac = pol.Factor(K, np.arange(300))
     assert fac.L.dtype == np.float32
     B = np.random.default_rng(2).standard_normal((300, 2))
     X = fac.solve(B)
@@ -61,8 +62,8 @@ def test_single_precision_too_coarse_is_redone_in_double():
 def test_not_positive_definite_in_single_precision_factors_in_double():
     # an eigenvalue of −1e-9: spotrf fails, dpotrf needs a larger damping
     K = _matrix(300, 1e8, last=-1e-9)
-    fac = pol.Factor(K, np.arange(300), pol.DAMPING)
-    assert fac.L.dtype == np.float64 and fac.d > pol.DAMPING
+    fac = pol.Factor(K, np.arange(300))
+    assert fac.L.dtype == np.float64 and fac.d > DEFAULT.damping
     B = np.random.default_rng(3).standard_normal((300, 1))
     assert _rel_residual(K, fac.d, B, fac.solve(B)) <= 1e-6
 
@@ -71,11 +72,11 @@ def test_fallback_raises_the_damping_where_double_needs_it():
     # spotrf succeeds on a matrix with an eigenvalue of −1e-11, refinement against it
     # cannot converge, dpotrf needs δ raised: the solve is that of K + (raised δ)I
     K = _matrix(300, 1e4, seed=1, last=-1e-11)
-    fac = pol.Factor(K, np.arange(300), pol.DAMPING)
+    fac = pol.Factor(K, np.arange(300))
     assert fac.L.dtype == np.float32
     B = np.random.default_rng(9).standard_normal((300, 2))
     X = fac.solve(B)
-    assert fac.L.dtype == np.float64 and fac.d > pol.DAMPING
+    assert fac.L.dtype == np.float64 and fac.d > DEFAULT.damping
     # K + δI has an eigenvalue of ~9e-11: a backward-stable solve leaves ~1e-7
     assert _rel_residual(K, fac.d, B, X) <= 1e-5
 
@@ -84,7 +85,7 @@ def test_solve_gives_none_where_no_damping_factorizes():
     # the single factor of a positive definite matrix, then K_UU far from it (an
     # eigenvalue of −1e-3): the check fails, dpotrf fails at every damping, and the
     # solve says so (None); the polish's directions then give None too
-    fac = pol.Factor(_matrix(200, 1e3), np.arange(200), pol.DAMPING)
+    fac = pol.Factor(_matrix(200, 1e3), np.arange(200))
     assert fac.L.dtype == np.float32
     fac.K = _matrix(200, 1e3, seed=5, last=-1e-3)
     assert fac.solve(np.ones((200, 1))) is None and fac.L is None
@@ -97,7 +98,7 @@ def test_extended_single_factor_solves_the_extended_matrix():
     n, k = 300, 20
     K = _matrix(n + k, 1e4, seed=4)
     U, N = np.arange(n), np.arange(n, n + k)
-    fac = pol.Factor(K[:n, :n].copy(), U, pol.DAMPING)
+    fac = pol.Factor(K[:n, :n].copy(), U)
     assert fac.L.dtype == np.float32
     fac.solve(np.ones((n, 1)))
     assert fac.steps is not None                         # checked on the first factor
@@ -106,7 +107,7 @@ def test_extended_single_factor_solves_the_extended_matrix():
     assert fac.steps is None                             # the extended one is checked anew
     np.testing.assert_array_equal(fac.K, K)
     B = np.random.default_rng(6).standard_normal((n + k, 2))
-    assert _rel_residual(K, fac.d, B, fac.solve(B)) <= pol.SOLVE_RTOL
+    assert _rel_residual(K, fac.d, B, fac.solve(B)) <= DEFAULT.solve_rtol
 
 
 def test_two_extensions_kept_as_blocks_give_the_whole_matrixs_products():
@@ -115,7 +116,7 @@ def test_two_extensions_kept_as_blocks_give_the_whole_matrixs_products():
     # extension meets the residual; K then puts the whole matrix together
     n, k1, k2 = 250, 15, 9
     K = _matrix(n + k1 + k2, 1e4, seed=9)
-    fac = pol.Factor(K[:n, :n].copy(), np.arange(n), pol.DAMPING)
+    fac = pol.Factor(K[:n, :n].copy(), np.arange(n))
     u = n
     for k in (k1, k2):
         assert fac.extend(K[:u, u:u + k].copy(), K[u:u + k, u:u + k].copy(),
@@ -130,16 +131,16 @@ def test_two_extensions_kept_as_blocks_give_the_whole_matrixs_products():
     z = X[:, 0]
     assert fac.quad(z) == pytest.approx(z @ K @ z, rel=1e-12)
     B = rng.standard_normal((u, 2))
-    assert _rel_residual(K, fac.d, B, fac.solve(B)) <= pol.SOLVE_RTOL
+    assert _rel_residual(K, fac.d, B, fac.solve(B)) <= DEFAULT.solve_rtol
     assert len(fac._ext) == 2                            # nothing put together so far
     np.testing.assert_array_equal(fac.K, K)
     assert fac._ext == []
 
 
-def test_double_factor_when_single_is_off(monkeypatch):
-    monkeypatch.setattr(pol, "SINGLE", False)
+def test_double_factor_when_single_is_off():
+    double = SMOOptions(single=False)
     K = _matrix(200, 1e5)
-    fac = pol.Factor(K, np.arange(200), pol.DAMPING)
+    fac = pol.Factor(K, np.arange(200), double)
     assert fac.L.dtype == np.float64 and fac.K is None    # no refinement: K released
     B = np.ones((200, 1))
     assert _rel_residual(K, fac.d, B, fac.solve(B)) <= 1e-9
@@ -147,7 +148,7 @@ def test_double_factor_when_single_is_off(monkeypatch):
     assert fac.quad(z) == pytest.approx(z @ K @ z, rel=1e-9)
     k = 10
     K2 = _matrix(200 + k, 1e4, seed=8)
-    fac = pol.Factor(K2[:200, :200].copy(), np.arange(200), pol.DAMPING)
+    fac = pol.Factor(K2[:200, :200].copy(), np.arange(200), double)
     assert fac.extend(K2[:200, 200:], K2[200:, 200:], np.arange(200, 200 + k))
     B = np.ones((200 + k, 1))
     assert fac.K is None and _rel_residual(K2, fac.d, B, fac.solve(B)) <= 1e-9

@@ -1,4 +1,4 @@
-"""The row cache's memory kept between SMO runs (:mod:`margin_opt.solvers.row_memory`).
+"""The row cache's memory kept between SMO runs (:mod:`margin_opt.solvers.smo.memory`).
 
 The reference for every run on kept memory is the same run on fresh memory (nothing
 kept): the multipliers must agree bit for bit, whatever the kept buffer held; and
@@ -15,8 +15,8 @@ from sklearn.preprocessing import StandardScaler
 from sklearn.svm import SVC
 
 from margin_opt.kernels import make_kernel
-from margin_opt.solvers import row_memory as mem
-from margin_opt.solvers.smo import solve_smo
+from margin_opt.solvers.smo import SMOOptions, solve_smo
+from margin_opt.solvers.smo import memory as mem
 from margin_opt.standard_forms import DualQP
 
 _MB = 2 ** 20
@@ -38,21 +38,24 @@ def _qp(n=2000, seed=0):
                   upper=np.ones(n))
 
 
-def test_a_run_on_kept_memory_never_reads_what_it_held(monkeypatch):
+def test_a_run_on_kept_memory_never_reads_what_it_held():
     qp = _qp()
-    monkeypatch.setattr(mem, "KEEP_MB", 0)
-    fresh = solve_smo(qp, tol=1e-6, cache_size=CACHE_MB)
-    assert mem.kept_mb() == 0.0                            # nothing kept when KEEP_MB = 0
-    monkeypatch.setattr(mem, "KEEP_MB", 512)
+    none = mem.RowMemory(keep_mb=0)
+    fresh = solve_smo(qp, tol=1e-6, cache_size=CACHE_MB, options=SMOOptions(memory=none))
+    assert none.kept_mb() == 0.0                           # nothing kept when keep_mb = 0
+    pool = mem.RowMemory(keep_mb=512)
+    kept_by = SMOOptions(memory=pool)
     poison = np.full(CACHE_MB * _MB // 8, np.nan)
-    mem.give(poison)
-    kept = solve_smo(qp, tol=1e-6, cache_size=CACHE_MB)
+    pool.give(poison)
+    kept = solve_smo(qp, tol=1e-6, cache_size=CACHE_MB, options=kept_by)
     assert np.isfinite(poison).any()                       # the run did use that buffer
-    assert len(mem._free) == 1 and mem._free[0] is poison  # and gave it back
+    assert len(pool._free) == 1 and pool._free[0] is poison  # and gave it back
+    assert mem.kept_mb() == 0.0                            # not the process's pool
     assert kept.nit == fresh.nit and kept.cache["misses"] == fresh.cache["misses"]
     np.testing.assert_array_equal(kept.x, fresh.x)
     assert kept.b == fresh.b
-    again = solve_smo(qp, tol=1e-6, cache_size=CACHE_MB)   # on the first run's leftovers
+    # on the first run's leftovers
+    again = solve_smo(qp, tol=1e-6, cache_size=CACHE_MB, options=kept_by)
     np.testing.assert_array_equal(again.x, fresh.x)
     # and the answer is LIBSVM's
     lib = SVC(C=1.0, kernel="rbf", gamma=0.1, tol=1e-8).fit(qp.X, qp.y)
@@ -70,11 +73,11 @@ def test_the_memory_comes_back_when_a_run_raises():
     with pytest.raises(RuntimeError, match="user callback failed"):
         solve_smo(qp, cache_size=CACHE_MB, callback=boom, callback_every=10)
     assert mem.kept_mb() == CACHE_MB
-    buf = mem._free[0]
+    buf = mem.POOL._free[0]
     with pytest.raises(ValueError, match="block_size"):     # refused before it takes one
         solve_smo(qp, cache_size=CACHE_MB, block_size=1)
     solve_smo(qp, cache_size=CACHE_MB)
-    assert len(mem._free) == 1 and mem._free[0] is buf     # reused, not a second one
+    assert len(mem.POOL._free) == 1 and mem.POOL._free[0] is buf     # reused, not a second one
 
 
 def test_runs_at_once_take_their_own_buffers_and_agree_with_one_at_a_time():
@@ -100,34 +103,34 @@ def test_runs_at_once_take_their_own_buffers_and_agree_with_one_at_a_time():
     mem.give(b)
 
 
-def test_what_is_kept_is_bounded_and_can_be_released(monkeypatch):
-    monkeypatch.setattr(mem, "KEEP_MB", 20)
-    small = mem.take(_MB // 8)                             # 1 MB: below the heap's size
-    mem.give(small)
-    assert mem.kept_mb() == 0.0
-    bufs = [mem.take(8 * _MB // 8) for _ in range(3)]      # three of 8 MB
+def test_what_is_kept_is_bounded_and_can_be_released():
+    pool = mem.RowMemory(keep_mb=20)                      # a pool of its own
+    small = pool.take(_MB // 8)                             # 1 MB: below the heap's size
+    pool.give(small)
+    assert pool.kept_mb() == 0.0
+    bufs = [pool.take(8 * _MB // 8) for _ in range(3)]      # three of 8 MB
     for b in bufs:
-        mem.give(b)
-    assert mem.kept_mb() == 16.0                           # the oldest dropped
-    assert not any(b is mem._root(bufs[0]) for b in mem._free)
-    monkeypatch.setattr(mem, "KEEP_MB", 40)
-    mem.give(bufs[1])                                      # given twice: kept once
-    assert len({id(b) for b in mem._free}) == len(mem._free) == 2
-    mem.give(np.empty(41 * _MB // 8))                      # larger than KEEP_MB: not kept
-    assert mem.kept_mb() == 16.0
-    mem.release()
-    six, ten = mem.take(6 * _MB // 8), mem.take(10 * _MB // 8)
-    mem.give(ten)
-    mem.give(six)
-    got = mem.take(5 * _MB // 8, reserve=30 * _MB // 8)    # the smallest that fits
+        pool.give(b)
+    assert pool.kept_mb() == 16.0                           # the oldest dropped
+    assert not any(b is mem._root(bufs[0]) for b in pool._free)
+    pool.keep_mb = 40
+    pool.give(bufs[1])                                      # given twice: kept once
+    assert len({id(b) for b in pool._free}) == len(pool._free) == 2
+    pool.give(np.empty(41 * _MB // 8))                      # larger than keep_mb: not kept
+    assert pool.kept_mb() == 16.0
+    pool.release()
+    six, ten = pool.take(6 * _MB // 8), pool.take(10 * _MB // 8)
+    pool.give(ten)
+    pool.give(six)
+    got = pool.take(5 * _MB // 8, reserve=30 * _MB // 8)    # the smallest that fits
     assert got.size == 5 * _MB // 8 and mem._root(got) is mem._root(six)
-    assert mem._root(mem.take(7 * _MB // 8)) is mem._root(ten)
-    new = mem.take(11 * _MB // 8, reserve=12 * _MB // 8)   # none fits: a new one, reserved
+    assert mem._root(pool.take(7 * _MB // 8)) is mem._root(ten)
+    new = pool.take(11 * _MB // 8, reserve=12 * _MB // 8)   # none fits: a new one, reserved
     assert mem._root(new).nbytes == 12 * _MB
-    mem.give(new)
-    monkeypatch.setattr(mem, "KEEP_MB", 0)                 # lowered: trimmed at the next give
-    mem.give(got)
-    assert mem.kept_mb() == 0.0
+    pool.give(new)
+    pool.keep_mb = 0                                        # lowered: trimmed at the next give
+    pool.give(got)
+    assert pool.kept_mb() == 0.0
 
 
 @pytest.mark.skipif(not hasattr(os, "fork") or sys.platform != "linux",

@@ -17,8 +17,8 @@ from sklearn.svm import SVC, SVR
 from margin_opt.exceptions import ConvergenceWarning
 from margin_opt.kernels import make_kernel
 from margin_opt.methods import get_method
-from margin_opt.solvers._smo_kernels import vexp
 from margin_opt.solvers.smo import solve_smo
+from margin_opt.solvers.smo.rows import vexp
 from margin_opt.standard_forms import DualQP
 
 
@@ -216,17 +216,16 @@ def test_epsilon_svr_form_with_index_matches_libsvm():
     assert abs(res.b - svr.intercept_[0]) <= 1e-5
 
 
-def test_no_early_unshrinking_same_answer_one_reconstruction_less(monkeypatch):
+def test_no_early_unshrinking_same_answer_one_reconstruction_less():
     """LIBSVM unshrinks once m − M ≤ 10·tol; SMO here only at the end of a phase (where
     LIBSVM also does): one gradient reconstruction less, the same optimum as LIBSVM's
     way and as LIBSVM itself (ε-SVR, n = 1500, d = 20)."""
-    import margin_opt.solvers.smo as smo
+    from margin_opt.solvers.smo import SMOOptions
 
     X, t, qp = svr_data_qp(1500, 20, 3, C=1.0, eps=0.1, gamma=0.05)
     n, C, eps = 1500, 1.0, 0.1
     ours = solve_smo(qp, tol=1e-3)
-    monkeypatch.setattr(smo, "_UNSHRINK_STATE", 0)
-    libsvm_way = solve_smo(qp, tol=1e-3)
+    libsvm_way = solve_smo(qp, tol=1e-3, options=SMOOptions(unshrink_start=0))
     assert ours.status == libsvm_way.status == "optimal"
     assert ours.cache["reconstructions"] == libsvm_way.cache["reconstructions"] - 1
     assert abs(ours.fun - libsvm_way.fun) <= 1e-5 * abs(libsvm_way.fun)
@@ -592,7 +591,7 @@ def test_silenced_convergence_warnings_are_this_threads_only():
 
 
 @pytest.mark.parametrize("form", ["svc", "svc-sparse", "svr"])
-def test_packed_rows_same_iterations_and_optimum(form, monkeypatch):
+def test_packed_rows_same_iterations_and_optimum(form):
     """Once shrinking leaves few rows active, rows are stored packed (more of them in
     the same budget, the rows held moved into each new layout): the run is the
     unpacked run, iteration for iteration (a packed row holds the same values; at
@@ -600,7 +599,7 @@ def test_packed_rows_same_iterations_and_optimum(form, monkeypatch):
     sums would otherwise read held rows in place and differ in the last bits), and
     its optimum is cvxpy's.  Sparse data with a tiny
     cache has no dense transpose: its packed rows come from sparse dot products."""
-    from margin_opt.solvers import smo as smo_module
+    from margin_opt.solvers.smo import SMOOptions
 
     if form == "svr":
         X, t = make_regression(300, 4, noise=5.0, random_state=7)
@@ -617,8 +616,7 @@ def test_packed_rows_same_iterations_and_optimum(form, monkeypatch):
             X = sp.csr_matrix(X)
         qp = svc_qp(X, y, 1.0, "rbf", gamma=0.1)
     packed = solve_smo(qp, tol=1e-8, cache_size=0.03)
-    monkeypatch.setattr(smo_module, "_PACKED", False)
-    plain = solve_smo(qp, tol=1e-8, cache_size=0.03)
+    plain = solve_smo(qp, tol=1e-8, cache_size=0.03, options=SMOOptions(packed_rows=False))
     assert packed.cache["packed_layouts"] >= 1 and plain.cache["packed_layouts"] == 0
     assert packed.cache["packed_rows_kept"] > 0       # rows moved into the new layouts
     assert packed.cache["misses"] < plain.cache["misses"]
@@ -651,8 +649,8 @@ def test_gradient_reconstruction_of_sparse_rows_by_axpys():
     """Sparse rows with few nonzeros are combined row by row (one axpy per nonzero, no
     dense copy of the rows): the returned gradient is Qα + p computed from scratch and
     the answer is the cvxpy optimum."""
-    from margin_opt.solvers import kernel_blocks as kb
-    from margin_opt.solvers._kernel_rows import axpy_rows
+    from margin_opt.solvers.smo import rows as kb
+    from margin_opt.solvers.smo.rows import axpy_rows
 
     rng = np.random.default_rng(12)
     y = np.where(rng.random(700) < 0.5, 1.0, -1.0)
@@ -675,9 +673,10 @@ def test_packed_layout_rebuild_keeps_rows_with_their_values():
     rbf_kernel), whether it was kept (a hit) or computed (a miss)."""
     from sklearn.metrics.pairwise import rbf_kernel
 
-    from margin_opt.solvers import _packed_rows as pk
-    from margin_opt.solvers import _smo_kernels as k
-    from margin_opt.solvers.smo import _check_qp, _SMORun
+    from margin_opt.solvers.smo import cache
+    from margin_opt.solvers.smo import packed as pk
+    from margin_opt.solvers.smo import state as k
+    from margin_opt.solvers.smo.driver import _check_qp, _SMORun
 
     X, y = data(400, d=6, seed=9)
     qp = svc_qp(X, y, 1.0, "rbf", gamma=0.2)
@@ -689,7 +688,7 @@ def test_packed_layout_rebuild_keeps_rows_with_their_values():
     rng = np.random.default_rng(0)
     held = rng.choice(400, size=run.n_slots, replace=False)
     for r in held:                                   # fill the classic slots
-        k.get_row(int(r), True, run.index, st, kd, cc, run.all_cols)
+        cache.get_row(int(r), True, run.index, st, kd, cc, run.all_cols)
     active = np.sort(np.r_[held, rng.choice(np.setdiff1d(np.arange(400), held), 150 - held.size,
                                             replace=False)])
     order = np.r_[active, np.setdiff1d(np.arange(400), active)]
@@ -719,14 +718,14 @@ def test_packed_layout_rebuild_keeps_rows_with_their_values():
 
 
 @pytest.mark.parametrize("sparse,C,tol", [(False, 100.0, 1e-3), (True, 0.3, 1e-6)])
-def test_packed_rows_with_an_index_over_few_data_rows(sparse, C, tol, monkeypatch):
+def test_packed_rows_with_an_index_over_few_data_rows(sparse, C, tol):
     """An ε-SVR form whose ``index`` uses a third of the data rows keeps packed rows with
     every variable active (after an unshrinking, and through the polish): the positions
     are read after they are restored, and the polish seeds no rows into packed memory.
     The answer is the unpacked run's and satisfies the KKT test on Qα + p recomputed
     from scratch (found by review: a stale position map stalled the first case far
     from the optimum, and seeding corrupted held rows in the second)."""
-    from margin_opt.solvers import smo as smo_module
+    from margin_opt.solvers.smo import SMOOptions
 
     rng = np.random.default_rng(0)
     n_data, m = 1200, 400
@@ -744,8 +743,7 @@ def test_packed_rows_with_an_index_over_few_data_rows(sparse, C, tol, monkeypatc
     with warnings.catch_warnings():
         warnings.simplefilter("error", ConvergenceWarning)
         packed = solve_smo(qp, tol=tol, cache_size=cache_size)
-    monkeypatch.setattr(smo_module, "_PACKED", False)
-    plain = solve_smo(qp, tol=tol, cache_size=cache_size)
+    plain = solve_smo(qp, tol=tol, cache_size=cache_size, options=SMOOptions(packed_rows=False))
     assert packed.cache["packed_layouts"] > 0
     assert packed.status == plain.status == "optimal"
     assert abs(packed.fun - plain.fun) <= 1e-9 * abs(plain.fun)
@@ -758,10 +756,11 @@ def test_polish_update_seeds_no_rows_into_packed_memory():
     hold its memory (they stay K[r, layout columns], and the classic map stays empty)."""
     from sklearn.metrics.pairwise import rbf_kernel
 
-    from margin_opt.solvers import _packed_rows as pk
-    from margin_opt.solvers import _smo_kernels as k
-    from margin_opt.solvers import _smo_polish as pol
-    from margin_opt.solvers.smo import _check_qp, _SMORun
+    from margin_opt.solvers.smo import packed as pk
+    from margin_opt.solvers.smo import polish as pol
+    from margin_opt.solvers.smo import rows as rows_module
+    from margin_opt.solvers.smo import state as k
+    from margin_opt.solvers.smo.driver import _check_qp, _SMORun
 
     X, y = data(400, d=6, seed=10)
     X[np.abs(X) < 0.5] = 0.0
@@ -769,7 +768,7 @@ def test_polish_update_seeds_no_rows_into_packed_memory():
     Y, p, C, index = _check_qp(qp)
     run = _SMORun(qp, Y, p, C, index, 0.03, None, True, 400)
     cc, st, kd = run.cc, run.st, run.kd
-    assert not k.has_transpose(kd)                   # the blocks-and-seed path
+    assert not rows_module.has_transpose(kd)     # the blocks-and-seed path
     K = rbf_kernel(X, gamma=0.2)
     active = np.sort(np.random.default_rng(1).choice(400, size=120, replace=False))
     run.index[:120] = active
@@ -780,7 +779,7 @@ def test_polish_update_seeds_no_rows_into_packed_memory():
         pk.row(int(r), st, kd, cc)
     rows = active[20:30]
     coefs = np.ones((rows.size, 2))
-    out = pol._update_and_seed(run, rows, coefs, run.budget)
+    out = pol._update_and_seed(run._source(), rows, coefs, run.budget)
     np.testing.assert_allclose(out, K[:, rows] @ coefs, rtol=1e-12, atol=1e-12)
     assert np.all(cc.slot_of_row == -1)
     for r in active[:20]:

@@ -12,9 +12,8 @@ from test_smo import assert_kkt, cvxpy_optimum, data, svc_qp
 from margin_opt import SVC
 from margin_opt.exceptions import ConvergenceWarning
 from margin_opt.kernels import make_kernel
-from margin_opt.solvers import kernel_blocks as _kb
-from margin_opt.solvers.smo import solve_smo
-from margin_opt.solvers.smo_gram import block_pair_matrix, solve_block_pair, solve_smo_gram
+from margin_opt.solvers.smo import block_pair_matrix, solve_block_pair, solve_smo, solve_smo_gram
+from margin_opt.solvers.smo import rows as _kb
 
 
 def _with_gram(qp):
@@ -65,19 +64,19 @@ def test_newton_step_on_the_free_set_reaches_the_cvxpy_optimum(weighted):
 
 
 @pytest.mark.parametrize("tol", [1e-3, 1e-5])
-def test_same_unshrinking_as_solve_smo_where_it_changes_the_path(tol, monkeypatch):
+def test_same_unshrinking_as_solve_smo_where_it_changes_the_path(tol):
     # a case where shrinking too early matters: LIBSVM's early unshrinking (at
     # m − M ≤ 10·tol) takes SMO another way (798 against 794 iterations at 1e-3), so the
     # two solvers keep the same iterates only by sharing the rule (UNSHRINK_START)
-    import margin_opt.solvers.smo as smo
+    from margin_opt.solvers.smo import SMOOptions
 
     qp = _with_gram(svc_qp(*data(360, seed=11), C=3.146542392987963, gamma=0.31896710307294784))
     ref = solve_smo(qp, tol=tol, polish=False)
     res = solve_smo_gram(qp, tol=tol, polish=False)
     assert res.status == ref.status == "optimal" and res.nit == ref.nit
     np.testing.assert_array_equal(res.x, ref.x)
-    monkeypatch.setattr(smo, "_UNSHRINK_STATE", 0)              # LIBSVM's way, solve_smo only
-    other = solve_smo(qp, tol=tol, polish=False)
+    libsvm_way = SMOOptions(unshrink_start=0)                   # LIBSVM's way, solve_smo only
+    other = solve_smo(qp, tol=tol, polish=False, options=libsvm_way)
     assert other.nit != res.nit or not np.array_equal(other.x, res.x)
 
 
@@ -127,7 +126,7 @@ def test_one_vs_one_pairs_are_those_of_the_whole_solve_path(monkeypatch):
     # by solve_path.finish): at tol 1e-3 (no Newton step) the fit of the whole solve
     # path, bit for bit; at 1e-6 the same optimum to the tolerance, every pair certified,
     # and bit for bit the whole solve path when the Newton step is left out
-    from margin_opt.solvers import smo_gram
+    from margin_opt.solvers.smo import batch as smo_gram
 
     X, y = load_digits(return_X_y=True)
     X = StandardScaler().fit_transform(X)[:500]

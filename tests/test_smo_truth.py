@@ -17,8 +17,8 @@ from margin_opt import SVMProblem, SVRProblem
 from margin_opt.exceptions import ConvergenceWarning
 from margin_opt.methods import stopping_options
 from margin_opt.solution import STATUSES
-from margin_opt.solvers import _smo_polish as _pol
-from margin_opt.solvers.smo import solve_smo
+from margin_opt.solvers.smo import SMOOptions, solve_smo
+from margin_opt.solvers.smo import polish as _pol
 from margin_opt.standard_forms import DualQP
 
 
@@ -150,7 +150,7 @@ def test_read_only_and_memory_mapped_kernels_are_used_without_copying(tmp_path):
         np.testing.assert_allclose(res.x, ref.x, atol=1e-10)
 
 
-def test_polished_answer_is_the_optimum(monkeypatch):
+def test_polished_answer_is_the_optimum():
     X, y = data(150, seed=5)
     qp = svc_qp(X, y, 3.0, "rbf", gamma=0.4)
     ref, _ = cvxpy_optimum(qp)
@@ -158,8 +158,7 @@ def test_polished_answer_is_the_optimum(monkeypatch):
     # without the fixed cost it is polished, and the answer is still the optimum
     unforced = solve_smo(qp, tol=1e-8)
     assert unforced.n_polish == 0 and abs(unforced.fun - ref) <= 1e-7 * abs(ref)
-    monkeypatch.setattr(_pol, "OVERHEAD_SMO_UNITS", 0.0)
-    res = solve_smo(qp, tol=1e-8)
+    res = solve_smo(qp, tol=1e-8, options=SMOOptions(overhead_smo_units=0.0))
     assert res.status == "optimal" and res.n_polish >= 1
     assert abs(res.fun - ref) <= 1e-7 * abs(ref)
     plain = solve_smo(qp, tol=1e-8, polish=False)
@@ -209,7 +208,6 @@ def test_second_polish_reuses_the_factor_and_reaches_the_optimum(monkeypatch, si
     from margin_opt import SVRProblem
     from margin_opt.bench.svr import regression_data
 
-    monkeypatch.setattr(_pol, "SINGLE", single)
     solve = _pol.Factor.solve
     precisions = []
 
@@ -221,7 +219,7 @@ def test_second_polish_reuses_the_factor_and_reaches_the_optimum(monkeypatch, si
     X, t = regression_data(1500)
     problem = SVRProblem(X, t, C=1.0, epsilon=0.1, kernel="rbf", gamma=0.05)
     qp = problem.to_standard_form()
-    res = solve_smo(qp, tol=1e-8)
+    res = solve_smo(qp, tol=1e-8, options=SMOOptions(single=single))
     assert res.status == "optimal" and res.n_polish == 2
     assert set(precisions) == {np.dtype(np.float32 if single else np.float64)}
     plain = solve_smo(qp, tol=1e-8, polish=False)

@@ -12,7 +12,7 @@ each off-diagonal block by the one pair that needs it (:class:`ClassBlocks`), so
 pair gets its whole kernel matrix with every entry computed once (LIBSVM recomputes
 rows pair by pair); otherwise each pair's SMO computes and caches its own rows.
 Pairs that share the matrix and are solved by SMO are solved in compiled calls on
-worker threads (:func:`~margin_opt.solvers.smo_gram.solve_block_pair`: the pair's
+worker threads (:func:`~margin_opt.solvers.smo.solve_block_pair`: the pair's
 kernel block and SMO in one call that releases the GIL, no Python between SMO's
 phases), a few pairs ahead of the fitting thread, which builds the pairs' problems and
 reads, certifies and repairs their answers in pair order
@@ -56,8 +56,8 @@ from ..exceptions import no_convergence_warnings
 from ..parallel import one_blas_thread
 from ..problems.kernel_data import check_scale
 from ..problems.svm import SVMProblem
-from ..solvers import kernel_blocks as _kb
-from ..solvers.smo_gram import block_pair_matrix, solve_block_pair, solve_smo_gram
+from ..solvers.smo import block_pair_matrix, solve_block_pair, solve_smo_gram
+from ..solvers.smo import rows as _rows
 from .base import backend_options, certify_result, solve_and_certify
 
 __all__ = ["class_pairs", "OneVsOneFit", "ClassBlocks", "fit_one_vs_one", "ovo_decision",
@@ -141,10 +141,10 @@ class ClassBlocks:
         self.start = self.stop - sizes
         Xg = X[np.concatenate(members)]
         self.K = None
-        if sp.issparse(Xg) or kernel.name not in _kb.KINDS:
+        if sp.issparse(Xg) or kernel.name not in _rows.KINDS:
             self.K = kernel.gram(Xg)
             return
-        self._kd, _ = _kb.named_kernel_arrays(Xg, kernel)
+        self._kd, _ = _rows.named_kernel_arrays(Xg, kernel)
         self._diag = [None] * sizes.size
         self._lock = threading.Lock()
 
@@ -154,7 +154,7 @@ class ClassBlocks:
         with self._lock:
             if self._diag[c] is None:
                 with one_blas_thread():     # small products: BLAS threads cost more
-                    self._diag[c] = _kb.symmetric_block(
+                    self._diag[c] = _rows.symmetric_block(
                         self._kd, np.arange(self.start[c], self.stop[c]))
             return self._diag[c]
 

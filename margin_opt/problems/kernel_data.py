@@ -19,7 +19,7 @@ from ..exceptions import SolverError
 from ..kernels import Kernel, make_kernel, n_polynomial_features, polynomial_features
 from ..lazy import lazy_module
 from ..parallel import all_blas_threads
-from ..solvers import kernel_blocks as _kb
+from ..solvers.smo import rows as _rows
 from ..validation import check_precomputed_kernel
 
 if TYPE_CHECKING:
@@ -226,7 +226,7 @@ class KernelData:
         Computed from β alone (never from a solver's gradient): for poly, rbf and
         sigmoid by blocks of kernel rows over the support (BLAS, in parallel, memory
         O(block + n·d); RBF distances on centred data, small ones recomputed
-        exactly, see :mod:`margin_opt.solvers.kernel_blocks`).  The last result is
+        exactly, see :mod:`margin_opt.solvers.smo.rows`).  The last result is
         remembered, so that reading an answer and certifying it compute Kβ once.
         """
         beta = np.asarray(beta, dtype=float)
@@ -247,11 +247,11 @@ class KernelData:
                 f = self._gram[:, nz] @ beta[nz]
         elif nz.size == 0:
             return np.zeros(self.n_samples)
-        elif self.kernel.name in _kb.KINDS:
+        elif self.kernel.name in _rows.KINDS:
             if "_blocks" not in self.__dict__:
-                self._blocks = _kb.named_kernel_arrays(self.X, self.kernel, 2.0 ** 26)
+                self._blocks = _rows.named_kernel_arrays(self.X, self.kernel, 2.0 ** 26)
             kd, csr = self._blocks
-            f = _kb.combination(kd, None, csr, nz, beta[nz, None])[:, 0]
+            f = _rows.combination(kd, None, csr, nz, beta[nz, None])[:, 0]
         else:
             f = self.kernel.rows(self.X, nz).T @ beta[nz]
         self._last_combination = (beta.copy(), f.copy())

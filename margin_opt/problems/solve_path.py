@@ -101,7 +101,7 @@ def finish(problem, method, res, *, certify=True, fallback=False, **options):
     """The rest of :func:`solve` for a dual backend's result computed by the caller.
 
     For callers that run many small problems' solvers side by side on threads (the
-    pairs of a one-vs-one fit, :func:`margin_opt.solvers.smo_gram.solve_smo_gram`) and
+    pairs of a one-vs-one fit, :func:`margin_opt.solvers.smo.solve_smo_gram`) and
     read, certify and repair the answers here, on one thread: the Solution of ``res``
     is made and certified exactly as :func:`solve` makes and certifies its own run's.
 

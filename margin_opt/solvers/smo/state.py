@@ -1,7 +1,8 @@
-"""SMO's int64 state vector ``st``: the positions of its entries.
+"""SMO's int64 state vector ``st`` (the positions of its entries) and the run's codes.
 
-Shared by the compiled loop (:mod:`._smo_kernels`) and the row caches it reads
-(:mod:`._packed_rows`), so that neither imports the other for them.
+Shared by the compiled loop (:mod:`.loop`), shrinking (:mod:`.shrink`), the row
+caches it reads (:mod:`.cache`, :mod:`.packed`) and the drivers (:mod:`.driver`,
+:mod:`.batch`), so that none imports another for them.
 """
 
 # int64 state vector
@@ -16,7 +17,7 @@ S_GEMM = 14          # gradient reconstructions by BLAS tiles (see reconstruct_g
 S_RECONSTRUCT = 15   # gradient reconstructions, all ways
 N_STATE = 16
 
-#: st[S_UNSHRINK] at the start of a phase of SMO (:mod:`.smo` and :mod:`.smo_gram` alike,
+#: st[S_UNSHRINK] at the start of a phase of SMO (:mod:`.driver` and :mod:`.batch` alike,
 #: so that their iterates stay the same): 1, LIBSVM's early unshrinking (every variable
 #: made active and its gradient reconstructed once m − M ≤ 10·tol) counted as done, i.e.
 #: skipped.  Every phase ends with that reconstruction and the check of all variables
@@ -26,3 +27,6 @@ N_STATE = 16
 UNSHRINK_START = 1
 
 FULL = -1            # slot_epoch of a row valid for every column
+
+# return codes of the run loop (:func:`.loop.smo_run`)
+R_OPTIMAL, R_CHUNK, R_MAX_ITER, R_STALLED, R_CAP = 0, 1, 2, 3, 4

@@ -7,7 +7,8 @@ are all this one form (:class:`~margin_opt.standard_forms.DualQP`), so this is
 the only SMO in the project.  Q is never formed: kernel rows come on demand
 from a row cache of ``cache_size`` MB (when the whole n×n kernel fits the
 budget every row gets its own slot; otherwise least-recently-used rows are
-evicted).  The compiled loops live in :mod:`margin_opt.solvers._smo_kernels`.
+evicted).  The compiled loop lives in :mod:`.loop`; the package's
+modules are listed in :mod:`margin_opt.solvers.smo`.
 
 References
 ----------
@@ -28,56 +29,27 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.optimize import OptimizeResult
 
-from ..exceptions import ConvergenceWarning, convergence_warnings_silenced
-from ..kkt import violating_pair_gap
-from . import _early_factor as _early
-from . import _packed_rows as _pk
-from . import _smo_blocks as _blocks
-from . import _smo_kernels as _k
-from . import _smo_polish as _pol
-from . import kernel_blocks as _kb
-from . import row_memory as _mem
-from ._smo_state import UNSHRINK_START
-from ..parallel import one_blas_thread, smo_threads
+from ...exceptions import ConvergenceWarning, convergence_warnings_silenced
+from ...kkt import violating_pair_gap
+from ...parallel import one_blas_thread, smo_threads
+from . import blocks as _blocks
+from . import cache as _cache
+from . import loop as _loop
+from . import memory as _mem
+from . import packed as _pk
+from . import polish as _pol
+from . import rows as _rows
+from . import shrink as _shrink
+from . import state as _st
+from .options import DEFAULT, SMOOptions, resolve
 
-__all__ = ["solve_smo", "run_status", "WSS"]
+__all__ = ["solve_smo", "run_status", "WSS", "SMOOptions"]
 
 #: accepted working-set selection names
 WSS = ("second-order", "first-order")
 
 _MB = 2 ** 20
 _DEFAULT_MAX_ITER = 10_000_000
-_ALPHA_CAP = 1e12       # a multiplier above this: the dual diverges (stop, "stalled")
-_STALL_MIN = 100_000    # progress window: m − M must halve within max(this, 10 m) iterations
-_POLISH_TOL = 1e-3      # SMO runs to this before the Newton polish of its free set
-#: after the first polish, SMO stops at these tolerances (those above tol) for another
-#: polish, which reuses the factorization of the first (extended, not redone): the
-#: first polish leaves the bound variables that should enter the free set to SMO's
-#: slow tail (ε-SVR, n = 5000: 18 370 iterations with one polish, 11 130 with two)
-_POLISH_AT = (1e-5,)
-#: where m − M met tol but the duality gap failed gap_tol, the next m − M target is
-#: this range of factors times the last (by 0.8·gap_tol / gap within it)
-_GAP_SHRINK = (0.25, 0.5)
-_POLISH_MAX = 4         # polishes per run
-#: after the first polish, a second at once with the bound variables that violate the
-#: optimality conditions let into the free set (:func:`._smo_polish.entering`), instead
-#: of SMO's tail to the next ``_POLISH_AT`` first (ε-SVR, n = 5000: the 966 iterations of
-#: that tail and their gradient reconstruction skipped, docs/smo.md)
-_ENTER_POLISH = True
-#: st[S_UNSHRINK] at the start of a phase (:data:`._smo_state.UNSHRINK_START`: LIBSVM's
-#: early unshrinking skipped; 0 would restore it for this solver only)
-_UNSHRINK_STATE = UNSHRINK_START
-#: packed rows once shrinking leaves few rows active (:mod:`._packed_rows`); off only to
-#: compare (the pair steps are the same either way; the sums over the free rows — a
-#: polish's update, a gradient reconstruction — may differ in the last bit, since they
-#: read the rows the classic slots hold whole in place: :mod:`._held_rows`)
-_PACKED = True
-_TOL_FLOOR = 1e-15      # relative to the gradient scale: below, m − M is rounding
-#: threads (where :func:`margin_opt.parallel.smo_threads` gives more than one): kernel rows of at
-#: least ROW_PAR_MIN columns and passes over at least PASS_PAR_MIN active variables
-#: are split (measured on the 2-core development machine, docs/smo.md)
-ROW_PAR_MIN = 4096
-PASS_PAR_MIN = 8192
 
 
 def _check_options(tol, cache_size, wss, max_iter, callback_every, m):
@@ -181,7 +153,7 @@ def _start_point(alpha0, y, C, delta, equality):
 
 
 def _kernel_arrays(qp, n_slots_budget, dense_budget=0):
-    """``(kd, gram, diag, csr)``: the :class:`~._smo_kernels.KernelArrays` of ``qp``;
+    """``(kd, gram, diag, csr)``: the :class:`~.rows.KernelArrays` of ``qp``;
     where a full matrix is at hand (precomputed, given, or a callable kernel), that
     matrix (a read-only or memory-mapped one is used as it is, never copied); the
     kernel diagonal; the CSR data for sparse X (else None)."""
@@ -194,7 +166,7 @@ def _kernel_arrays(qp, n_slots_budget, dense_budget=0):
     elif name == "precomputed":
         gram = np.ascontiguousarray(X.toarray() if sp.issparse(X) else np.asarray(X),
                                     dtype=np.float64)
-    elif name not in _kb.KINDS:
+    elif name not in _rows.KINDS:
         n = X.shape[0]
         if n > n_slots_budget:
             raise ValueError(
@@ -210,8 +182,8 @@ def _kernel_arrays(qp, n_slots_budget, dense_budget=0):
         n = gram.shape[0]
         if gram.shape != (n, n):
             raise ValueError(f"the kernel matrix must be square, got shape {gram.shape}.")
-        return _kb.arrays(_k.K_PRECOMPUTED, n=n), gram, np.diag(gram).copy(), None
-    kd, csr = _kb.named_kernel_arrays(X, kernel, dense_budget)
+        return _rows.arrays(_rows.K_PRECOMPUTED, n=n), gram, np.diag(gram).copy(), None
+    kd, csr = _rows.named_kernel_arrays(X, kernel, dense_budget)
     return kd, None, np.asarray(kernel.diag(X), dtype=np.float64), csr
 
 
@@ -222,28 +194,9 @@ def _unpermute(values, perm):
     return out
 
 
-def _make_cache(gram, n_data, cache_size, m):
-    """The :class:`~._smo_kernels.RowCache`: a full matrix (all rows valid) or LRU slots
-    (packed once shrinking leaves few rows active, see :mod:`._packed_rows`), for
-    ``m`` variables."""
-    if gram is not None:
-        ar = np.arange(n_data, dtype=np.int64)
-        return _k.RowCache(gram, ar.copy(), ar.copy(), np.full(n_data, _k.FULL, dtype=np.int64),
-                           np.zeros(n_data, dtype=np.int64), np.zeros((1, 1)),
-                           **_pk.make(np.zeros(1), n_data, m, False)), n_data
-    n_slots = int(max(2, min(n_data, cache_size * _MB // (8 * n_data))))
-    # memory kept from an earlier run where it fits (no fresh pages to fault in)
-    rows = _mem.take(n_slots * n_data, reserve=cache_size * _MB // 8).reshape(n_slots, n_data)
-    packed = _PACKED and n_slots < n_data
-    return _k.RowCache(rows, np.full(n_data, -1, dtype=np.int64),
-                       np.full(n_slots, -1, dtype=np.int64), np.zeros(n_slots, dtype=np.int64),
-                       np.zeros(n_slots, dtype=np.int64), rows,
-                       **_pk.make(rows.reshape(-1), n_data, m, packed)), n_slots
-
-
 def solve_smo(qp, *, tol=1e-3, gap_tol=None, polish=True, block_size=None, cache_size=200,
               shrinking=True, wss="second-order", max_iter=None, alpha0=None, callback=None,
-              callback_every=1000):
+              callback_every=1000, options=None):
     """Solve a :class:`~margin_opt.standard_forms.DualQP` by SMO (LIBSVM's algorithm).
 
     Parameters
@@ -263,15 +216,15 @@ def solve_smo(qp, *, tol=1e-3, gap_tol=None, polish=True, block_size=None, cache
         (LIBSVM's rule).
     polish : bool, default=True
         For ``tol`` below 1e-3: run SMO to 1e-3, take a Newton step on the free
-        multipliers (:mod:`margin_opt.solvers._smo_polish`), then run SMO on to
+        multipliers (:mod:`margin_opt.solvers.smo.polish`), then run SMO on to
         ``tol``; likewise after a stall.  The stopping rule is the same; the long
         first-order tail is skipped.  For dense data or a given kernel matrix, the first
         polish's factorization starts on a second thread once m − M ≤ 10 × 1e-3
-        (:mod:`margin_opt.solvers._early_factor`; ``cache["early_factor"]``).  Where
+        (:class:`margin_opt.solvers.smo.polish.EarlyFactor`; ``cache["early_factor"]``).  Where
         the row cache holds every row, a second polish follows at once with the bound
         variables that violate the optimality conditions let in.
     block_size : int or None, default=None
-        Working-set decomposition (:mod:`margin_opt.solvers._smo_blocks`, opt-in):
+        Working-set decomposition (:mod:`margin_opt.solvers.smo.blocks`, opt-in):
         each outer step solves the subproblem of ``block_size`` violating variables
         by this SMO on single-precision kernel rows from matrix products and updates
         the gradient once; the gradient is then recomputed in double and pair steps
@@ -284,11 +237,11 @@ def solve_smo(qp, *, tol=1e-3, gap_tol=None, polish=True, block_size=None, cache
         with the Newton polish up to half of it again (its factor, kept between the
         polishes of a run, a quarter; its gradient update's blocks another quarter; no
         polish where the free set is larger than that allows, see
-        :func:`._smo_polish.max_free`).  For sparse X a dense copy of
+        :func:`.polish.max_free`).  For sparse X a dense copy of
         the columns (faster whole rows) is kept when it fits a quarter of the budget,
         and is counted in it.  The cache's memory is kept for the next run in the
-        process (:mod:`margin_opt.solvers.row_memory`: no page faults for memory
-        already touched; ``row_memory.release()`` frees it).
+        process (:mod:`margin_opt.solvers.smo.memory`: no page faults for memory
+        already touched; ``memory.release()`` frees it).
     shrinking : bool, default=True
         LIBSVM's shrinking heuristic; the gradient is reconstructed before the
         final check, so the answer is the same as without it.
@@ -307,6 +260,9 @@ def solve_smo(qp, *, tol=1e-3, gap_tol=None, polish=True, block_size=None, cache
         stops cleanly with status ``"stopped"``.
     callback_every : int, default=1000
         Iterations between callbacks.
+    options : SMOOptions, optional
+        Tuning knobs (:class:`~margin_opt.solvers.smo.options.SMOOptions`); None: the
+        defaults.
 
     Returns
     -------
@@ -344,6 +300,7 @@ def solve_smo(qp, *, tol=1e-3, gap_tol=None, polish=True, block_size=None, cache
     (2011), §4.1.1 (stopping), §4.1.3 (b), §5.1 (shrinking, gradient reconstruction).
     """
     t0 = time.perf_counter()
+    opts = resolve(options)
     y, p, C, index = _check_qp(qp)
     m = y.shape[0]
     max_iter = _check_options(tol, cache_size, wss, max_iter, callback_every, m)
@@ -358,7 +315,7 @@ def solve_smo(qp, *, tol=1e-3, gap_tol=None, polish=True, block_size=None, cache
     elif isinstance(block_size, bool) or int(block_size) != block_size or block_size < 0 or \
             block_size == 1:
         raise ValueError(f"block_size must be None, 0 or an integer ≥ 2, got {block_size!r}.")
-    run = _SMORun(qp, y, p, C, index, cache_size, alpha0, shrinking, n_data)
+    run = _SMORun(qp, y, p, C, index, cache_size, alpha0, shrinking, n_data, opts)
     if block_size and not run.equality:
         block_size = 0                      # coordinate descent has no blocks
     run.q = run.q_used = int(block_size)
@@ -378,24 +335,49 @@ def solve_smo(qp, *, tol=1e-3, gap_tol=None, polish=True, block_size=None, cache
     return out
 
 
-def run_status(code, stopped, nit, gap, rel_gap, tol, gap_tol, max_iter):
-    """(status, message) of an SMO run that ended with ``code`` (``_smo_kernels.R_*``);
-    ``ConvergenceWarning`` for "max_iter" and "stalled" (unless silenced on this thread)."""
+def run_status(code, stopped, nit, gap, rel_gap, tol, gap_tol, max_iter, alpha_cap=None):
+    """(status, message) of an SMO run that ended with ``code`` (``state.R_*``);
+    ``ConvergenceWarning`` for "max_iter" and "stalled" (unless silenced on this thread).
+
+    Parameters
+    ----------
+    code : int
+        The run's ``state.R_*`` code.
+    stopped : bool
+        Stopped by the callback.
+    nit : int
+    gap, rel_gap : float
+        The last m − M and the relative duality gap.
+    tol, gap_tol : float
+        The run's tolerances (``gap_tol`` None: none).
+    max_iter : int
+    alpha_cap : float, optional
+        The run's :attr:`SMOOptions.alpha_cap` (None: the default), named in the
+        message of ``R_CAP``.
+
+    Returns
+    -------
+    status : str
+        "optimal", "stopped", "stalled" or "max_iter".
+    message : str
+    """
+    if alpha_cap is None:
+        alpha_cap = DEFAULT.alpha_cap
     if stopped:
         status, msg = "stopped", f"stopped by the callback after {nit} iterations."
-    elif code == _k.R_OPTIMAL:
+    elif code == _st.R_OPTIMAL:
         status = "optimal"
         msg = f"m(α) − M(α) = {gap:.3g} ≤ tol = {tol:g}"
         if gap_tol is not None:
             msg += f" and duality gap {rel_gap:.3g} ≤ gap_tol = {gap_tol:g}"
         msg += f" after {nit} iterations."
-    elif code == _k.R_CAP:
+    elif code == _st.R_CAP:
         status = "stalled"
-        msg = (f"a multiplier exceeded {_ALPHA_CAP:g} after {nit} iterations: the dual "
+        msg = (f"a multiplier exceeded {alpha_cap:g} after {nit} iterations: the dual "
                "diverges (with upper = ∞, the hard margin, the classes are probably not "
                "separable in the feature space; a separability LP decides). Use a finite "
                "C, or an exact method.")
-    elif code == _k.R_STALLED:
+    elif code == _st.R_STALLED:
         status = "stalled"
         msg = (f"SMO stopped making progress after {nit} iterations: m(α) − M(α) = "
                f"{gap:.3g} (tol {tol:g}), duality gap {rel_gap:.3g}"
@@ -420,12 +402,15 @@ class _SMORun:
     shrinking; ``perm[k]`` is the original variable at position k.
     """
 
-    def __init__(self, qp, y, p, C, index, cache_size, alpha0, shrinking, n_data):
+    def __init__(self, qp, y, p, C, index, cache_size, alpha0, shrinking, n_data,
+                 opts: SMOOptions = DEFAULT):
+        self.opts = opts
+        self.pool = opts.memory if opts.memory is not None else _mem.POOL
         budget_rows = int(cache_size * _MB // (8 * n_data))
         self.kd, self.gram, diag, self.csr = _kernel_arrays(qp, budget_rows,
                                                             dense_budget=cache_size * _MB / 4)
         self.nthr = smo_threads()
-        self.kd = _kb.for_smo(self.kd, y.shape[0], self.nthr, ROW_PAR_MIN)
+        self.kd = _rows.for_smo(self.kd, y.shape[0], self.nthr, opts.row_par_min)
         cache_mb = cache_size - (self.kd.XT.nbytes / _MB if self.kd.sparse else 0.0)
         self.budget = cache_mb * _MB
         self.n_data = n_data
@@ -433,19 +418,17 @@ class _SMORun:
         self.delta = float(qp.delta)
         self.alpha = _start_point(alpha0, y, C, float(qp.delta), self.equality)
         self.QD = np.ascontiguousarray(diag[index])
-        self.cc, self.n_slots = _make_cache(self.gram, n_data, cache_mb, y.shape[0])
+        self.cc, self.n_slots = _cache.make_cache(self.gram, n_data, cache_mb, y.shape[0],
+                                                     opts.packed_rows, self.pool)
         m = y.shape[0]
-        # Ḡ by data row: LIBSVM's Ḡₜ = yₜ·G_bar[index[t]] (see _smo_kernels.init_gradient)
+        # Ḡ by data row: LIBSVM's Ḡₜ = yₜ·G_bar[index[t]] (see loop.init_gradient)
         self.G, self.G_bar = np.empty(m), np.zeros(n_data)
         self.perm = np.arange(m, dtype=np.int64)
         self.index = index.copy()
         self.all_cols = self.kd.all_cols
-        self.st = np.zeros(_k.N_STATE, dtype=np.int64)
-        self.st[_k.S_COUNTER] = min(m, 1000) + 1
-        self.st[_k.S_ACTIVE] = m
-        self.st[_k.S_UNSHRINK] = _UNSHRINK_STATE
+        self.st = _loop.start_state(m, self.opts.unshrink_start)
         self.fout = np.array([np.inf, np.inf])
-        self.stall_window = max(_STALL_MIN, 10 * m)
+        self.stall_window = opts.stall_window(m)
         self.n_polish = 0
         self.polish_factor = None       # the Cholesky factor kept between polishes
         self.early = None               # the first polish's factor, computed beside SMO
@@ -453,82 +436,92 @@ class _SMORun:
         self.q, self.q_used, self.rows, self.rows_block = 0, 0, None, 0
         self.rel_gap = np.nan
         self.y, self.p, self.C = y.copy(), p.copy(), C.copy()   # never the caller's arrays
-        _k.init_gradient(self.alpha, self.G, self.G_bar, self.y, self.p, self.C, *self._args())
+        _loop.init_gradient(self.alpha, self.G, self.G_bar, self.y, self.p, self.C, *self._args())
         self.shrinking = bool(shrinking) and self.equality
+
+    def _source(self):
+        """Where the polish reads kernel rows (:class:`.polish.KernelSource`)."""
+        return _pol.KernelSource(self.kd, self.gram, self.csr, self.cc, self.st, self.nthr,
+                                 self.n_data)
+
+    def _duals(self):
+        """The arrays the polish reads and updates (:class:`.polish.Duals`)."""
+        return _pol.Duals(self.alpha, self.G, self.G_bar, self.y, self.C, self.index,
+                          self.delta)
 
     def _args(self):
         return self.index, self.st, self.kd, self.cc, self.all_cols
 
     def release(self):
-        """Give the row cache's memory back for the next run (:mod:`.row_memory`);
+        """Give the row cache's memory back for the next run (:mod:`.memory`);
         the run can no longer iterate."""
         self._take_early()                 # the thread reads the data: done before we return
         if self.gram is None and self.cc is not None:
-            _mem.give(self.cc.cache)
+            self.pool.give(self.cc.cache)
         self.cc = None
 
     def _take_early(self):
-        """The early factor (:mod:`._early_factor`), waited for; None where there is none."""
+        """The early factor (:class:`.polish.EarlyFactor`), waited for; None where there is none."""
         early, self.early = self.early, None
         return early.take() if early is not None else None
 
     def _look_early(self, tol):
         """At a look at m − M during the first phase: start the early factorization once
         m − M ≤ EARLY_AT·tol; True when done looking (started, or not wanted)."""
-        if float(self.fout[0]) > _early.EARLY_AT * tol:
+        if float(self.fout[0]) > self.opts.early_at * tol:
             return False
-        self.early = _early.start(self, self.budget)
+        self.early = _pol.start(self._source(), self.alpha, self.C, self.perm, self.index,
+                                self.st[_st.S_ACTIVE_SUM], self.budget, self.opts)
         if self.early is not None:
             self.early_state = "started"
         return True
 
     def _unshrink(self):
         with one_blas_thread():      # the gradient reconstruction's BLAS in numba's threads
-            _k.unshrink(self.alpha, self.G, self.G_bar, self.y, self.p, self.C, self.QD,
+            _shrink.unshrink(self.alpha, self.G, self.G_bar, self.y, self.p, self.C, self.QD,
                         self.index, self.perm, self.st, self.kd, self.cc, self.all_cols)
 
     def _polish(self, force=False, extra=None):
         """Newton polish of the free set (all variables active); resets the progress mark.
         ``force``: even where it costs more than SMO's tail would (SMO has stalled)."""
-        if not self.equality or self.n_polish >= _POLISH_MAX:
+        if not self.equality or self.n_polish >= self.opts.polish_max:
             return False
         had_early = self.early is not None
         early = self._take_early()
         if early is not None and self.polish_factor is None:
             self.polish_factor = early   # extended or pinned to the free set as it is now
         with one_blas_thread():      # BLAS threads spin after a call and slow SMO's loop
-            done = _pol.polish(self, self.budget, force, extra)
+            done, self.polish_factor = _pol.polish(
+                self._source(), self._duals(), self.polish_factor, self.budget,
+                self.st[_st.S_ACTIVE_SUM], force, extra, self.opts)
         if had_early:                # "discarded": it failed, or too much of F changed
             used = done and early is not None and self.polish_factor is early
             self.early_state = "used" if used else "discarded"
         if done:
             self.n_polish += 1
-            self.st[_k.S_FULL_ITER] = self.st[_k.S_ITER]   # every gradient brought up to date
-            self.st[_k.S_MARK] = self.st[_k.S_ITER]
-            self.fout[1] = np.inf
-            self.st[_k.S_UNSHRINK] = _UNSHRINK_STATE
-            self.st[_k.S_COUNTER] = 1
+            _loop.after_polish(self.st, self.fout, self.opts.unshrink_start)
         return done
 
     def relative_gap(self):
-        """|P − D| / max(1, |P|) at SMO's intercept (see :func:`_smo_kernels.objectives`)."""
-        b = float(_k.calculate_b(self.alpha, self.G, self.y, self.C)) if self.equality else 0.0
-        P, D = _k.objectives(self.alpha, self.G, self.y, self.p, self.C, b)
-        return abs(P - D) / max(1.0, abs(P))
+        """|P − D| / max(1, |P|) at SMO's intercept (see :func:`.loop.objectives`)."""
+        b = float(_loop.calculate_b(self.alpha, self.G, self.y, self.C)) if self.equality else 0.0
+        return float(_loop.relative_gap(self.alpha, self.G, self.y, self.p, self.C, b))
 
     def solve(self, tol, gap_tol, polish, wss2, max_iter, callback, callback_every):
         """SMO to ``tol`` (through the polish when asked) and the gap test; (code, stopped)."""
         polish = polish and self.equality
-        phase = max(tol, _POLISH_TOL) if polish else tol
-        floor = _TOL_FLOOR * max(1.0, float(np.abs(self.G).max()))
+        opts = self.opts
+        phase = max(tol, opts.polish_tol) if polish else tol
+        floor = opts.tol_floor * max(1.0, float(np.abs(self.G).max()))
         stall_polished = False
         while True:
             early = polish and phase > tol and self.n_polish == 0 and \
-                self.early_state == "none" and _early.possible(self)
+                self.early_state == "none" and opts.early_factor and \
+                _pol.possible(self._source())
             code, stopped = self.iterate(phase, wss2, max_iter, callback, callback_every, early)
-            if stopped or code in (_k.R_MAX_ITER, _k.R_CAP):
+            if stopped or code in (_st.R_MAX_ITER, _st.R_CAP):
                 return code, stopped
-            if code == _k.R_STALLED:
+            if code == _st.R_STALLED:
                 if polish and not stall_polished and self._polish(force=True):
                     stall_polished = True                # one more chance, no more
                     continue
@@ -538,16 +531,16 @@ class _SMORun:
                 # further polishes where they are cheap: the factor is kept and the
                 # gradient update reads its rows from a cache that holds them all
                 again = polished and self.n_slots >= self.n_data
-                if again and _ENTER_POLISH:
+                if again and opts.enter_polish:
                     # the bound variables that SMO's tail would bring into the free set,
                     # let into a second polish at once (the factor extended by them)
-                    extra = _pol.entering(self, min_violation=0.1 * tol)
+                    extra = _pol.entering(self, min_violation=0.1 * tol, opts=opts)
                     if extra.size:
                         self._polish(extra=extra)
                 # SMO stops again for another polish where m − M is still above it
                 # (m − M from the gradient: every variable active and exact after a polish)
                 gap = violating_pair_gap(self.y, self.alpha, self.G, self.C) if again else 0.0
-                nxt = [x for x in _POLISH_AT if tol < x < min(phase, gap)] if again else []
+                nxt = [x for x in opts.polish_at if tol < x < min(phase, gap)] if again else []
                 phase = nxt[0] if nxt else tol
                 if not nxt:
                     self.polish_factor = None    # no further polish planned: memory back
@@ -558,52 +551,61 @@ class _SMORun:
             if self.rel_gap <= gap_tol:
                 return code, stopped
             if phase <= floor:
-                return _k.R_STALLED, stopped
+                return _st.R_STALLED, stopped
             # "optimal" must certify: go on at a tighter m − M, by the factor the gap asks
-            # for (it shrinks about in proportion to m − M), by 2 to 4 (each extra phase
-            # costs a gradient reconstruction)
-            shrink = min(_GAP_SHRINK[1], max(_GAP_SHRINK[0], 0.8 * gap_tol / self.rel_gap))
-            phase = max(floor, min(phase, float(self.fout[0])) * shrink)
-            self.st[_k.S_UNSHRINK] = _UNSHRINK_STATE
+            # for, by 2 to 4
+            lo, hi = opts.gap_shrink
+            phase = float(_loop.tighter_phase(phase, floor, float(self.fout[0]), gap_tol,
+                                              self.rel_gap, lo, hi))
+            self.st[_st.S_UNSHRINK] = self.opts.unshrink_start
 
     def iterate(self, tol, wss2, max_iter, callback, callback_every, early=False):
         """Run the compiled loop, in chunks between callbacks (or, with ``early`` and no
-        callback, between looks at m − M for :mod:`._early_factor`); (code, stopped)."""
+        callback, between looks at m − M for the early factor); (code, stopped)."""
         chunk = int(callback_every) if callback is not None else max_iter
         early = early and callback is None
         if early:
-            chunk = _early.CHUNK
+            chunk = self.opts.early_chunk
         a, G, y, p, C, st = self.alpha, self.G, self.y, self.p, self.C, self.st
         if self.q:
             with one_blas_thread():
-                code = _blocks.run_blocks(self, tol, self.q, max_iter)
+                if self.rows is None:
+                    capacity = max(2 * self.q, int(self.budget // (4 * self.n_data)))
+                    self.rows = _blocks.BlockRows(self.kd, self.gram, self.csr, capacity,
+                                                  self.opts.block_chunk)
+                code = _blocks.run_blocks(solve_smo, self.rows, a, G, y, C, self.index, st,
+                                          self.fout, self.stall_window, tol, self.q, max_iter,
+                                          self.opts)
+                self.rows_block = self.rows.computed
                 # from here on in double: the exact gradient, then pair steps (which
                 # confirm the tolerance on it), the single-precision rows released
-                _blocks.exact_gradient(self)
+                _blocks.exact_gradient(self.kd, self.gram, self.csr, self.budget / 4, a, y, p,
+                                       C, self.index, G, self.G_bar)
             self.q_used, self.q, self.rows = self.q, 0, None
             self.shrinking = self.shrinking_wanted
-            if code != _k.R_OPTIMAL:
+            if code != _st.R_OPTIMAL:
                 return code, False
         while True:
-            stop_at = int(st[_k.S_ITER]) + chunk
+            stop_at = int(st[_st.S_ITER]) + chunk
             if self.equality:
                 with one_blas_thread():   # unshrinking calls BLAS in numba's threads
-                    code = _k.smo_run(a, G, self.G_bar, y, p, C, self.QD, self.index,
-                                      self.perm, st, self.kd, self.cc, self.all_cols, tol, wss2,
-                                      self.shrinking, max_iter, stop_at, _ALPHA_CAP,
-                                      self.stall_window, self.fout, self.nthr, PASS_PAR_MIN)
+                    code = _loop.smo_run(a, G, self.G_bar, y, p, C, self.QD, self.index,
+                                         self.perm, st, self.kd, self.cc, self.all_cols, tol,
+                                         wss2, self.shrinking, max_iter, stop_at,
+                                         self.opts.alpha_cap, self.stall_window, self.fout,
+                                         self.nthr, self.opts.pass_par_min)
             else:
-                code = _k.coordinate_run(a, G, y, C, self.QD, self.index, st, self.kd, self.cc,
-                                         self.all_cols, tol, max_iter, stop_at, _ALPHA_CAP,
-                                         self.stall_window, self.fout)
-            if code != _k.R_CHUNK:
+                code = _loop.coordinate_run(a, G, y, C, self.QD, self.index, st, self.kd,
+                                            self.cc, self.all_cols, tol, max_iter, stop_at,
+                                            self.opts.alpha_cap, self.stall_window, self.fout)
+            if code != _st.R_CHUNK:
                 break
             if callback is None:            # a look for the early factorization
                 if early and self._look_early(tol):
                     early, chunk = False, max_iter
                 continue
             inter = OptimizeResult(x=_unpermute(a, self.perm), fun=float(0.5 * a @ (G + p)),
-                                   gap=float(self.fout[0]), nit=int(st[_k.S_ITER]))
+                                   gap=float(self.fout[0]), nit=int(st[_st.S_ITER]))
             try:
                 callback(inter)
             except StopIteration:
@@ -615,22 +617,23 @@ class _SMORun:
     def result(self, code, stopped, tol, gap_tol, max_iter):
         """The OptimizeResult of :func:`solve_smo` (timings added by the caller)."""
         st, a, G, y = self.st, self.alpha, self.G, self.y
-        nit, gap = int(st[_k.S_ITER]), float(self.fout[0])
+        nit, gap = int(st[_st.S_ITER]), float(self.fout[0])
         rel_gap = self.relative_gap()
-        status, msg = run_status(code, stopped, nit, gap, rel_gap, tol, gap_tol, max_iter)
-        b = float(_k.calculate_b(a, G, y, self.C)) if self.equality else 0.0
+        status, msg = run_status(code, stopped, nit, gap, rel_gap, tol, gap_tol, max_iter,
+                                 self.opts.alpha_cap)
+        b = float(_loop.calculate_b(a, G, y, self.C)) if self.equality else 0.0
         fun = float(0.5 * a @ (G + self.p))
         cache = {"n_slots": int(self.n_slots),
                  "full_matrix": self.gram is not None or self.n_slots >= self.all_cols.size,
                  "cache_mb": float(self.cc.cache.nbytes / _MB),
-                 "rows_full": int(st[_k.S_ROWS_FULL]), "rows_partial": int(st[_k.S_ROWS_PARTIAL]),
-                 "hits": int(st[_k.S_HITS]), "misses": int(st[_k.S_MISSES]),
+                 "rows_full": int(st[_st.S_ROWS_FULL]), "rows_partial": int(st[_st.S_ROWS_PARTIAL]),
+                 "hits": int(st[_st.S_HITS]), "misses": int(st[_st.S_MISSES]),
                  "packed_layouts": int(self.cc.pmeta[_pk.P_BUILDS]),
                  "packed_rows_kept": int(self.cc.pmeta[_pk.P_KEPT]),
                  "packed_rebuilds": int(self.cc.pmeta[_pk.P_REBUILDS]),
-                 "reconstructions": int(st[_k.S_RECONSTRUCT]),
-                 "reconstructions_blas": int(st[_k.S_GEMM]),
-                 "mean_active": float(st[_k.S_ACTIVE_SUM] / max(nit, 1)),
+                 "reconstructions": int(st[_st.S_RECONSTRUCT]),
+                 "reconstructions_blas": int(st[_st.S_GEMM]),
+                 "mean_active": float(st[_st.S_ACTIVE_SUM] / max(nit, 1)),
                  "block_size": int(self.q_used), "rows_block": int(self.rows_block),
                  "early_factor": self.early_state}
         return OptimizeResult(

@@ -7,8 +7,8 @@ variables fixed, is the same standard dual QP of size q,
 
     min ½α_BᵀQ_BBα_B + (∇_B − Q_BBα_B)ᵀα_B   s.t.  y_Bᵀα_B = y_Bᵀα_B(old),  0 ≤ α_B ≤ u_B,
 
-and is solved by the one SMO core (:func:`margin_opt.solvers.smo.solve_smo` on the
-q × q kernel block) to a local tolerance; the gradient of all m variables is then
+and is solved by the one SMO core (:func:`.driver.solve_smo`, handed in by the
+driver, on the q × q kernel block) to a local tolerance; the gradient of all m variables is then
 updated once, ∇ += Q_{:,B}Δα_B, from the kernel rows of B.  Per outer step the
 O(m) work is one selection and one product with q rows, instead of two O(m)
 passes per pair step, and new kernel rows come q/2 at a time from one matrix
@@ -30,44 +30,24 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from ..exceptions import no_convergence_warnings
-from ..kernels import Kernel
-from ..standard_forms import DualQP
-from . import _smo_kernels as _k
-from . import kernel_blocks as _kb
+from ...exceptions import no_convergence_warnings
+from ...kernels import Kernel
+from ...standard_forms import DualQP
+from . import cache as _cache
+from . import rows as _rows
+from . import state as _k
+from .options import DEFAULT
 
 __all__ = ["BlockRows", "run_blocks", "block_size", "exact_gradient"]
-
-#: problems from this many variables on are solved in blocks by default
-BLOCK_MIN = 10_000
-#: largest working set
-Q_MAX = 512
-#: the local tolerance: max(tol, LOCAL × the subproblem's initial m − M)
-LOCAL = 0.1
-#: rows computed per matrix product (temporary memory: this × n_data doubles)
-CHUNK = 64
 
 _PRE = Kernel("precomputed")
 
 
-def block_size(m, n_data, budget_bytes) -> int:
-    """The working-set size q for m variables within the cache budget (0: pairs)."""
+def block_size(m, n_data, budget_bytes, opts=DEFAULT) -> int:
+    """The working-set size q for m variables within the cache budget (0: pairs), at
+    most ``opts.block_q_max``."""
     rows = int(budget_bytes // (4 * n_data))
-    return int(min(Q_MAX, rows // 2, m)) // 2 * 2
-
-
-@njit(cache=True)
-def _accumulate(store, slots, coef, out):
-    """out = Σₖ coef[k]·store[slots[k]] (no copy of the rows)."""
-    n = out.shape[0]
-    for t in range(n):
-        out[t] = 0.0
-    for k in range(slots.shape[0]):
-        c = coef[k]
-        if c != 0.0:
-            row = store[slots[k]]
-            for t in range(n):
-                out[t] += c * row[t]
+    return int(min(opts.block_q_max, rows // 2, m)) // 2 * 2
 
 
 @njit(cache=True)
@@ -82,52 +62,31 @@ def _gather(store, slots, cols, out):
 class BlockRows:
     """Kernel rows by data row in ``capacity`` slots, least recently used evicted.
 
-    Rows are kept in single precision (as LIBSVM's cache): missing ones come ``CHUNK``
-    at a time from one float32 matrix product and a vectorized exp — several times
-    faster than double rows, and twice as many fit the budget.  The gradient itself
-    stays in double; the caller recomputes it exactly in double before any final
-    test (:func:`exact_gradient`), so only the path, never the answer, depends on
-    the single-precision rows.
+    Rows are kept in single precision, as LIBSVM's cache keeps them: twice as many fit
+    the budget.  Missing ones come ``chunk`` at a time from one block of kernel rows
+    (:func:`.rows.kernel_block`: a BLAS product turned into kernel values by the one
+    compiled transform of SMO's rows), rounded to single precision.  The gradient
+    itself stays in double; the caller recomputes it exactly in double before any
+    final test (:func:`exact_gradient`), so only the path, never the answer, depends
+    on the single-precision rows.
     """
 
-    def __init__(self, run, capacity):
-        self.run = run
-        kd = run.kd
-        self.store = np.empty((capacity, run.n_data), dtype=np.float32)
-        self.slot_of = np.full(run.n_data, -1, dtype=np.int64)
+    def __init__(self, kd, gram, csr, capacity, chunk=DEFAULT.block_chunk):
+        self.chunk = int(chunk)
+        self.kd, self.gram, self.csr = kd, gram, csr
+        n_data = kd.all_cols.size if gram is None else gram.shape[0]
+        self.store = np.empty((capacity, n_data), dtype=np.float32)
+        self.slot_of = np.full(n_data, -1, dtype=np.int64)
         self.row_of = np.full(capacity, -1, dtype=np.int64)
         self.stamp = np.zeros(capacity, dtype=np.int64)
         self.clock = 0
         self.computed = 0
-        self.dense = run.gram is None and not kd.sparse and kd.kind != _k.K_PRECOMPUTED
-        if self.dense:
-            self.X32 = kd.X.astype(np.float32)
-            self.XT32 = np.ascontiguousarray(kd.XT.astype(np.float32))
-            self.sq32 = kd.sq.astype(np.float32)
 
     def _compute(self, rows, slots):
-        run, kd = self.run, self.run.kd
-        for c in range(0, rows.size, CHUNK):
-            r, s = rows[c:c + CHUNK], slots[c:c + CHUNK]
-            if not self.dense:
-                self.store[s] = _kb.kernel_block(kd, run.gram, run.csr, r)
-                continue
-            B = self.X32[r] @ self.XT32
-            if kd.kind == _k.K_RBF:
-                B *= np.float32(2.0 * kd.gamma)
-                B -= np.float32(kd.gamma) * self.sq32[r][:, None]
-                B -= np.float32(kd.gamma) * self.sq32[None, :]
-                np.minimum(B, 0.0, out=B)
-                np.exp(B, out=B)
-            elif kd.kind == _k.K_POLY:
-                B *= np.float32(kd.gamma)
-                B += np.float32(kd.coef0)
-                B **= kd.degree
-            elif kd.kind == _k.K_SIGMOID:
-                B *= np.float32(kd.gamma)
-                B += np.float32(kd.coef0)
-                np.tanh(B, out=B)
-            self.store[s] = B
+        step = self.chunk
+        for c in range(0, rows.size, step):
+            r, s = rows[c:c + step], slots[c:c + step]
+            self.store[s] = _rows.kernel_block(self.kd, self.gram, self.csr, r)
 
     def slots(self, rows):
         """Slots holding the data rows ``rows`` (distinct), computing missing ones."""
@@ -148,11 +107,10 @@ class BlockRows:
         return s
 
 
-def exact_gradient(run):
+def exact_gradient(kd, gram, csr, block_bytes, a, y, p, C, index, G, G_bar):
     """∇ = Qα + p of every variable and Ḡ = Σ_{αₜ=uₜ} uₜyₜK[index[t], :] (by data row),
-    in double, from blocks of kernel rows over the nonzero multipliers (after
-    single-precision steps)."""
-    a, y, C, index = run.alpha, run.y, run.C, run.index
+    in double, into ``G`` and ``G_bar``, from blocks of kernel rows (``block_bytes``
+    each at most) over the nonzero multipliers (after single-precision steps)."""
     nz = np.flatnonzero(a)
     rows, inv = np.unique(index[nz], return_inverse=True)
     coefs = np.zeros((rows.size, 2))
@@ -160,12 +118,11 @@ def exact_gradient(run):
     at_u = a[nz] >= C[nz]
     np.add.at(coefs[:, 1], inv[at_u], y[nz][at_u] * C[nz][at_u])
     if rows.size:
-        v = _kb.combination(run.kd, run.gram, run.csr, rows, coefs,
-                            block_bytes=run.budget / 4)
+        v = _rows.combination(kd, gram, csr, rows, coefs, block_bytes=block_bytes)
     else:
-        v = np.zeros((run.n_data, 2))
-    run.G[:] = run.p + y * v[index, 0]
-    run.G_bar[:] = v[:, 1]
+        v = np.zeros((G_bar.shape[0], 2))
+    G[:] = p + y * v[index, 0]
+    G_bar[:] = v[:, 1]
 
 
 def _select(g, up, low, keep, q):
@@ -193,20 +150,17 @@ def _select(g, up, low, keep, q):
     return np.concatenate([keep, new])
 
 
-def run_blocks(run, tol, q, max_iter):
-    """Outer steps until m(α) − M(α) ≤ tol; returns a ``_smo_kernels.R_*`` code.
+def run_blocks(solve, rows_cache, a, G, y, C, index, st, fout, stall_window, tol, q, max_iter,
+               opts=DEFAULT):
+    """Outer steps until m(α) − M(α) ≤ tol; returns a ``state.R_*`` code.
 
-    ``run`` is an ``_SMORun`` with every variable active; its α and ∇ are updated
-    in place, ``run.st[S_ITER]`` counts the inner SMO iterations and ``run.fout[0]``
-    holds the last gap.  Stops with ``R_STALLED`` when the gap has not halved within
-    ``run.stall_window`` inner iterations, ``R_MAX_ITER`` at ``max_iter``.
+    Every variable is active; α (``a``) and ∇ (``G``) are updated in place,
+    ``st[S_ITER]`` counts the inner SMO iterations and ``fout[0]`` holds the last gap.
+    Each subproblem is solved by ``solve`` (the one SMO core,
+    :func:`.driver.solve_smo`, passed by the driver) on its kernel block from
+    ``rows_cache`` (a :class:`BlockRows`).  Stops with ``R_STALLED`` when the gap has
+    not halved within ``stall_window`` inner iterations, ``R_MAX_ITER`` at ``max_iter``.
     """
-    from .smo import solve_smo  # the one SMO core solves each subproblem
-
-    a, G, y, C, index, st, fout = run.alpha, run.G, run.y, run.C, run.index, run.st, run.fout
-    if run.rows is None:
-        run.rows = BlockRows(run, max(2 * q, int(run.budget // (4 * run.n_data))))
-    rows_cache = run.rows
     ws = np.empty(0, dtype=np.int64)
     pos, neg = y > 0, y < 0
     while True:
@@ -225,7 +179,7 @@ def run_blocks(run, tol, q, max_iter):
         if gap <= 0.5 * fout[1]:
             fout[1] = gap
             st[_k.S_MARK] = st[_k.S_ITER]
-        elif st[_k.S_ITER] - st[_k.S_MARK] > run.stall_window:
+        elif st[_k.S_ITER] - st[_k.S_MARK] > stall_window:
             return _k.R_STALLED
         ws = _select(g, up, low, ws[ws.size - q // 2:] if ws.size else ws, q)
         data_rows, inv = np.unique(index[ws], return_inverse=True)
@@ -241,12 +195,11 @@ def run_blocks(run, tol, q, max_iter):
         sub = DualQP(X=K_BB, kernel=_PRE, y=yB, p=pB, upper=C[ws], delta=float(yB @ aB),
                      gram=K_BB)
         with no_convergence_warnings():     # a subproblem cut short is not the answer
-            res = solve_smo(sub, tol=max(tol, LOCAL * local), alpha0=aB, polish=False,
-                            shrinking=False, cache_size=1.0,
+            res = solve(sub, tol=max(tol, opts.block_local * local), alpha0=aB,
+                            polish=False, shrinking=False, cache_size=1.0, options=opts,
                             max_iter=max(1, min(100 * ws.size,
                                                 int(max_iter - st[_k.S_ITER]))))
         st[_k.S_ITER] += max(1, res.nit)
-        run.rows_block = rows_cache.computed
         delta = res.x - aB
         moved = np.flatnonzero(delta)
         if moved.size == 0:
@@ -255,6 +208,6 @@ def run_blocks(run, tol, q, max_iter):
         a[ws[moved]] = res.x[moved]
         coef = np.zeros(data_rows.size)
         np.add.at(coef, inv[moved], yB[moved] * delta[moved])
-        v = np.empty(run.n_data)
-        _accumulate(rows_cache.store, slots, coef, v)
-        G += y * v[index]
+        vT = np.zeros((1, rows_cache.store.shape[1]))
+        _cache.accumulate(rows_cache.store, slots, coef.reshape(-1, 1), vT, 1)
+        G += y * vT[0][index]

@@ -1,7 +1,7 @@
 """SMO on a kernel matrix at hand, in one compiled call: for many small problems.
 
 The same SMO as :func:`margin_opt.solvers.smo.solve_smo` (its compiled loop
-:func:`~._smo_kernels.smo_run`, the same working-set selection, shrinking and stopping
+:func:`~.loop.smo_run`, the same working-set selection, shrinking and stopping
 rule, the same duality-gap test with its tightening of m − M), driven from compiled
 code instead of Python: set-up, the run, the gap test and the read-out are one call
 that releases the GIL.  For a problem of a few hundred variables ``solve_smo``'s
@@ -29,29 +29,43 @@ of an equality-constrained quadratic).
 from __future__ import annotations
 
 import time
+from collections import namedtuple
 
 import numpy as np
 from numba import njit
 from scipy.optimize import OptimizeResult
 
-from . import _packed_rows as _pk
-from . import _smo_kernels as _k
-from . import smo as _smo
-from ._smo_state import UNSHRINK_START
-from .smo import run_status
+from . import cache as _cache
+from . import driver as _smo
+from . import loop as _loop
+from . import packed as _pk
+from . import rows as _rows
+from . import shrink as _shrink
+from . import state as _st
+from .driver import run_status
+from .options import SMOOptions, resolve
 
 __all__ = ["solve_smo_gram", "solve_block_pair", "gram_run", "block_pair_matrix",
            "block_pair_run"]
 
-# solve_smo's limits and its gap test's tightening
-_ALPHA_CAP, _STALL_MIN, _GAP_SHRINK = _smo._ALPHA_CAP, _smo._STALL_MIN, _smo._GAP_SHRINK
-_TOL_FLOOR = _smo._TOL_FLOOR
-_POLISH_TOL = _smo._POLISH_TOL
-#: the compiled Newton step's largest free set (its factorization is |F|³/6 flops in
-#: plain loops: at 256, ~3 ms, more than the tail it saves on a problem that small)
-_NEWTON_MAX_FREE = 256
-#: relative damping of Q_FF (δ = this × max(1, largest diagonal entry)), as the polish
-_DAMPING = 1e-12
+#: the knobs of :class:`~.options.SMOOptions` that the compiled run reads, as a named
+#: tuple (numba compiles it to a plain tuple): the alpha cap, the polish tolerance, the
+#: floor of m − M, the gap test's range of factors, ``st[S_UNSHRINK]`` at a phase's
+#: start, the Newton step's largest free set (its factorization is |F|³/6 flops in plain
+#: loops: at 256, ~3 ms, more than the tail it saves on a problem that small) and the
+#: damping of Q_FF, as the polish's
+Knobs = namedtuple("Knobs", ["alpha_cap", "polish_tol", "tol_floor", "shrink_lo", "shrink_hi",
+                             "unshrink_start", "newton_max_free", "damping"])
+
+
+def knobs(opts: SMOOptions) -> Knobs:
+    """The :class:`Knobs` of ``opts``."""
+    lo, hi = opts.gap_shrink
+    return Knobs(float(opts.alpha_cap), float(opts.polish_tol), float(opts.tol_floor),
+                 float(lo), float(hi), int(opts.unshrink_start), int(opts.newton_max_free),
+                 float(opts.damping))
+
+
 _BIG = np.iinfo(np.int64).max
 
 # the run's read-out: code, iterations, m − M, relative gap, b
@@ -65,12 +79,12 @@ def _arrays(K, m):
     e2 = np.zeros((1, 1))
     ef = np.zeros(1)
     ei = np.zeros(1, dtype=np.int64)
-    kd = _k.KernelArrays(_k.K_PRECOMPUTED, 1.0, 0.0, 1, False, e2, e2, ef, ef, ei, ei,
+    kd = _rows.KernelArrays(_rows.K_PRECOMPUTED, 1.0, 0.0, 1, False, e2, e2, ef, ef, ei, ei,
                          np.zeros((1, 1)), np.empty(max(m, n), dtype=np.int64),
                          np.empty(max(m, 1)), ef, ei, ei, np.arange(n), 1, _BIG, e2, ef,
                          np.full(1, -1, dtype=np.int64))
     pmeta = np.zeros(_pk.N_PMETA, dtype=np.int64)
-    cc = _k.RowCache(K, np.arange(n), np.arange(n), np.full(n, _k.FULL, dtype=np.int64),
+    cc = _cache.RowCache(K, np.arange(n), np.arange(n), np.full(n, _st.FULL, dtype=np.int64),
                      np.zeros(n, dtype=np.int64), np.zeros((1, 1)), np.zeros(1), pmeta,
                      np.full(1, -1, dtype=np.int64), np.zeros(1, dtype=np.int64),
                      np.zeros(1, dtype=np.int64), np.full(1, -1, dtype=np.int64),
@@ -88,7 +102,7 @@ def _unpermute(values, perm):
 
 
 @njit(cache=True, nogil=True)
-def newton_free_step(K, alpha, G, G_bar, y, C, index, max_free):
+def newton_free_step(K, alpha, G, G_bar, y, C, index, max_free, damping):
     """One Newton step on the free multipliers F (0 < αₜ < Cₜ), the others held at
     their bounds: the equality-constrained quadratic on F,
     ``[Q_FF y_F; y_Fᵀ 0][Δ; ν] = [−∇_F; 0]``, solved through the Cholesky factor of
@@ -117,7 +131,7 @@ def newton_free_step(K, alpha, G, G_bar, y, C, index, max_free):
         for b in range(nf):
             H[a, b] = y[F[a]] * y[F[b]] * K[ra, index[F[b]]]
         dmax = max(dmax, H[a, a])
-    delta = _DAMPING * max(dmax, 1.0)
+    delta = damping * max(dmax, 1.0)
     for a in range(nf):
         H[a, a] += delta
     # Cholesky H = LLᵀ in place (lower triangle)
@@ -213,7 +227,7 @@ def _chol_solve(L, b):
 
 
 @njit(cache=True, nogil=True)
-def gram_run(K, y, p, C, index, tol, gap_tol, wss2, shrinking, max_iter, stall_window,
+def gram_run(K, y, p, C, index, tol, gap_tol, wss2, shrinking, max_iter, stall_window, kn,
              polish):
     """SMO from α = 0 to ``tol`` (and ``gap_tol`` when > 0) on the whole matrix K;
     with ``polish`` and tol < 1e-3, SMO to 1e-3, one Newton step on the free set
@@ -237,49 +251,41 @@ def gram_run(K, y, p, C, index, tol, gap_tol, wss2, shrinking, max_iter, stall_w
     for t in range(m):
         QD[t] = K[index[t], index[t]]
     perm = np.arange(m)
-    st = np.zeros(_k.N_STATE, dtype=np.int64)
-    st[_k.S_COUNTER] = min(m, 1000) + 1
-    st[_k.S_ACTIVE] = m
-    st[_k.S_UNSHRINK] = UNSHRINK_START
+    st = _loop.start_state(m, kn.unshrink_start)
     fout = np.array([np.inf, np.inf])
-    _k.init_gradient(alpha, G, G_bar, y, p, C, index, st, kd, cc, all_cols)
+    _loop.init_gradient(alpha, G, G_bar, y, p, C, index, st, kd, cc, all_cols)
     gmax = 1.0
     for t in range(m):
         gmax = max(gmax, abs(G[t]))
-    floor = _TOL_FLOOR * gmax
-    phase = max(tol, _POLISH_TOL) if polish else tol
+    floor = kn.tol_floor * gmax
+    phase = max(tol, kn.polish_tol) if polish else tol
     rel = np.nan
     n_newton = 0
     while True:
-        code = _k.smo_run(alpha, G, G_bar, y, p, C, QD, index, perm, st, kd, cc, all_cols,
-                          phase, wss2, shrinking, max_iter, st[_k.S_ITER] + max_iter,
-                          _ALPHA_CAP, stall_window, fout, 1, _BIG)
-        _k.unshrink(alpha, G, G_bar, y, p, C, QD, index, perm, st, kd, cc, all_cols)
-        if code == _k.R_OPTIMAL and phase > tol:        # at the polish tolerance
-            if newton_free_step(K, alpha, G, G_bar, y, C, index, _NEWTON_MAX_FREE):
+        code = _loop.smo_run(alpha, G, G_bar, y, p, C, QD, index, perm, st, kd, cc, all_cols,
+                          phase, wss2, shrinking, max_iter, st[_st.S_ITER] + max_iter,
+                          kn.alpha_cap, stall_window, fout, 1, _BIG)
+        _shrink.unshrink(alpha, G, G_bar, y, p, C, QD, index, perm, st, kd, cc, all_cols)
+        if code == _st.R_OPTIMAL and phase > tol:        # at the polish tolerance
+            if newton_free_step(K, alpha, G, G_bar, y, C, index, kn.newton_max_free,
+                                kn.damping):
                 n_newton += 1
                 # every gradient exact, the progress test from here (as solve_smo)
-                st[_k.S_FULL_ITER] = st[_k.S_ITER]
-                st[_k.S_MARK] = st[_k.S_ITER]
-                fout[1] = np.inf
-                st[_k.S_UNSHRINK] = UNSHRINK_START
-                st[_k.S_COUNTER] = 1
+                _loop.after_polish(st, fout, kn.unshrink_start)
             phase = tol
             continue
-        b = _k.calculate_b(alpha, G, y, C)
-        P, D = _k.objectives(alpha, G, y, p, C, b)
-        rel = abs(P - D) / max(1.0, abs(P))
-        if code != _k.R_OPTIMAL or gap_tol <= 0.0 or rel <= gap_tol:
+        rel = _loop.relative_gap(alpha, G, y, p, C, _loop.calculate_b(alpha, G, y, C))
+        if code != _st.R_OPTIMAL or gap_tol <= 0.0 or rel <= gap_tol:
             break
         if phase <= floor:
-            code = _k.R_STALLED
+            code = _st.R_STALLED
             break
         # as solve_smo: go on at a tighter m − M, by the factor the gap asks for
-        shrink = min(_GAP_SHRINK[1], max(_GAP_SHRINK[0], 0.8 * gap_tol / rel))
-        phase = max(floor, min(phase, fout[0]) * shrink)
-        st[_k.S_UNSHRINK] = UNSHRINK_START
-    out = np.array([float(code), float(st[_k.S_ITER]), fout[0], rel,
-                    _k.calculate_b(alpha, G, y, C), float(n_newton)])
+        phase = _loop.tighter_phase(phase, floor, fout[0], gap_tol, rel, kn.shrink_lo,
+                                    kn.shrink_hi)
+        st[_st.S_UNSHRINK] = kn.unshrink_start
+    out = np.array([float(code), float(st[_st.S_ITER]), fout[0], rel,
+                    _loop.calculate_b(alpha, G, y, C), float(n_newton)])
     return _unpermute(alpha, perm), _unpermute(G, perm), out
 
 
@@ -295,10 +301,11 @@ def block_pair_matrix(kd, Kii, Kjj, i0, j0):
     B = np.empty((m, m))
     Kji = np.dot(kd.X[j0:j0 + nj], kd.X[i0:i0 + ni].T)
     cols = np.arange(i0, i0 + ni)
+    sqc = kd.sq[i0:i0 + ni]
     kbuf = np.empty(ni, dtype=np.int64)
-    if kd.kind != _k.K_LINEAR:
+    if kd.kind != _rows.K_LINEAR:
         for r in range(nj):
-            _k._transform(j0 + r, Kji[r], cols, 0, ni, kd, kbuf)
+            _rows.kernel_values(j0 + r, Kji[r], 0, ni, sqc, cols, False, kd, kbuf)
     for r in range(ni):
         B[r, :ni] = Kii[r]
         for c in range(nj):
@@ -311,17 +318,19 @@ def block_pair_matrix(kd, Kii, Kjj, i0, j0):
 
 @njit(cache=True, nogil=True)
 def block_pair_run(kd, Kii, Kjj, i0, j0, y, p, C, tol, gap_tol, wss2, shrinking, max_iter,
-                   stall_window, polish):
+                   stall_window, kn, polish):
     """:func:`block_pair_matrix` then :func:`gram_run` on it, in one call (no GIL):
     (K, α, ∇, out)."""
     K = block_pair_matrix(kd, Kii, Kjj, i0, j0)
     alpha, G, out = gram_run(K, y, p, C, np.arange(K.shape[0]), tol, gap_tol, wss2,
-                             shrinking, max_iter, stall_window, polish)
+                             shrinking, max_iter, stall_window, kn, polish)
     return K, alpha, G, out
 
 
-def _options(qp, tol, gap_tol, wss, max_iter):
-    """solve_smo's checks of the QP and the options; (arrays and options, max_iter)."""
+def _options(qp, tol, gap_tol, wss, max_iter, options):
+    """solve_smo's checks of the QP and the options; (arrays and options, max_iter, the
+    :class:`~.options.SMOOptions`)."""
+    opts = resolve(options)
     if not qp.equality or qp.delta != 0.0:
         raise ValueError("SMO on a given kernel matrix needs the equality yᵀα = 0 (an "
                          "intercept); use solve_smo.")
@@ -331,11 +340,12 @@ def _options(qp, tol, gap_tol, wss, max_iter):
                                     and np.isfinite(gap_tol) and gap_tol > 0):
         raise ValueError(f"gap_tol must be a positive finite number or None, got {gap_tol!r}.")
     return (y, p, C, float(tol), -1.0 if gap_tol is None else float(gap_tol),
-            wss == "second-order"), max_iter
+            wss == "second-order"), max_iter, opts
 
 
 def solve_smo_gram(qp, *, tol=1e-3, gap_tol=None, polish=True, shrinking=True,
-                   wss="second-order", max_iter=None, **ignored):
+                   wss="second-order", max_iter=None, options=None,
+                   **ignored):
     """Solve a :class:`~margin_opt.standard_forms.DualQP` whose kernel matrix is given.
 
     Parameters
@@ -350,13 +360,16 @@ def solve_smo_gram(qp, *, tol=1e-3, gap_tol=None, polish=True, shrinking=True,
         (see :func:`margin_opt.solvers.smo.solve_smo`).
     polish : bool, default=True
         For ``tol`` below 1e-3: SMO to 1e-3, one compiled Newton step on the free set
-        (:func:`newton_free_step`, at most 256 free variables), then SMO on to ``tol``
-        by the same stopping rule.  False: SMO all the way (the very iterates of
-        ``solve_smo(polish=False)``).
+        (:func:`newton_free_step`, at most ``options.newton_max_free`` free variables),
+        then SMO on to ``tol`` by the same stopping rule.  False: SMO all the way (the
+        very iterates of ``solve_smo(polish=False)``).
     shrinking : bool, default=True
     wss : {"second-order", "first-order"}, default="second-order"
     max_iter : int, optional
         Iteration limit (None: ``max(10**7, 100 m)``).
+    options : SMOOptions, optional
+        Tuning knobs (:class:`~margin_opt.solvers.smo.options.SMOOptions`: those of the
+        compiled run, e.g. ``newton_max_free``); None: the defaults.
     **ignored
         Options of :func:`~margin_opt.solvers.smo.solve_smo` that do not apply here
         (``cache_size``).
@@ -378,7 +391,7 @@ def solve_smo_gram(qp, *, tol=1e-3, gap_tol=None, polish=True, shrinking=True,
     t0 = time.perf_counter()
     if qp.gram is None:
         raise ValueError("solve_smo_gram needs the kernel matrix (qp.gram); use solve_smo.")
-    args, max_iter = _options(qp, tol, gap_tol, wss, max_iter)
+    args, max_iter, opts = _options(qp, tol, gap_tol, wss, max_iter, options)
     K = np.require(qp.gram, np.float64, ["C"])
     index = np.ascontiguousarray(qp.data_index, dtype=np.int64)
     if K.ndim != 2 or K.shape[0] != K.shape[1]:
@@ -388,26 +401,27 @@ def solve_smo_gram(qp, *, tol=1e-3, gap_tol=None, polish=True, shrinking=True,
     t1 = time.perf_counter()
     y, p, C, tol_, gtol, wss2 = args
     alpha, G, out = gram_run(K, y, p, C, index, tol_, gtol, wss2, bool(shrinking), max_iter,
-                             max(_STALL_MIN, 10 * y.shape[0]), bool(polish))
-    return _result(alpha, G, out, p, tol, gap_tol, max_iter, K.shape[0], t0, t1)
+                             opts.stall_window(y.shape[0]), knobs(opts), bool(polish))
+    return _result(alpha, G, out, p, tol, gap_tol, max_iter, K.shape[0], t0, t1, opts)
 
 
 def solve_block_pair(kd, Kii, Kjj, i0, j0, qp, *, tol=1e-3, gap_tol=None, polish=True,
-                     shrinking=True, wss="second-order", max_iter=None, **ignored):
+                     shrinking=True, wss="second-order", max_iter=None, options=None,
+                     **ignored):
     """The kernel matrix of two row ranges (:func:`block_pair_matrix`) and SMO on it
     (:func:`solve_smo_gram`), in one compiled call that releases the GIL.
 
     Parameters
     ----------
     kd : KernelArrays
-        Of the dense data (:func:`~margin_opt.solvers.kernel_blocks.named_kernel_arrays`).
+        Of the dense data (:func:`~margin_opt.solvers.smo.rows.named_kernel_arrays`).
     Kii, Kjj : ndarray of shape (ni, ni) and (nj, nj)
         The kernel matrices of rows i0 … i0 + ni − 1 and j0 … j0 + nj − 1.
     i0, j0 : int
     qp : DualQP
         The problem on those rows (first range, then second): its ``y``, ``p`` and
         ``upper`` are used (its ``gram`` is not needed).
-    tol, gap_tol, polish, shrinking, wss, max_iter, **ignored
+    tol, gap_tol, polish, shrinking, wss, max_iter, options, **ignored
         As :func:`solve_smo_gram`.
 
     Returns
@@ -417,19 +431,21 @@ def solve_block_pair(kd, Kii, Kjj, i0, j0, qp, *, tol=1e-3, gap_tol=None, polish
         As :func:`solve_smo_gram`.
     """
     t0 = time.perf_counter()
-    args, max_iter = _options(qp, tol, gap_tol, wss, max_iter)
+    args, max_iter, opts = _options(qp, tol, gap_tol, wss, max_iter, options)
     y, p, C, tol_, gtol, wss2 = args
     t1 = time.perf_counter()
     K, alpha, G, out = block_pair_run(kd, Kii, Kjj, int(i0), int(j0), y, p, C, tol_, gtol,
                                       wss2, bool(shrinking), max_iter,
-                                      max(_STALL_MIN, 10 * y.shape[0]), bool(polish))
-    return K, _result(alpha, G, out, p, tol, gap_tol, max_iter, K.shape[0], t0, t1)
+                                      opts.stall_window(y.shape[0]), knobs(opts),
+                                      bool(polish))
+    return K, _result(alpha, G, out, p, tol, gap_tol, max_iter, K.shape[0], t0, t1, opts)
 
 
-def _result(alpha, G, out, p, tol, gap_tol, max_iter, n_data, t0, t1):
+def _result(alpha, G, out, p, tol, gap_tol, max_iter, n_data, t0, t1, opts):
     t2 = time.perf_counter()
     code, nit, gap, rel = int(out[_O_CODE]), int(out[_O_NIT]), out[_O_GAP], out[_O_REL]
-    status, msg = run_status(code, False, nit, gap, rel, tol, gap_tol, max_iter)
+    status, msg = run_status(code, False, nit, gap, rel, tol, gap_tol, max_iter,
+                             opts.alpha_cap)
     return OptimizeResult(
         x=alpha, b=float(out[_O_B]), grad=G, fun=float(0.5 * alpha @ (G + p)), nit=nit,
         status=status, success=status == "optimal", message=msg, gap=float(gap),

@@ -1,4 +1,4 @@
-"""Kernel blocks by BLAS and the Newton polish of SMO's free set.
+"""The Newton polish of SMO's free set, its Cholesky factor, and the early factorization.
 
 SMO (first order) converges fast to a loose tolerance and then slowly: at
 m(α) − M(α) ≈ 1e-3 the free multipliers (0 < αₜ < uₜ) of the answer are usually
@@ -24,8 +24,28 @@ is SMO's, certified by the same stopping rule, only reached sooner.  The polish
 never increases the dual objective: a step that would (pinned variables, rounding
 in an ill-conditioned Q_FF) is dropped.
 
-Kernel blocks come from :mod:`.kernel_blocks` (BLAS, a bounded number of rows at
-a time, so that memory stays within the cache budget).
+Kernel blocks come from :mod:`.rows` (BLAS, a bounded number of rows at a time, so
+that memory stays within the cache budget).
+
+The early factorization (:class:`EarlyFactor`): the first polish's factor, started
+early on the core SMO leaves idle.  Below ``pass_par_min`` active variables SMO's passes run
+on one thread, and once most kernel rows are cached the second core has little to
+do.  The free set settles well before SMO reaches the polish tolerance: on the
+ε-SVR at n = 5000, at m(α) − M(α) = 9e-3 the free set (1871 variables) differs from
+the one at 1e-3 (1890) in 49 variables, 34 to enter and 15 to leave.  So, once
+m − M is within ``early_at`` times the polish tolerance, the kernel block K_FF
+of the free set and its Cholesky factor (:class:`Factor`) are computed
+on a second thread while SMO goes on; the polish then extends that factor by the
+variables that became free and pins those that left (:func:`_reuse`,
+as between its own polishes), or factorizes afresh where too many changed.
+
+The answer does not depend on the thread's timing: the free set is taken at a fixed
+iteration (SMO looks at m − M every ``early_chunk`` iterations, which does not change
+its path), the factor is the one the polish would compute for that set, and the
+polish waits for it.  The thread reads only what SMO does not write: the data (or
+the given kernel matrix) and copies of the free set's rows and ids; its kernel block
+is computed without a parallel region (:func:`.rows.symmetric_block` with
+one thread) and its LAPACK call on one BLAS thread.
 
 References
 ----------
@@ -35,68 +55,47 @@ J. Nocedal and S. J. Wright, *Numerical Optimization*, 2nd ed., Springer 2006,
 
 from __future__ import annotations
 
+import threading
+from collections import namedtuple
+
 import numpy as np
 import scipy.linalg as sla
 
-from . import _held_rows as _held
-from . import _packed_rows as _pk
-from . import _smo_kernels as _k
-from . import kernel_blocks as _kb
+from ...parallel import one_blas_thread
+from . import cache as _cache
+from . import packed as _pk
+from . import rows as _rows
+from .options import DEFAULT
+from .state import FULL, S_EPOCH, S_TICK
 
-__all__ = ["polish", "max_free"]
+__all__ = ["KernelSource", "Duals", "polish", "max_free", "worth_it", "entering", "Factor",
+           "EarlyFactor", "possible", "start"]
 
-#: largest free set polished (the dense factorization is O(|F|³))
-MAX_FREE = 3000
-#: relative damping of the Newton system (Levenberg–Marquardt): singular Q_FF
-#: (a linear kernel with more free points than features) stays solvable
-DAMPING = 1e-12
-ROUNDS = 8
-#: pinned variables (or |F|/16 where larger) beyond which the active-set rounds stop
-PIN_MAX = 64
-#: the polish's factorization in single precision (:class:`Factor`); off only to compare
-SINGLE = True
-#: relative residual the first solve on a single-precision factor must reach (max
-#: norm, per right-hand side): the polish is a Newton step that SMO goes on from, not
-#: the answer (ε-SVR at n = 5000: 11 136 iterations against 11 107 with the factor in
-#: double, 0.3 % more; docs/smo.md)
-SOLVE_RTOL = 1e-4
-#: refinement steps before the factor is redone in double
-REFINE = 3
-#: rows of the first check's residual (spread evenly over U): where the sample's relative
-#: residual is below SOLVE_RTOL / 2 the solve is taken unrefined, else the whole residual
-#: is computed and refined as before.  A heuristic that saves a product with K_UU (as
-#: costly as the solve): where K_UU is ill-conditioned on a few rows only (near-duplicate
-#: points apart from the rest), the sample can miss them and a solve ~1000× above
-#: SOLVE_RTOL be taken (a review built such a K); the step is then a rougher Newton step,
-#: still kept only if it decreases the dual, in the box and on yᵀα = Δ, and SMO goes on
-#: from it to the tolerance that the certificate checks
-CHECK_ROWS = 128
+#: Where the polish's kernel rows come from: the run's kernel arrays ``kd``, the given
+#: kernel matrix ``gram`` (or None), the CSR data ``csr`` (or None), the row cache ``cc``
+#: and the state ``st`` (rows the cache holds whole are read in place; rows computed in
+#: blocks may be seeded into it), the numba threads ``nthr`` and the data rows ``n_data``
+KernelSource = namedtuple("KernelSource", ["kd", "gram", "csr", "cc", "st", "nthr", "n_data"])
+#: The run's arrays a polish reads: α, ∇ and Ḡ (updated in place), y, the upper bounds
+#: C, the data rows ``index`` of the variables, and Δ of yᵀα = Δ
+Duals = namedtuple("Duals", ["alpha", "G", "G_bar", "y", "C", "index", "delta"])
 
-
-#: flops of the dense factorization per unit of SMO work (one active variable in one
-#: iteration): LAPACK at ~5 GFlop/s against ~8 ns per variable and iteration of SMO,
-#: measured on the 2-core development machine
-FLOPS_PER_SMO_UNIT = 100.0
-#: the fixed cost of a polish (its Python and LAPACK calls, ~0.4 ms) in SMO units: on
-#: small problems the tail costs less than that (digits, 45 pairs of ~360 samples:
-#: 0.6 ms of SMO per pair against 0.8 ms for its two polishes)
-OVERHEAD_SMO_UNITS = 200_000.0
-
-
-def worth_it(n_free: int, smo_work: float) -> bool:
+def worth_it(n_free: int, smo_work: float, opts=DEFAULT) -> bool:
     """Polish only when its factorizations (all rounds together) and its fixed cost
     come to less than the SMO work done so far (the first-order tail it replaces is
-    typically of that order)."""
-    cost = n_free ** 3 / 3.0 + FLOPS_PER_SMO_UNIT * OVERHEAD_SMO_UNITS
-    return cost <= FLOPS_PER_SMO_UNIT * max(smo_work, 0.0)
+    typically of that order); the exchange rate and the fixed cost are
+    ``opts.flops_per_smo_unit`` and ``opts.overhead_smo_units``."""
+    rate = opts.flops_per_smo_unit
+    cost = n_free ** 3 / 3.0 + rate * opts.overhead_smo_units
+    return cost <= rate * max(smo_work, 0.0)
 
 
-def max_free(budget_bytes: float) -> int:
+def max_free(budget_bytes: float, opts=DEFAULT) -> int:
     """Largest free set whose :class:`Factor`, kept between polishes (12 bytes per
     entry of K_FF: the single-precision L and K_UU in double), fits a quarter of
     ``budget_bytes``, as the gradient update's blocks do; an extension peaks at 20
     bytes per entry (L, K_UU and the extended K), a factorization in double at 16."""
-    return int(min(MAX_FREE, np.sqrt(max(budget_bytes, 0.0) / 48.0)))
+    return int(min(opts.polish_max_free, np.sqrt(max(budget_bytes, 0.0) / 48.0)))
 
 
 class Factor:
@@ -110,7 +109,7 @@ class Factor:
     itself, and δ enters through the refinement's residual); K_UU is kept in double
     beside it, the first solve on each factor is checked against it and refined, and
     later ones reuse its refinement count (:meth:`solve`); the factor is redone in
-    double where single precision does not reach :data:`SOLVE_RTOL`.  ``quad`` is
+    double where single precision does not reach ``opts.solve_rtol``.  ``quad`` is
     computed from K_UU.  Factors are Fortran-ordered, as LAPACK takes them (a
     C-ordered matrix would be copied on every call); K_UU is symmetric, so its
     transpose is factorized.  An extension appends K_UN and K_NN to K_UU as blocks,
@@ -118,13 +117,14 @@ class Factor:
     fallback to a double factor, or a caller).
     """
 
-    def __init__(self, K, U, damping):
-        self.d = damping * max(1.0, float(np.diag(K).max()))
+    def __init__(self, K, U, opts=DEFAULT):
+        self.opts = opts
+        self.d = opts.damping * max(1.0, float(np.diag(K).max()))
         self.U = U
         self.K = K
         self.L = None
         self.steps = None           # refinement steps of a solve (None: not checked yet)
-        if SINGLE:
+        if opts.single:
             try:
                 self.L = sla.cholesky(K.T.astype(np.float32, order="F"), lower=True,
                                       overwrite_a=True, check_finite=False)
@@ -194,7 +194,7 @@ class Factor:
 
         With the single-precision factor, the first solve after a factorization or
         an extension is checked against K_UU in double and refined (at most
-        :data:`REFINE` steps) until its relative residual is ≤ :data:`SOLVE_RTOL`;
+        ``opts.refine`` steps) until its relative residual is ≤ ``opts.solve_rtol``;
         the later solves on the same factor take as many refinement steps, unchecked
         (the residual is a product with K_UU, as costly as the solve).  Where the
         check fails, the factor is redone in double, δ raised where it must be: the
@@ -209,18 +209,19 @@ class Factor:
             for _ in range(self.steps):
                 X += self._solve32(self._residual(B, X))
             return X
+        rtol, refine = self.opts.solve_rtol, self.opts.refine
         scale = np.maximum(np.abs(B).max(axis=0), np.finfo(float).tiny)
-        S = np.linspace(0, B.shape[0] - 1, min(B.shape[0], CHECK_ROWS)).astype(np.int64)
+        S = np.linspace(0, B.shape[0] - 1, min(B.shape[0], self.opts.check_rows)).astype(np.int64)
         R = B[S] - self._krows(S) @ X - self.d * X[S]
-        if float((np.abs(R).max(axis=0) / scale).max(initial=0.0)) <= SOLVE_RTOL / 2:
+        if float((np.abs(R).max(axis=0) / scale).max(initial=0.0)) <= rtol / 2:
             self.steps = 0              # the sample passes with a margin: no refinement
             return X
-        for steps in range(REFINE + 1):
+        for steps in range(refine + 1):
             R = self._residual(B, X)
-            if float((np.abs(R).max(axis=0) / scale).max(initial=0.0)) <= SOLVE_RTOL:
+            if float((np.abs(R).max(axis=0) / scale).max(initial=0.0)) <= rtol:
                 self.steps = steps
                 return X
-            if steps < REFINE:
+            if steps < refine:
                 X += self._solve32(R)
         self._double()
         return self.solve(B)        # by the double factor now (or None)
@@ -336,36 +337,36 @@ def _restore_on(a, y, C, delta, F) -> bool:
     return abs(excess) <= 1e-12 * scale
 
 
-def _update_and_seed(run, rows, coefs, block_bytes):
+def _update_and_seed(src, rows, coefs, block_bytes):
     """K[:, rows] @ coefs: the rows SMO holds whole read in place, the others by
-    :func:`.kernel_blocks.combination` where rows come from a dense transpose, else by
+    :func:`.rows.combination` where rows come from a dense transpose, else by
     blocks of rows that also go into SMO's row cache."""
-    cc, st = run.cc, run.st
-    n_data = run.n_data
+    cc, st = src.cc, src.st
+    n_data = src.n_data
     outT = np.zeros((coefs.shape[1], n_data))   # the sweep's layout; out is its transpose
     out = outT.T
     step = max(1, int(block_bytes // (8 * n_data)))
     n_slots = cc.cache.shape[0]
     # (never into memory that packed rows hold: their layout may outlive an unshrinking
     # where ``index`` uses few data rows)
-    seed = run.gram is None and cc.store.shape[0] == n_slots and \
-        not _pk.active(cc, st[_k.S_EPOCH])
+    seed = src.gram is None and cc.store.shape[0] == n_slots and \
+        not _pk.active(cc, st[S_EPOCH])
     # whole rows SMO already holds are used as they are
     slot = cc.slot_of_row[rows]
     held = slot >= 0
-    held[held] = cc.slot_epoch[slot[held]] == _k.FULL
+    held[held] = cc.slot_epoch[slot[held]] == FULL
     if held.any():
-        _held.accumulate(cc.cache, slot[held], coefs[held], outT, run.nthr)
+        _cache.accumulate(cc.cache, slot[held], coefs[held], outT, src.nthr)
         rows, coefs = rows[~held], coefs[~held]
-    if rows.size and _kb.by_tiles(run.kd, run.gram):
+    if rows.size and _rows.by_tiles(src.kd, src.gram):
         # compiled BLAS tiles on both threads, no block in memory (0.34 → 0.09 s for
         # 1241 free rows at n = 20000); seeding the cache with the rows saved SMO's
         # tail 6 of its 10 263 computed rows there, and none at n = 5000
-        out += _kb.combination(run.kd, run.gram, run.csr, rows, coefs)
+        out += _rows.combination(src.kd, src.gram, src.csr, rows, coefs)
         return out
     for s in range(0, rows.size, step):
         r = rows[s:s + step]
-        blk = _kb.kernel_block(run.kd, run.gram, run.csr, r)
+        blk = _rows.kernel_block(src.kd, src.gram, src.csr, r)
         out += blk.T @ coefs[s:s + step]
         if seed:
             _seed_rows(cc, st, r, blk, n_slots >= n_data)
@@ -389,53 +390,51 @@ def _seed_rows(cc, st, rows, blk, direct):
     cc.store[slots] = blk
     cc.row_of_slot[slots] = rows
     cc.slot_of_row[rows] = slots
-    cc.slot_epoch[slots] = _k.FULL
-    st[_k.S_TICK] += 1
-    cc.slot_tick[slots] = st[_k.S_TICK]
+    cc.slot_epoch[slots] = FULL
+    st[S_TICK] += 1
+    cc.slot_tick[slots] = st[S_TICK]
 
 
-def _block(run, rows, cols=None):
+def _block(src, rows, cols=None):
     """K[rows][:, cols] (data rows; ``cols`` None: K[rows][:, rows]): on dense data
-    with a named kernel K[rows][:, rows] by :func:`.kernel_blocks.symmetric_block`
+    with a named kernel K[rows][:, rows] by :func:`.rows.symmetric_block`
     (half a product, on the numba threads: 6 against 11 ms for the 1890 free rows of
     the ε-SVR at n = 5000), else read from SMO's row cache where it holds every row
     whole (no kernel evaluation), else computed by BLAS."""
-    cc = run.cc
-    kd = run.kd
+    cc = src.cc
+    kd = src.kd
     if cols is None:
-        if run.gram is None and _kb.dense_named(kd):
-            return _kb.symmetric_block(kd, rows)
+        if src.gram is None and _rows.dense_named(kd):
+            return _rows.symmetric_block(kd, rows)
         cols = rows
-    if run.gram is None:
+    if src.gram is None:
         slot = cc.slot_of_row[rows]
-        if np.all(slot >= 0) and np.all(cc.slot_epoch[slot] == _k.FULL):
+        if np.all(slot >= 0) and np.all(cc.slot_epoch[slot] == FULL):
             return cc.cache[np.ix_(slot, cols)]
-    return _kb.kernel_block(run.kd, run.gram, run.csr, rows, cols)
+    return _rows.kernel_block(src.kd, src.gram, src.csr, rows, cols)
 
 
-def _reuse(run, free, budget_bytes):
-    """The factor of the previous polish extended to ``free``, or None (none kept, too
-    many variables pinned or added, too large, or the extension failed)."""
-    fac = run.polish_factor
+def _reuse(src, fac, index, free, budget_bytes, opts):
+    """The factor ``fac`` of the previous polish extended to ``free``, or None (none kept,
+    too many variables pinned or added, too large, or the extension failed)."""
     if fac is None:
         return None
     new = free[~np.isin(free, fac.U)]
     n_gone = fac.U.size - (free.size - new.size)
-    if n_gone + new.size > max(PIN_MAX, free.size // 16) or \
-            fac.U.size + new.size > max_free(budget_bytes):
+    if n_gone + new.size > max(opts.pin_max, free.size // 16) or \
+            fac.U.size + new.size > max_free(budget_bytes, opts):
         return None
     if new.size:
-        index = run.index
         if np.isin(index[new], index[fac.U]).any():
             return None         # ε-SVR: α and α* of one point, K_UU singular: factor afresh
-        K_UN = _block(run, index[fac.U], index[new])
-        K_NN = _block(run, index[new])
+        K_UN = _block(src, index[fac.U], index[new])
+        K_NN = _block(src, index[new])
         if not fac.extend(K_UN, K_NN, new):
             return None
     return fac
 
 
-def entering(run, k_max=None, min_violation=0.0):
+def entering(run, k_max=None, min_violation=0.0, opts=DEFAULT):
     """Bound variables that violate the KKT conditions at the intercept of the free set
     (those SMO's tail would bring into it), the ``k_max`` largest violations above
     ``min_violation`` first; ndarray of int (ids, sorted; all variables active).
@@ -452,7 +451,7 @@ def entering(run, k_max=None, min_violation=0.0):
     if n_free == 0:
         return np.zeros(0, dtype=np.int64)
     if k_max is None:
-        k_max = max(PIN_MAX, n_free // 16) // 2
+        k_max = max(opts.pin_max, n_free // 16) // 2
     rho = float(yG[free].mean())
     low = (a <= 0.0) & ~free
     up = (a >= C) & ~free
@@ -473,28 +472,52 @@ def entering(run, k_max=None, min_violation=0.0):
     return np.sort(np.asarray(out, dtype=np.int64))
 
 
-def polish(run, budget_bytes, force=False, extra=None) -> bool:
-    """One Newton polish of the free set of ``run`` (an ``_SMORun``, all variables active).
+def polish(src, duals, factor, budget_bytes, smo_work, force=False, extra=None,
+           opts=DEFAULT):
+    """One Newton polish of the free set (all variables active).
 
-    Updates ``run.alpha``, ``run.G`` and ``run.G_bar`` in place.  Returns False when
-    there is nothing to do (no free variable, or a free set above :func:`max_free`) or,
-    unless ``force``, when it would cost more than it saves (:func:`worth_it`).
+    Parameters
+    ----------
+    src : KernelSource
+        Where kernel rows come from (the kernel arrays and the row cache of the run).
+    duals : Duals
+        The arrays of the run; ``alpha``, ``G`` and ``G_bar`` are updated in place.
+    factor : Factor or None
+        The factor kept from the previous polish (or the early one), extended or
+        pinned to the free set where that is cheaper than a new one.
+    budget_bytes : float
+        The cache budget: the factor and the gradient update's blocks stay within it.
+    smo_work : float
+        SMO's work so far (active variables summed over the iterations), against which
+        :func:`worth_it` weighs a new factorization.
+    force : bool, default=False
+        Polish even where it costs more than SMO's tail would (SMO has stalled).
+    extra : ndarray of int, optional
+        Bound variables let into the free set (:func:`entering`).
+    opts : SMOOptions
+
+    Returns
+    -------
+    done : bool
+        False where there is nothing to do (no free variable, or a free set above
+        :func:`max_free`), where it would cost more than it saves, or where the step
+        failed or would not decrease the dual (α, ∇ and Ḡ then unchanged).
+    factor : Factor or None
+        The factor to keep for the next polish (None: none worth keeping).
     """
-    a, G, y, C, index = run.alpha, run.G, run.y, run.C, run.index
+    a, G, G_bar, y, C, index = duals.alpha, duals.G, duals.G_bar, duals.y, duals.C, duals.index
     free = np.flatnonzero((a > 0.0) & (a < C))
     if extra is not None and extra.size and free.size:
         free = np.union1d(free, extra)       # bound variables let in: not pinned at first
-    if free.size == 0 or free.size > max_free(budget_bytes):
-        return False
-    fac = _reuse(run, free, budget_bytes)
+    if free.size == 0 or free.size > max_free(budget_bytes, opts):
+        return False, factor
+    fac = _reuse(src, factor, index, free, budget_bytes, opts)
     if fac is None:
-        run.polish_factor = None
-        if not force and not worth_it(free.size, run.st[_k.S_ACTIVE_SUM]):
-            return False
-        fac = Factor(_block(run, index[free]), free, DAMPING)
+        if not force and not worth_it(free.size, smo_work, opts):
+            return False, None
+        fac = Factor(_block(src, index[free]), free, opts)
         if fac.L is None:
-            return False
-    run.polish_factor = fac
+            return False, None
     F = fac.U
     a_old = a.copy()
     g0 = G[F].copy()
@@ -505,7 +528,7 @@ def polish(run, budget_bytes, force=False, extra=None) -> bool:
     newton = _Constrained(fac, yF, g0, gone)
     slack = 1e-12 * CF
     d = None
-    for _ in range(ROUNDS):
+    for _ in range(opts.pin_rounds):
         d = newton.direction()
         if d is None:
             break
@@ -518,14 +541,13 @@ def polish(run, budget_bytes, force=False, extra=None) -> bool:
         # the variables that leave the box are pinned to the bound they cross
         # (a primal-dual active-set step), the rest solved again on the same factor
         pos = np.flatnonzero(out)
-        if newton.pos.size + pos.size > max(PIN_MAX, F.size // 16):
+        if newton.pos.size + pos.size > max(opts.pin_max, F.size // 16):
             break
         if not newton.pin(pos, np.where(low[pos], 0.0, CF[pos]) - aF[pos]):
             d = None
             break
     if d is None:
-        run.polish_factor = None
-        return False
+        return False, None
     new = aF + d
     if np.any((new < -slack) | (new > CF + slack)):
         # not feasible after the rounds: step towards it as far as the box allows
@@ -533,25 +555,24 @@ def polish(run, budget_bytes, force=False, extra=None) -> bool:
             room = np.where(d > 0, (CF - aF) / d, np.where(d < 0, -aF / d, np.inf))
         t = min(1.0, float(room.min(initial=np.inf)))
         if t <= 0.0:
-            return False
+            return False, fac
         hitting = room <= t * (1.0 + 1e-12)
         new = aF + t * d
         new[hitting & (d < 0)] = 0.0
         new[hitting & (d > 0)] = CF[hitting & (d > 0)]
     a[F] = np.clip(new, 0.0, CF)
     free = F
-    if not _restore_on(a, y, C, run.delta, free):
+    if not _restore_on(a, y, C, duals.delta, free):
         a[:] = a_old
-        return False
+        return False, fac
     step = a[free] - a_old[free]
     ys = y[free] * step
     if float(g0 @ step + 0.5 * fac.quad(ys)) > 0.0:
         a[:] = a_old                # a step spoilt by rounding (ill-conditioned Q_FF)
-        run.polish_factor = None
-        return False
+        return False, None
     changed = np.flatnonzero(a != a_old)
     if changed.size == 0:
-        return True
+        return True, fac
     da = (a[changed] - a_old[changed]) * y[changed]
     was_up, is_up = a_old[changed] >= C[changed], a[changed] >= C[changed]
     dbar = np.where(is_up & ~was_up, C[changed], np.where(was_up & ~is_up, -C[changed], 0.0))
@@ -561,8 +582,63 @@ def polish(run, budget_bytes, force=False, extra=None) -> bool:
     rows, inv = np.unique(index[changed], return_inverse=True)
     summed = np.zeros((rows.size, 2))
     np.add.at(summed, inv, coefs)
-    v = _update_and_seed(run, rows, summed, budget_bytes / 4)
+    v = _update_and_seed(src, rows, summed, budget_bytes / 4)
     G += y * v[index, 0]
     if np.any(dbar != 0):
-        run.G_bar += v[:, 1]
-    return True
+        G_bar += v[:, 1]
+    return True, fac
+
+
+# ---------------------------------------------------------------- the early factor
+
+class EarlyFactor:
+    """The thread computing the factor of K_UU for the free variables ``U`` (ids in the
+    unshrunk order) and its result; :meth:`take` waits for it."""
+
+    def __init__(self, kd, gram, U, rows, opts=DEFAULT):
+        self.U = U
+        self.opts = opts
+        self._factor = None
+        self._thread = threading.Thread(target=self._compute, args=(kd, gram, rows),
+                                        name="margin-opt-early-factor", daemon=True)
+        self._thread.start()
+
+    def _compute(self, kd, gram, rows):
+        try:
+            with one_blas_thread():
+                K = gram[np.ix_(rows, rows)] if gram is not None else \
+                    _rows.symmetric_block(kd, rows, nthr=1)
+                fac = Factor(K, self.U, self.opts)
+            self._factor = fac if fac.L is not None else None
+        except Exception:             # e.g. MemoryError: the polish factorizes itself
+            self._factor = None
+
+    def take(self):
+        """The :class:`Factor`, or None (it failed); waits for the thread."""
+        self._thread.join()
+        fac, self._factor = self._factor, None
+        return fac
+
+
+def possible(src) -> bool:
+    """True where the thread can compute K_FF without reading what SMO writes: a dense
+    named kernel (the data) or a given kernel matrix (never the row cache)."""
+    return src.gram is not None or _rows.dense_named(src.kd)
+
+
+def start(src, alpha, C, perm, index, smo_work, budget_bytes, opts=DEFAULT):
+    """An :class:`EarlyFactor` for the free set of α as it is now (``perm[k]``: the
+    variable at position k, ``index``: the data rows by position), or None (a
+    free set below ``opts.early_min_free``, above :func:`max_free`, or one
+    whose polish would not be worth it yet)."""
+    pos = np.flatnonzero((alpha > 0.0) & (alpha < C))   # free variables are never shrunk
+    if pos.size < opts.early_min_free or pos.size > max_free(budget_bytes, opts) or \
+            not worth_it(pos.size, smo_work, opts):
+        return None
+    ids = perm[pos]
+    order = np.argsort(ids)
+    try:
+        return EarlyFactor(src.kd, src.gram, ids[order], np.ascontiguousarray(index[pos][order]),
+                           opts)
+    except RuntimeError:            # no thread to be had: the polish factorizes itself
+        return None

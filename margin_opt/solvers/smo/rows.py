@@ -1,4 +1,7 @@
-"""Kernel rows K[r, ·] for SMO's row cache: compiled, tiled, split over threads.
+"""Kernel rows and blocks: K[r, ·] for SMO's row cache, ``K[rows, cols]`` and ``Kβ``.
+
+Rows
+----
 
 A whole row of a named kernel (linear, poly, rbf, sigmoid) on dense data, or on
 sparse data with a dense transpose, is computed in tiles of :data:`TILE` columns:
@@ -22,6 +25,24 @@ Structures
 :class:`KernelArrays` ``kd``: how kernel rows are computed (the kernel's kind and
 parameters, the data dense or CSR with its CSC copy, scratch buffers, threads).  A
 named tuple, which numba compiles to a plain tuple.
+
+Blocks
+------
+Blocks are dot products by BLAS (``X[rows] @ Xᵀ``) turned into kernel values by
+the rows' compiled transform, on one thread; a symmetric block
+(:func:`symmetric_block`, the polish's K_FF) is half a product and its transform is
+split over the numba threads.  Products ``Kβ``
+(:func:`combination`) are computed tile by tile of columns in compiled code
+(:func:`combination_gemm`), split over the numba threads.  RBF
+distances are formed on centred data (the kernel is translation invariant, and
+‖x‖² + ‖z‖² − 2xᵀz then keeps its digits), and the few entries where
+‖x − z‖² is still small against ‖x‖² + ‖z‖² are recomputed coordinate by
+coordinate, so that an offset of the features (1e6) or a huge γ (1e300) gives the
+kernel of the unshifted data.  Memory is O(block + n·d), never the n × n matrix.
+
+Used by SMO (its row cache and its Newton polish) and by the certificates
+(:meth:`margin_opt.problems.kernel_data.KernelData.combination`), which compute
+the decision values from α alone, independently of any solver's gradient.
 """
 
 from __future__ import annotations
@@ -30,7 +51,16 @@ import math
 from collections import namedtuple
 
 import numpy as np
+import scipy.sparse as sp
 from numba import njit, prange
+from scipy.linalg import blas
+
+from ...parallel import one_blas_thread, smo_threads
+
+__all__ = ["KernelArrays", "KINDS", "K_LINEAR", "K_POLY", "K_RBF", "K_SIGMOID", "K_PRECOMPUTED",
+           "kernel_row", "packed_kernel_row", "combination_gemm", "arrays", "for_smo",
+           "named_kernel_arrays", "kernel_block", "by_tiles", "dense_named", "combination",
+           "symmetric_block"]
 
 #: How kernel rows are computed.  ``kind`` (K_*), ``gamma``, ``coef0``, ``degree``;
 #: ``sparse``; dense ``X`` (n, d) and its transpose ``XT`` (d, n) — for sparse X,
@@ -120,47 +150,6 @@ def exact_d2(r, c, kd):
     return s
 
 
-@njit(cache=True, nogil=True, fastmath=_FM)
-def _transform(r, buf, cols, lo, hi, kd, kbuf):
-    """Turn dot products buf[lo:hi] (columns cols[lo:hi], data rows) into kernel values.
-
-    RBF: ‖x − z‖² = ‖x‖² + ‖z‖² − 2xᵀz loses its digits when ‖x − z‖² is small
-    against ‖x‖² + ‖z‖² (the data are centred once, which removes the common case:
-    a large offset of the features); those entries are recomputed coordinate by
-    coordinate (:func:`exact_d2`).
-    """
-    kind, gamma, coef0, degree = kd.kind, kd.gamma, kd.coef0, kd.degree
-    sq = kd.sq
-    if kind == K_RBF:
-        sr = sq[r]
-        # as :func:`_kernel_values`: the distances in a loop without branches (it
-        # vectorizes), the few below the guard recomputed in a second pass
-        nbad = 0
-        for k in range(lo, hi):
-            norms = sr + sq[cols[k]]
-            d2 = norms - 2.0 * buf[k]
-            nbad += d2 <= GUARD * norms
-            buf[k] = d2
-        if nbad:
-            for k in range(lo, hi):
-                c = cols[k]
-                if buf[k] <= GUARD * (sr + sq[c]):
-                    buf[k] = 0.0 if c == r else exact_d2(r, c, kd)
-        for k in range(lo, hi):
-            buf[k] = -gamma * max(buf[k], 0.0)
-        vexp(buf[lo:hi], hi - lo, kbuf[lo:hi])
-    elif kind == K_POLY:
-        for k in range(lo, hi):
-            z = gamma * buf[k] + coef0
-            v = 1.0
-            for _ in range(degree):
-                v *= z
-            buf[k] = v
-    elif kind == K_SIGMOID:
-        for k in range(lo, hi):
-            buf[k] = math.tanh(gamma * buf[k] + coef0)
-
-
 @njit(cache=True, inline="always", fastmath=_FM)
 def _sweep4(b, m, XTc, lo, hi, v0, v1, v2, v3, f0, f1, f2, f3):
     """b[k] += v0·XTc[f0, lo + k] + … + v3·XTc[f3, lo + k], summed in that order."""
@@ -222,13 +211,23 @@ def _tile(r, b, lo, hi, XTc, sqc, cols, full, kd, kbuf):
             xt = XTc[f, lo:hi]
             for k in range(m):
                 b[k] += v * xt[k]
-    _kernel_values(r, b, lo, hi, sqc, cols, full, kd, kbuf)
+    kernel_values(r, b, lo, hi, sqc, cols, full, kd, kbuf)
 
 
 @njit(cache=True, nogil=True, fastmath=_FM)
-def _kernel_values(r, b, lo, hi, sqc, cols, full, kd, kbuf):
-    """b[k] = K[r, c] from the inner products b[k] = x_r·x_c (columns as in :func:`_tile`);
-    RBF distances below the guard recomputed exactly."""
+def kernel_values(r, b, lo, hi, sqc, cols, full, kd, kbuf):
+    """b[k] = K[r, c] from the inner products b[k] = x_r·x_c, k < hi − lo: the one
+    kernel transform, of SMO's rows, of blocks and of the pairs' matrices alike.
+
+    The column of b[k] is c = lo + k (``full``) or c = cols[lo + k], its squared norm
+    sqc[lo + k]; ``kbuf`` is int64 scratch of b's length (for :func:`vexp`).
+
+    RBF: ‖x − z‖² = ‖x‖² + ‖z‖² − 2xᵀz loses its digits when ‖x − z‖² is small
+    against ‖x‖² + ‖z‖² (the data are centred once, which removes the common case:
+    a large offset of the features); the distances are formed in a loop without
+    branches (it vectorizes), and the few below :data:`GUARD` recomputed coordinate
+    by coordinate (:func:`exact_d2`) in a second pass.
+    """
     m = hi - lo
     kind, gamma, coef0 = kd.kind, kd.gamma, kd.coef0
     if kind == K_RBF:
@@ -287,14 +286,15 @@ def _csc_row(r, out, kd):
         f = indices[q]
         for e in range(cindptr[f], cindptr[f + 1]):
             out[cindices[e]] += v * cdata[e]
-    _transform(r, out, kd.all_cols, 0, n, kd, kd.kbuf)
+    kernel_values(r, out, 0, n, kd.sq, kd.all_cols, True, kd, kd.kbuf)
 
 
 @njit(cache=True, nogil=True, fastmath=_FM)
 def _cols_range(r, out, cols, lo, hi, packed, kd, xbuf):
     """out[cols[k]] (``packed``: out[k]) = K[r, cols[k]] for k in [lo, hi) (sparse dot
-    products column by column, where the data have no dense transpose)."""
-    tmp = kd.tmp
+    products column by column, where the data have no dense transpose; their squared
+    norms gathered into ``kd.sqa``)."""
+    tmp, sq, sqa = kd.tmp, kd.sq, kd.sqa
     data, indices, indptr = kd.data, kd.indices, kd.indptr
     for q in range(indptr[r], indptr[r + 1]):
         xbuf[indices[q]] = data[q]
@@ -304,9 +304,10 @@ def _cols_range(r, out, cols, lo, hi, packed, kd, xbuf):
         for q in range(indptr[c], indptr[c + 1]):
             s += xbuf[indices[q]] * data[q]
         tmp[k] = s
+        sqa[k] = sq[c]
     for q in range(indptr[r], indptr[r + 1]):
         xbuf[indices[q]] = 0.0
-    _transform(r, tmp, cols, lo, hi, kd, kd.kbuf)
+    kernel_values(r, tmp[lo:hi], lo, hi, sqa, cols, False, kd, kd.kbuf[lo:hi])
     if packed:
         for k in range(lo, hi):
             out[k] = tmp[k]
@@ -397,7 +398,7 @@ def _gemm_range(kd, Xr, rows, coefs, outT, t0, t1, by_rows):
     """outT[:, c] = Σ_q coefs[q, :]·K[rows[q], c] for the columns of tiles [t0, t1): the
     inner products of a tile of :data:`GEMM_COLS` columns with a block of
     :data:`GEMM_ROWS` rows by one matrix product (BLAS), then the kernel values
-    (:func:`_kernel_values`) and the sums, over ``rows`` in order.  ``by_rows`` (sparse
+    (:func:`kernel_values`) and the sums, over ``rows`` in order.  ``by_rows`` (sparse
     rows with few nonzeros): each row's tile as SMO computes it (:func:`_tile`, one
     axpy per nonzero feature) instead of the dense product."""
     n = outT.shape[1]
@@ -425,7 +426,7 @@ def _gemm_range(kd, Xr, rows, coefs, outT, t0, t1, by_rows):
             D = np.dot(Xr[s:e], XTt)
             for q in range(e - s):
                 bq = D[q]
-                _kernel_values(rows[s + q], bq, lo, hi, kd.sq, kd.all_cols, True, kd, kbuf)
+                kernel_values(rows[s + q], bq, lo, hi, kd.sq, kd.all_cols, True, kd, kbuf)
                 _add_scaled(coefs, s + q, bq, outT, lo, m)
 
 
@@ -475,3 +476,264 @@ def combination_gemm(kd, Xr, rows, coefs, nthr):
         n_tiles = (outT.shape[1] + GEMM_COLS - 1) // GEMM_COLS
         _gemm_range(kd, Xr, rows, coefs, outT, 0, n_tiles, by_rows)
     return outT
+
+
+# ---------------------------------------------------------------- blocks
+
+#: the kernels computed here (others: a callable or a precomputed matrix)
+KINDS = {"linear": K_LINEAR, "poly": K_POLY, "rbf": K_RBF, "sigmoid": K_SIGMOID}
+
+_BLOCK_BYTES = 32 * 2 ** 20
+#: entries of a block from which its transform is split over the numba threads
+_PAR_ENTRIES = 1 << 16
+
+
+def arrays(kind, *, n, d=1, gamma=0.0, coef0=0.0, degree=1, sparse=False, X=None, XT=None,
+           sq=None, csr=None, csc=None, nthr=1):
+    """A :class:`KernelArrays` with placeholders for what this kind of
+    data does not use."""
+    e2 = np.zeros((1, 1))
+    ef, ei = np.zeros(1), np.zeros(1, dtype=np.int64)
+
+    def f64(a):
+        return np.ascontiguousarray(a, dtype=np.float64)
+
+    def i64(a):
+        return np.ascontiguousarray(a, dtype=np.int64)
+
+    data, indices, indptr = (f64(csr[0]), i64(csr[1]), i64(csr[2])) if csr else (ef, ei, ei)
+    cdata, cind, cptr = (f64(csc[0]), i64(csc[1]), i64(csc[2])) if csc else (ef, ei, ei)
+    return KernelArrays(
+        kind=kind, gamma=gamma, coef0=coef0, degree=degree, sparse=sparse,
+        X=e2 if X is None else X, XT=e2 if XT is None else XT, sq=ef if sq is None else sq,
+        data=data, indices=indices, indptr=indptr, xbuf=np.zeros((nthr, d if sparse else 1)),
+        kbuf=np.zeros(n, dtype=np.int64), tmp=np.zeros(n), cdata=cdata, cindices=cind,
+        cindptr=cptr, all_cols=np.arange(n, dtype=np.int64), nthr=int(nthr),
+        par_min=np.iinfo(np.int64).max, XA=e2, sqa=ef, xa_stamp=np.full(1, -1, dtype=np.int64))
+
+
+def for_smo(kd, m, nthr, par_min):
+    """``kd`` for SMO over m variables: rows of at least ``par_min`` columns split over
+    ``nthr`` threads, and room for the compact copy of the active columns (where the
+    data have a dense transpose)."""
+    nthr = max(1, int(nthr))
+    dense_T = kd.kind != K_PRECOMPUTED and (not kd.sparse or kd.XT.shape[1] ==
+                                                kd.all_cols.size)
+    XA = np.empty((kd.XT.shape[0], m)) if dense_T else kd.XA
+    # sqa: the active columns' squared norms (with a transpose), or those of the columns
+    # of a row computed by sparse dot products (without one)
+    sqa = np.empty(max(m, 1)) if kd.kind != K_PRECOMPUTED else kd.sqa
+    return kd._replace(nthr=nthr, xbuf=np.zeros((nthr, kd.xbuf.shape[1])), par_min=int(par_min),
+                       XA=XA, sqa=sqa, tmp=np.empty(max(m, 1)),
+                       kbuf=np.empty(max(m, kd.kbuf.size), dtype=np.int64),
+                       xa_stamp=np.full(1, -1, dtype=np.int64))
+
+
+def named_kernel_arrays(X, kernel, dense_budget=0.0):
+    """``(kd, csr)`` for a named kernel (linear, poly, rbf, sigmoid) on X.
+
+    Parameters
+    ----------
+    X : {ndarray, sparse matrix} of shape (n, d)
+        Not modified (dense RBF data are centred in a copy; sparse data are copied
+        to CSR with sorted indices).
+    kernel : Kernel
+    dense_budget : float, default=0
+        Bytes allowed for a dense transpose of sparse X (faster whole rows).
+
+    Returns
+    -------
+    kd : KernelArrays
+    csr : scipy.sparse.csr_matrix or None
+        The CSR copy for sparse X.
+    """
+    kind = KINDS[kernel.name]
+    params = dict(gamma=float(kernel.gamma) if kernel.gamma is not None else 1.0,
+                  coef0=float(kernel.coef0), degree=int(kernel.degree))
+    n, d = X.shape
+    if sp.issparse(X):
+        Xc = sp.csr_matrix(X, dtype=np.float64, copy=True)
+        Xc.sum_duplicates()                                   # exact_d2 merges rows: one
+        Xc.sort_indices()                                     # entry per column, in order
+        Xcsc = Xc.tocsc()
+        dense_T = n * d * 8 <= dense_budget
+        kd = arrays(kind, n=n, d=d, sparse=True, **params,
+                    XT=np.ascontiguousarray(Xcsc.T.toarray()) if dense_T else None,
+                    sq=np.asarray(Xc.multiply(Xc).sum(axis=1), dtype=np.float64).ravel(),
+                    csr=(Xc.data, Xc.indices, Xc.indptr),
+                    csc=(Xcsc.data, Xcsc.indices, Xcsc.indptr))
+        return kd, Xc
+    Xd = np.ascontiguousarray(X, dtype=np.float64)
+    if kind == K_RBF:
+        Xd = Xd - Xd.mean(axis=0)
+    kd = arrays(kind, n=n, d=d, **params, X=Xd, XT=np.ascontiguousarray(Xd.T),
+                sq=np.einsum("ij,ij->i", Xd, Xd))
+    return kd, None
+
+
+@njit(cache=True, nogil=True)
+def _transform_block(rows, B, cols, sqc, kd):
+    """B[i, :] = kernel values from dot products, for data row rows[i] and columns cols
+    (squared norms sqc), by :func:`kernel_values`."""
+    n = B.shape[1]
+    kbuf = np.empty(n, dtype=np.int64)
+    for i in range(rows.shape[0]):
+        kernel_values(rows[i], B[i], 0, n, sqc, cols, False, kd, kbuf)
+
+
+def kernel_block(kd, gram, csr, rows, cols=None):
+    """``K[rows][:, cols]`` (all columns when ``cols`` is None), ndarray of shape
+    (len(rows), len(cols)).
+
+    Parameters
+    ----------
+    kd : KernelArrays
+        From :func:`named_kernel_arrays` (ignored when ``gram`` is given).
+    gram : ndarray or None
+        The whole kernel matrix when it is at hand (precomputed, callable).
+    csr : scipy.sparse.csr_matrix or None
+        The data, for sparse X.
+    rows, cols : ndarray of int
+    """
+    rows = np.ascontiguousarray(rows, dtype=np.int64)
+    if gram is not None:
+        return gram[np.ix_(rows, cols)] if cols is not None else gram[rows]
+    n_data = kd.all_cols.size
+    if cols is None:
+        cols = kd.all_cols
+        if csr is None:
+            B = kd.X[rows] @ kd.XT
+        elif kd.XT.shape[1] == n_data:
+            B = np.asarray(csr[rows] @ kd.XT)
+        else:
+            B = (csr[rows] @ csr.T).toarray()
+    else:
+        cols = np.ascontiguousarray(cols, dtype=np.int64)
+        B = (csr[rows] @ csr[cols].T).toarray() if csr is not None else kd.X[rows] @ kd.X[cols].T
+    B = np.ascontiguousarray(B, dtype=np.float64)
+    if kd.kind != K_LINEAR:
+        _transform_block(rows, B, cols, np.ascontiguousarray(kd.sq[cols]), kd)
+    return B
+
+
+@njit(cache=True, nogil=True)
+def _lower_share(B, rows, sqr, kd, h, nthr):
+    """Rows i ≡ h (mod nthr) of B (dot products of data rows ``rows``, squared norms
+    ``sqr``, in its lower triangle and diagonal): columns 0..i turned into kernel values
+    as a kernel row."""
+    n = B.shape[0]
+    kbuf = np.empty(n, dtype=np.int64)
+    for i in range(h, n, nthr):
+        kernel_values(rows[i], B[i, :i + 1], 0, i + 1, sqr, rows, False, kd, kbuf[:i + 1])
+
+
+@njit(cache=True, nogil=True)
+def _mirror_share(B, h, nthr):
+    """Tile rows q ≡ h (mod nthr) of B's lower triangle copied to the upper one (K[j, i]
+    is the very value of K[i, j])."""
+    n = B.shape[0]
+    t = 64
+    for q in range(h, (n + t - 1) // t, nthr):
+        i0 = q * t
+        for j0 in range(0, i0 + 1, t):
+            for i in range(i0, min(i0 + t, n)):
+                for j in range(j0, min(j0 + t, i)):
+                    B[j, i] = B[i, j]
+
+
+@njit(cache=True, parallel=True, nogil=True)
+def _transform_lower_mirror(B, rows, sqr, kd, nthr):
+    """:func:`_lower_share`, then :func:`_mirror_share`, dealt to ``nthr`` threads (the
+    triangle's work balanced); each entry is computed by the same code whatever the
+    split."""
+    for h in prange(nthr):
+        _lower_share(B, rows, sqr, kd, h, nthr)
+    for h in prange(nthr):
+        _mirror_share(B, h, nthr)
+
+
+def symmetric_block(kd, rows, nthr=None) -> np.ndarray:
+    """``K[rows][:, rows]`` of dense data, exactly symmetric, ndarray of shape (r, r).
+
+    The dot products of the lower triangle by one BLAS ``dsyrk`` (half a product),
+    turned into kernel values by the compiled transform of SMO's rows (RBF on the
+    centred data of ``kd``, small distances recomputed exactly, the diagonal exactly
+    1), then mirrored; the transform and the mirror split over ``nthr`` numba threads
+    (None: :func:`margin_opt.parallel.smo_threads`) where the block is large.
+
+    Parameters
+    ----------
+    kd : KernelArrays
+        From :func:`named_kernel_arrays` on dense data.
+    rows : ndarray of int
+    nthr : int or None
+    """
+    rows = np.ascontiguousarray(rows, dtype=np.int64)
+    if rows.size == 0:
+        return np.zeros((0, 0))
+    Xr = kd.X[rows]
+    # Fortran C = XrXrᵀ, upper triangle: the C-order lower triangle of its transpose
+    B = np.ascontiguousarray(blas.dsyrk(1.0, Xr.T, trans=1, lower=0).T)
+    if nthr is None:
+        nthr = smo_threads() if rows.size * rows.size >= _PAR_ENTRIES else 1
+    nthr = max(1, int(nthr))
+    sqr = np.ascontiguousarray(kd.sq[rows])
+    if nthr == 1:        # no parallel region (e.g. on a thread beside SMO's own)
+        _lower_share(B, rows, sqr, kd, 0, 1)
+        _mirror_share(B, 0, 1)
+    else:
+        _transform_lower_mirror(B, rows, sqr, kd, nthr)
+    return B
+
+
+def dense_named(kd) -> bool:
+    """True where ``kd`` holds a named kernel on dense data, from which
+    :func:`symmetric_block` computes (no row cache, no kernel matrix needed)."""
+    return kd.kind != K_PRECOMPUTED and not kd.sparse
+
+
+def by_tiles(kd, gram) -> bool:
+    """True when :func:`combination` works tile by tile from a dense transpose (a named
+    kernel, no kernel matrix given), not from blocks of whole rows."""
+    return gram is None and kd.kind != K_PRECOMPUTED and has_transpose(kd)
+
+
+def combination(kd, gram, csr, rows, coefs, block_bytes=_BLOCK_BYTES):
+    """``K[:, rows] @ coefs``, ndarray of shape (n_data, k).
+
+    Where the data have a dense transpose (dense X, or sparse X whose transpose fits),
+    tile by tile of columns in compiled code, the inner products of a tile with a block
+    of rows by one BLAS product, the kernel values never stored beyond that block and
+    the tiles split over the numba threads (:func:`margin_opt.parallel.smo_threads`); each
+    column's sum runs over ``rows`` in order, so the result does not depend on the
+    number of threads.  Otherwise from blocks of rows of K by BLAS.
+
+    Parameters
+    ----------
+    kd, gram, csr : see :func:`kernel_block`
+    rows : ndarray of int of shape (r,)
+        Data rows with a coefficient.
+    coefs : ndarray of shape (r, k)
+    block_bytes : float
+        Memory of one block of kernel rows (the BLAS path).
+    """
+    n_data = kd.all_cols.size if gram is None else gram.shape[0]
+    rows = np.ascontiguousarray(rows, dtype=np.int64)
+    coefs = np.ascontiguousarray(coefs, dtype=np.float64)
+    if by_tiles(kd, gram):
+        # the inner products by BLAS, a block of rows against a tile of columns (~1.9×
+        # faster than sweeps over the features at n = 20000, d = 20); one BLAS thread
+        # per numba thread
+        if axpy_rows(kd):                   # sparse rows by axpys: no dense copy
+            Xr = np.empty((0, kd.XT.shape[0]))
+        else:
+            Xr = csr[rows].toarray() if kd.sparse else np.ascontiguousarray(kd.X[rows])
+        with one_blas_thread():
+            return combination_gemm(kd, Xr, rows, coefs, smo_threads()).T
+    out = np.zeros((n_data, coefs.shape[1]))
+    step = max(1, int(block_bytes // (8 * n_data)))
+    with one_blas_thread():
+        for s in range(0, rows.size, step):
+            blk = kernel_block(kd, gram, csr, rows[s:s + step])
+            out += blk.T @ coefs[s:s + step]
+    return out

@@ -1,4 +1,9 @@
-"""The O(active) passes of one SMO iteration, compiled to branch-free, vectorizable loops.
+"""Working-set selection: the pair (i, j) of SMO, and the O(active) passes it takes.
+
+:func:`select_pair` picks LIBSVM's pair: i the maximal violator, j by the second-order
+rule (WSS 2) from the row of i, gathered in position order (:func:`position_row`).
+
+The passes, compiled to branch-free, vectorizable loops:
 
 Per iteration SMO makes two passes over its active variables: the gradient update
 fused with the first half of the next selection (m = max over I_up of gₜ = −yₜ∇ₜ and
@@ -15,7 +20,7 @@ are unpredictable and the index reduction is one long dependency chain.  Here:
   ``maxnum``/``minnum`` (which vectorize; numba's own ``max`` does not), and the
   position is found afterwards by scanning the winning chunk for the extreme value
   (for WSS 2 among the values the pass kept, so that the scan has no divisions);
-* large passes are split over threads (:func:`fused_update`, :func:`wss2` with
+* large passes are split over threads (:func:`fused_update`, :func:`second_order_j` with
   ``nthr > 1``), each part reducing its own chunks.
 
 The answer does not depend on the chunking or the number of threads: every element
@@ -38,7 +43,12 @@ from llvmlite import ir
 from numba import njit, prange, types
 from numba.extending import intrinsic
 
-__all__ = ["BIG", "CH", "set_pens", "first_pass", "gather", "fused_update", "wss2"]
+from . import packed as _pk
+from .cache import get_row
+from .state import S_ACTIVE, S_EPOCH, S_LAYOUT, S_TICK
+
+__all__ = ["BIG", "CH", "set_pens", "first_pass", "gather", "fused_update", "second_order_j",
+           "position_row", "select_pair"]
 
 #: penalty of a variable outside I_up (in ``pu``) or I_low (in ``pl``); sums with it
 #: stay far above any gradient (|∇| < 1e250 is checked by the alpha cap long before)
@@ -313,7 +323,7 @@ def fused_update(G, y, pu, pl, bi, bj, dai, daj, na, nthr, parts, red, firstf, f
 
 
 @njit(cache=True, nogil=True, _nrt=False)
-def wss2(G, y, pl, QD, index, bi, i, gmax, na, nthr, parts, red, od):
+def second_order_j(G, y, pl, QD, index, bi, i, gmax, na, nthr, parts, red, od):
     """j of WSS 2 for the pair (i, j): argmin over I_low with m − gₜ > 0 of
     −(m − gₜ)²/(Kᵢᵢ + Kₜₜ − 2Kᵢₜ) (last position on ties), or −1; ``bi`` the row
     of i in position order, ``od`` scratch of length ≥ ``na``."""
@@ -333,3 +343,72 @@ def wss2(G, y, pl, QD, index, bi, i, gmax, na, nthr, parts, red, od):
     if cb < 0 or red[0] >= 0.5 * BIG:
         return -1
     return _last_od(od, cb, min(cb + CH, na), red[0])
+
+
+# ---------------------------------------------------------------- the pair
+
+@njit(cache=True, inline="always")
+def position_row(v, avoid, index, st, kd, cc, all_cols, bufs, btag, nthr):
+    """Which of the two buffers ``bufs`` holds the row of variable v in position order
+    (over the active set), gathering it from the row cache when neither does;
+    ``avoid`` is a buffer that must be kept (−1: none).  ``btag[b]`` = (data row,
+    layout, last use) of buffer b."""
+    r = index[v]
+    st[S_TICK] += 1
+    for b in range(2):
+        if b != avoid and btag[b, 0] == r and btag[b, 1] == st[S_LAYOUT]:
+            btag[b, 2] = st[S_TICK]
+            return b
+    if avoid >= 0:
+        b = 1 - avoid
+    else:
+        b = 0 if btag[0, 2] <= btag[1, 2] else 1
+    if _pk.active(cc, st[S_EPOCH]):
+        gather(_pk.row(r, st, kd, cc), cc.cidx, bufs[b], st[S_ACTIVE], nthr)
+    else:
+        s = get_row(v, False, index, st, kd, cc, all_cols)
+        gather(cc.cache[s], index, bufs[b], st[S_ACTIVE], nthr)
+    btag[b, 0] = r
+    btag[b, 1] = st[S_LAYOUT]
+    btag[b, 2] = st[S_TICK]
+    return b
+
+
+@njit(cache=True, inline="always")
+def select_pair(alpha, G, y, C, QD, index, st, kd, cc, all_cols, tol, wss2, out, fresh,
+                firstf, firsti, pu, pl, nthr, parts, red, bufs, btag):
+    """Working pair (out[0], out[1]) and the gap m(α) − M(α); returns the gap.
+
+    Returns with out[0] = −1 when the gap is below ``tol`` (optimal on the active set).
+    With g_t = −y_t∇_t: I_up = {y=+1, α<C} ∪ {y=−1, α>0}, I_low the mirror image,
+    m = max_{I_up} g, M = min_{I_low} g.  When ``fresh`` the first pass (m, M and
+    their positions in ``firstf``/``firsti``) was already done by the gradient
+    update.  The passes are those above (``pu``/``pl``: the set penalties);
+    with WSS 2 the row of i is left in position order in ``bufs[out[2]]``.
+    """
+    na = st[S_ACTIVE]
+    if not fresh:
+        first_pass(G, y, pu, pl, na, nthr, parts, red, firstf, firsti)
+    Gmax = firstf[0]
+    Mmin = firstf[1]
+    imax = firsti[0]
+    jmax = firsti[1]
+    gap = Gmax - Mmin
+    out[0] = -1
+    out[2] = -1
+    if imax < 0 or jmax < 0 or gap < tol:
+        return gap
+    if not wss2:
+        out[0] = imax
+        out[1] = jmax
+        return gap
+    i = imax
+    b = position_row(i, -1, index, st, kd, cc, all_cols, bufs, btag, nthr)
+    j = second_order_j(G, y, pl, QD, index, bufs[b], i, Gmax, na, nthr, parts, red, bufs[2])
+    if j < 0:
+        return gap
+    out[0] = i
+    out[1] = j
+    out[2] = b
+    return gap
+

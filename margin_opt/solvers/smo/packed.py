@@ -1,6 +1,6 @@
 """Packed kernel rows for a shrunk SMO run: more rows in the same cache budget.
 
-The row cache of :mod:`._smo_kernels` keeps each row in a slot of ``n_data``
+The row cache of :mod:`.cache` keeps each row in a slot of ``n_data``
 values, whatever part of it is valid: a row computed on the active columns only
 (after shrinking) still takes a whole slot.  Late in a run the active set is a
 fraction of the data (ε-SVR at n = 20000: ~6000 of 40000 variables) while the rows
@@ -26,13 +26,13 @@ updates, the gradient reconstruction) are computed into one scratch row while
 packed rows are in use, not cached.  Packed slots are
 evicted least recently used through a doubly linked list (O(1) per access; the
 classic slots scan their ticks, which at thousands of slots would cost as much as
-a row).  A packed row holds the values :func:`._kernel_rows.kernel_row` computes,
+a row).  A packed row holds the values :func:`.rows.kernel_row` computes,
 bit for bit, so the pair steps do not depend on the packing; the sums over the free
 rows (a Newton polish's gradient update, the gradient reconstruction) read the rows
 the classic slots hold whole in place and combine the others by BLAS
-(:mod:`._held_rows`), so after them the gradient may differ in the last bit.
+(:func:`.cache.accumulate`), so after them the gradient may differ in the last bit.
 
-Structures: the fields of :class:`._smo_kernels.RowCache` named below, and its
+Structures: the fields of :class:`.cache.RowCache` named below, and its
 ``pmeta`` (int64, entries ``P_*``).
 """
 
@@ -41,8 +41,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from ._kernel_rows import compact_active, packed_kernel_row
-from ._smo_state import FULL, S_ACTIVE, S_EPOCH, S_HITS, S_LAYOUT, S_MISSES, S_ROWS_PARTIAL
+from .rows import compact_active, packed_kernel_row
+from .state import FULL, S_ACTIVE, S_EPOCH, S_HITS, S_LAYOUT, S_MISSES, S_ROWS_PARTIAL
 
 __all__ = ["make", "active", "plan", "row"]
 
