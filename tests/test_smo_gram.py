@@ -364,8 +364,10 @@ def test_newton_step_keeps_the_equality_on_a_rank_deficient_kernel():
     # to 1e-12, α in the box, ∇ and Ḡ exact, the dual not increased.  The whole solve
     # is then held to what its status guarantees: "optimal" is the cvxpy optimum and
     # KKT at tol; a run that stops short says so.  Which seeds SMO's tail finishes
-    # depends on the rounding of K = XXᵀ (BLAS): seed 11 stalls at m − M ≈ 8e-3 on an
-    # Intel Xeon and an AMD EPYC (a degenerate dual), so no one seed's status is asserted
+    # depends on the rounding of K = XXᵀ (BLAS): seed 11 stalls before the step on an
+    # Intel Xeon (at m − M ≈ 8e-3) and an AMD EPYC; a degenerate dual, where seeds 7 and
+    # 10 take 6e4–8e4 iterations on the Xeon, near the progress test's window (1e5); so no
+    # one seed's status is asserted
     import sys
     import warnings
 
