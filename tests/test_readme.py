@@ -47,14 +47,32 @@ def test_extraction():
                                                          "needs a GPU")]
 
 
-@pytest.mark.parametrize("line, code, skip", BLOCKS, ids=[f"line{b[0]}" for b in BLOCKS])
-def test_block_runs(line, code, skip, tmp_path):
-    if skip:
-        pytest.skip(f"README.md line {line}: {skip}")
+def _run(code, cwd):
     env = dict(os.environ, MPLBACKEND="Agg",
                PYTHONPATH=os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")]))
-    proc = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=env,
+    return subprocess.run([sys.executable, "-c", code], cwd=cwd, env=env,
                           capture_output=True, text=True, timeout=600)
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory):
+    """Every block not skipped, each in its own empty folder, two at a time (the machine
+    has two cores; a block's interpreter mostly imports, on one core): line -> (the
+    CompletedProcess, its folder)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    todo = [(line, code) for line, code, skip in BLOCKS if not skip]
+    dirs = {line: tmp_path_factory.mktemp(f"line{line}") for line, _ in todo}
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        procs = pool.map(lambda block: _run(block[1], dirs[block[0]]), todo)
+        return {line: (proc, dirs[line]) for (line, _), proc in zip(todo, procs, strict=True)}
+
+
+@pytest.mark.parametrize("line, code, skip", BLOCKS, ids=[f"line{b[0]}" for b in BLOCKS])
+def test_block_runs(line, code, skip, request):
+    if skip:
+        pytest.skip(f"README.md line {line}: {skip}")
+    proc, cwd = request.getfixturevalue("runs")[line]
     assert proc.returncode == 0, (f"README.md block at line {line} failed:\n{code}\n"
                                   f"{proc.stderr[-3000:]}")
-    assert not any(tmp_path.iterdir()), "a README block left files behind"
+    assert not any(cwd.iterdir()), "a README block left files behind"

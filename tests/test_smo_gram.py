@@ -358,20 +358,65 @@ def test_one_vs_one_hard_margin_keeps_the_separability_test():
 def test_newton_step_keeps_the_equality_on_a_rank_deficient_kernel():
     # a linear kernel with more free points than features: Q_FF is singular, the two
     # solves are O(1/δ) along its null space, and y_FᵀΔ = 0 holds only after the step
-    # is projected back onto it (review finding: |yᵀα| up to 1.7e-6 before)
+    # is projected back onto it (review finding: |yᵀα| up to 1.7e-6 before).  The step
+    # itself is checked, from SMO's point at 1e-3 (where the polish takes it): yᵀα = 0
+    # to 1e-12, α in the box, ∇ and Ḡ exact, the dual not increased.  The whole solve
+    # is then held to what its status guarantees: "optimal" is the cvxpy optimum and
+    # KKT at tol; a run that stops short says so.  Which seeds SMO's tail finishes
+    # depends on the rounding of K = XXᵀ (BLAS): seed 11 stalls before the step on an
+    # Intel Xeon (at m − M ≈ 8e-3) and an AMD EPYC; a degenerate dual, where seeds 7 and
+    # 10 take 6e4–8e4 iterations on the Xeon, near the progress test's window (1e5); so no
+    # one seed's status is asserted
+    import sys
+    import warnings
+
     from sklearn.datasets import make_classification
 
+    newton_free_step = sys.modules[solve_smo_gram.__module__].newton_free_step
     worst = 0.0
+    optimal = singular = taken = 0
     for seed in range(12):
         X, y = make_classification(175, 4 + seed % 6, n_informative=3, n_redundant=0,
                                    flip_y=0.1, random_state=seed)
         X = StandardScaler().fit_transform(X)
         qp = _with_gram(svc_qp(X, y, C=0.12 + seed, kernel="linear"))
-        res = solve_smo_gram(qp, tol=1e-6, gap_tol=9e-7)
-        assert res.status == "optimal" and res.n_polish == 1
-        worst = max(worst, abs(qp.y @ res.x) / max(1.0, res.x.max()))
-        assert_kkt(qp, res, 1e-6)
+        K, yv, C = qp.gram, qp.y, qp.upper
+        Q = yv[:, None] * yv[None, :] * K
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConvergenceWarning)   # where it stalls
+            at_1e3 = solve_smo_gram(qp, tol=1e-3)
+        alpha = at_1e3.x.copy()
+        free = (alpha > 0) & (alpha < C)
+        singular += free.sum() > X.shape[1]              # Q_FF singular: rank ≤ d < |F|
+        G = Q @ alpha + qp.p
+        G_bar = K.T @ np.where(alpha >= C, C * yv, 0.0)
+        before = 0.5 * alpha @ (G + qp.p)
+        index = np.arange(yv.size)
+        taken += newton_free_step(K, alpha, G, G_bar, yv, C, index, 256)
+        worst = max(worst, abs(yv @ alpha) / max(1.0, alpha.max()))
+        assert np.all(alpha >= 0) and np.all(alpha <= C)
+        G_exact = Q @ alpha + qp.p
+        np.testing.assert_allclose(G, G_exact, rtol=0, atol=1e-9 * (1 + np.abs(G_exact).max()))
+        np.testing.assert_allclose(G_bar, K.T @ np.where(alpha >= C, C * yv, 0.0), rtol=0,
+                                   atol=1e-9 * (1 + np.abs(G_bar).max()))
+        assert 0.5 * alpha @ (G_exact + qp.p) <= before + 1e-12 * abs(before)
+
+        with warnings.catch_warnings(record=True) as record:
+            warnings.simplefilter("always", ConvergenceWarning)
+            res = solve_smo_gram(qp, tol=1e-6, gap_tol=9e-7)
+        assert abs(yv @ res.x) <= 1e-9 * (1 + res.x.sum())
+        assert np.all(res.x >= 0) and np.all(res.x <= C)
+        if res.status == "optimal":
+            optimal += 1
+            assert_kkt(qp, res, 1e-6)
+            # the relative duality gap ≤ gap_tol bounds the distance to the optimum
+            fun, _ = cvxpy_optimum(qp)
+            assert abs(res.fun - fun) <= 9e-7 * max(1.0, abs(fun))
+        else:
+            assert res.status == "stalled" and not res.success and record
     assert worst <= 1e-12
+    # of 12 seeds on an Intel Xeon: 11 with |F| > d, 12 steps taken, 11 runs optimal
+    assert singular >= 8 and taken >= 10 and optimal >= 9
 
 
 def test_one_vs_one_linear_pairs_certify_without_repairs():
