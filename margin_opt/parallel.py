@@ -31,6 +31,7 @@ same code, and reductions break ties by position.
 
 from __future__ import annotations
 
+import contextvars
 import os
 import threading
 import time
@@ -38,7 +39,7 @@ from collections.abc import Callable
 from contextlib import contextmanager
 from dataclasses import dataclass
 
-__all__ = ["ThreadPolicy", "FitThreads", "fit_threads", "smo_threads", "threading_layer",
+__all__ = ["ThreadPolicy", "FitThreads", "use_policy", "fit_threads", "threading_layer",
            "one_blas_thread", "all_blas_threads"]
 
 #: layers whose parallel regions are cheap enough for SMO's rows and passes
@@ -152,6 +153,27 @@ class ThreadPolicy:
 
 
 _DEFAULT = ThreadPolicy()
+_policy = contextvars.ContextVar("margin_opt_thread_policy", default=_DEFAULT)
+
+
+@contextmanager
+def use_policy(policy: ThreadPolicy):
+    """A context manager making ``policy`` the default :class:`ThreadPolicy` of the fits
+    started in it (in this thread and context), e.g. ``ThreadPolicy(watch_load=False)``
+    for a benchmark that should use every thread whatever the load, or
+    ``ThreadPolicy(max_threads=1)``.
+
+    Parameters
+    ----------
+    policy : ThreadPolicy
+    """
+    if not isinstance(policy, ThreadPolicy):
+        raise TypeError(f"policy must be a ThreadPolicy, got {type(policy).__name__}.")
+    token = _policy.set(policy)
+    try:
+        yield policy
+    finally:
+        _policy.reset(token)
 
 
 def _allowed(policy: ThreadPolicy) -> int:
@@ -187,19 +209,16 @@ def fit_threads(policy: ThreadPolicy | None = None) -> int:
     Parameters
     ----------
     policy : ThreadPolicy, optional
-        The rules' settings (default: ``ThreadPolicy()``).
+        The rules' settings (default: the one of :func:`use_policy`, else
+        ``ThreadPolicy()``).
 
     Returns
     -------
     int
         The thread count, ≥ 1.
     """
-    policy = policy or _DEFAULT
+    policy = policy or _policy.get()
     return _free(policy, _allowed(policy))
-
-
-#: the name the SMO modules use
-smo_threads = fit_threads
 
 
 class FitThreads:
@@ -212,20 +231,26 @@ class FitThreads:
     Parameters
     ----------
     policy : ThreadPolicy, optional
-        The rules' settings (default: ``ThreadPolicy()``).
+        The rules' settings (default: the one of :func:`use_policy`, else
+        ``ThreadPolicy()``).
     """
 
     def __init__(self, policy: ThreadPolicy | None = None):
-        self.policy = policy or _DEFAULT
+        self.policy = policy or _policy.get()
         self.allowed = _allowed(self.policy)
         self.threads = _free(self.policy, self.allowed)
         self.changes = 0
         self._pending = None
         self._last = time.perf_counter()
 
+    @property
+    def watching(self) -> bool:
+        """True where the count can change (more than one thread allowed, load watched)."""
+        return self.allowed > 1 and self.policy.watch_load
+
     def refresh(self) -> int:
         """The thread count to use from now on (re-reading the load when due)."""
-        if self.allowed <= 1 or not self.policy.watch_load:
+        if not self.watching:
             return self.threads
         now = time.perf_counter()
         if now - self._last < self.policy.check_every:
@@ -313,16 +338,17 @@ def one_blas_thread():
 
 
 @contextmanager
-def all_blas_threads():
+def all_blas_threads(policy: ThreadPolicy | None = None):
     """A context manager lifting :func:`one_blas_thread`'s limit for one large dense
     factorization (e.g. the Cholesky of a 4000 × 4000 kernel matrix: 0.55 s on one
     thread, 0.34 s on two), set again on leaving.  Nothing where no limit is set, or
     where another thread has a :func:`one_blas_thread` context open (the pairs of a
     one-vs-one fit: lifting the limit for one would lift it for all), nor where
-    :func:`fit_threads` allows one thread (busy cores, a parallel job)."""
+    :func:`fit_threads` (under ``policy``) allows one thread (busy cores, a parallel
+    job)."""
     global _lifted
     me = threading.get_ident()
-    spare = fit_threads() > 1          # busy cores: the factorization stays on one
+    spare = fit_threads(policy) > 1          # busy cores: the factorization stays on one
     with _lock:
         lift = spare and _limiter is not None and set(_inside) == {me}
         if lift:

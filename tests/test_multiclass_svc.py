@@ -1,6 +1,5 @@
 """One-vs-one SVC against scikit-learn's SVC (LIBSVM): layout, values, votes, certificates."""
 
-import numba
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -127,6 +126,7 @@ def test_pair_threads_only_for_smo_within_the_budget(iris, monkeypatch):
     # pegasos draws from NumPy's global generator: its pairs stay sequential, so that a
     # seeded fit repeats; the threads never hold more pair blocks than the budget allows
     from margin_opt.estimators import ovo
+    from margin_opt.parallel import ThreadPolicy, fit_threads, use_policy
 
     X, y = iris
     fits = []
@@ -138,10 +138,14 @@ def test_pair_threads_only_for_smo_within_the_budget(iris, monkeypatch):
     members = [np.arange(100), np.arange(100, 200), np.arange(200, 300)]
     pairs = [(0, 1), (0, 2), (1, 2)]
     mb = 8 / 2 ** 20                              # bytes → MB
-    # room for the three diagonal blocks (3·100²) and two pair blocks (200² each)
-    assert ovo._pair_threads(members, pairs, (3e4 + 2 * 4e4) * mb) == \
-        min(2, numba.get_num_threads())
-    assert ovo._pair_threads(members, pairs, (3e4 + 2 * 4e4 - 1) * mb) == 1
+    # room for the three diagonal blocks (3·100²) and two pair blocks (200² each); the
+    # thread count as the policy gives it whatever the load
+    with use_policy(ThreadPolicy(watch_load=False)):
+        assert ovo._pair_threads(members, pairs, (3e4 + 2 * 4e4) * mb) == \
+            min(2, fit_threads())
+        assert ovo._pair_threads(members, pairs, (3e4 + 2 * 4e4 - 1) * mb) == 1
+    with use_policy(ThreadPolicy(others_running=lambda: 1000)):     # busy cores
+        assert ovo._pair_threads(members, pairs, (3e4 + 2 * 4e4) * mb) == 1
 
 
 def test_pair_callback_runs_in_pair_order_on_the_calling_thread(iris):

@@ -7,6 +7,7 @@ import sys
 import textwrap
 
 import numba
+import numpy as np
 import pytest
 
 from margin_opt.parallel import FitThreads, ThreadPolicy, fit_threads, threading_layer
@@ -128,3 +129,36 @@ def test_a_fork_pool_after_a_fit_completes_with_the_parents_answers(tmp_path):
     # the same data and options: the children's SMO runs are the parent's, whatever
     # their thread count (each entry computed by the same code, ties broken by position)
     assert float(line.split()[-1]) <= 1e-12
+
+
+def test_a_run_changes_its_thread_count_with_the_load_and_keeps_its_iterates():
+    # the thread count re-read during a run (FitThreads through SMOOptions) changes only
+    # how rows and passes are split: the iterates are those of one thread and of all
+    from sklearn.datasets import make_classification
+    from sklearn.preprocessing import StandardScaler
+
+    from margin_opt.kernels import make_kernel
+    from margin_opt.solvers.smo import SMOOptions, solve_smo
+    from margin_opt.standard_forms import DualQP
+
+    if numba.get_num_threads() < 2 or _cores() < 2 or threading_layer() not in ("tbb", "omp"):
+        pytest.skip("one thread here")
+    X, y = make_classification(1500, 10, flip_y=0.1, random_state=3)
+    X = StandardScaler().fit_transform(X)
+    y = np.where(y > 0, 1.0, -1.0)
+    qp = DualQP(X=X, kernel=make_kernel("rbf", X, gamma=0.1), y=y, p=-np.ones_like(y),
+                upper=np.ones_like(y))
+    split = {"row_par_min": 64, "pass_par_min": 64}        # split even at this size
+    runs = {}
+    for name, policy in [("all", ThreadPolicy(watch_load=False)),
+                         ("one", ThreadPolicy(max_threads=1)),
+                         ("changing", ThreadPolicy(check_every=0.0,
+                                                   others_running=_reading([0, 0, 9, 9] * 500)))]:
+        opts = SMOOptions(threads=policy, thread_check_iter=25, **split)
+        runs[name] = solve_smo(qp, tol=1e-6, options=opts)
+    assert runs["changing"].cache["thread_changes"] >= 2
+    assert runs["all"].cache["thread_changes"] == 0
+    for name in ("one", "changing"):
+        assert runs[name].nit == runs["all"].nit
+        np.testing.assert_array_equal(runs[name].x, runs["all"].x)
+        assert runs[name].b == runs["all"].b

@@ -386,13 +386,17 @@ def _blas_threads():
 
 
 def test_all_blas_threads_lifts_the_limit_and_sets_it_again():
-    from margin_opt.parallel import all_blas_threads, one_blas_thread
+    from margin_opt.parallel import ThreadPolicy, all_blas_threads, one_blas_thread
 
+    idle = ThreadPolicy(others_running=lambda: 0)
+    busy = ThreadPolicy(others_running=lambda: 1000)
     before = _blas_threads()
-    with all_blas_threads():                  # no limit set: nothing to lift
+    with all_blas_threads(idle):              # no limit set: nothing to lift
         assert _blas_threads() == before
     with one_blas_thread():
-        with all_blas_threads():
+        with all_blas_threads(busy):          # busy cores: the limit stays
+            assert all(n == 1 for n in _blas_threads())
+        with all_blas_threads(idle):
             lifted = _blas_threads()
             with one_blas_thread():           # nested inside the lift: stays lifted
                 assert _blas_threads() == lifted
@@ -539,6 +543,7 @@ def test_smo_and_its_certificate_run_on_one_blas_thread(monkeypatch):
 def test_psd_test_within_a_solve_runs_on_all_blas_threads(monkeypatch):
     # the one large factorization of a fit (K + δI of a kernel not PSD by construction)
     # lifts the one-thread limit, and the limit holds again afterwards
+    from margin_opt.parallel import ThreadPolicy, use_policy
     from margin_opt.problems import kernel_data
     from margin_opt.problems.svm import SVMProblem
 
@@ -555,8 +560,9 @@ def test_psd_test_within_a_solve_runs_on_all_blas_threads(monkeypatch):
     monkeypatch.setattr(kernel_data, "_cholesky_shifted", spy)
     X, y = data(150)
     problem = SVMProblem(X, y, C=1.0, kernel="poly", gamma=0.2, degree=2, coef0=-0.5)
-    with warnings.catch_warnings():          # poly with coef0 < 0: not PSD by construction
-        warnings.simplefilter("ignore")
+    # (whatever the load: busy cores keep the limit, test_all_blas_threads_lifts_...)
+    with warnings.catch_warnings(), use_policy(ThreadPolicy(watch_load=False)):
+        warnings.simplefilter("ignore")          # poly, coef0 < 0: not PSD by construction
         problem.solve("smo", tol=1e-6)
     assert seen and all(s == before for s in seen)
     assert _blas_threads() == before

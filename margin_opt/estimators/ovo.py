@@ -53,7 +53,7 @@ from sklearn.utils.multiclass import _ovr_decision_function
 
 from ..certificate import CompositeCertificate
 from ..exceptions import no_convergence_warnings
-from ..parallel import one_blas_thread
+from ..parallel import fit_threads, one_blas_thread
 from ..problems.kernel_data import check_scale
 from ..problems.svm import SVMProblem
 from ..solvers.smo import block_pair_matrix, solve_block_pair, solve_smo_gram
@@ -367,13 +367,14 @@ def _pair_workers(members, pairs, budget_mb):
     critical path, so it keeps a core and the workers share the others (on 2 cores one
     worker: two measured 5–15 % slower on digits), within :func:`_pair_threads`."""
     return max(1, min(_pair_threads(members, pairs, budget_mb),
-                      int(numba.get_num_threads()) - 1))
+                      fit_threads() - 1))
 
 
 def _pair_threads(members, pairs, budget_mb):
-    """Pairs solved side by side: numba's thread count, at most the number of pairs, and
-    no more than the cache budget holds (:func:`_blocks_in_budget`, one per thread)."""
-    return max(1, min(int(numba.get_num_threads()), len(pairs),
+    """Pairs solved side by side: the thread policy's count
+    (:func:`margin_opt.parallel.fit_threads`), at most the number of pairs, and no more
+    than the cache budget holds (:func:`_blocks_in_budget`, one per thread)."""
+    return max(1, min(fit_threads(), len(pairs),
                       _blocks_in_budget(members, pairs, budget_mb)))
 
 

@@ -31,7 +31,7 @@ from scipy.optimize import OptimizeResult
 
 from ...exceptions import ConvergenceWarning, convergence_warnings_silenced
 from ...kkt import violating_pair_gap
-from ...parallel import one_blas_thread, smo_threads
+from ...parallel import FitThreads, one_blas_thread
 from . import blocks as _blocks
 from . import cache as _cache
 from . import loop as _loop
@@ -409,8 +409,10 @@ class _SMORun:
         budget_rows = int(cache_size * _MB // (8 * n_data))
         self.kd, self.gram, diag, self.csr = _kernel_arrays(qp, budget_rows,
                                                             dense_budget=cache_size * _MB / 4)
-        self.nthr = smo_threads()
-        self.kd = _rows.for_smo(self.kd, y.shape[0], self.nthr, opts.row_par_min)
+        self.threads = FitThreads(opts.threads)     # the count, re-read as the load changes
+        self.nthr = self.threads.threads
+        self.kd = _rows.for_smo(self.kd, y.shape[0], self.nthr, opts.row_par_min,
+                                self.threads.allowed)
         cache_mb = cache_size - (self.kd.XT.nbytes / _MB if self.kd.sparse else 0.0)
         self.budget = cache_mb * _MB
         self.n_data = n_data
@@ -560,12 +562,16 @@ class _SMORun:
             self.st[_st.S_UNSHRINK] = self.opts.unshrink_start
 
     def iterate(self, tol, wss2, max_iter, callback, callback_every, early=False):
-        """Run the compiled loop, in chunks between callbacks (or, with ``early`` and no
-        callback, between looks at m − M for the early factor); (code, stopped)."""
-        chunk = int(callback_every) if callback is not None else max_iter
+        """Run the compiled loop, in chunks between callbacks, looks at m − M for the
+        early factor (with ``early`` and no callback) and looks at the load (the thread
+        count, :class:`margin_opt.parallel.FitThreads`); (code, stopped)."""
         early = early and callback is None
-        if early:
-            chunk = self.opts.early_chunk
+        start = int(self.st[_st.S_ITER])
+        # the next iteration at which each look is due (None: never)
+        next_cb = start + int(callback_every) if callback is not None else None
+        next_look = start + self.opts.early_chunk if early else None
+        check = self.opts.thread_check_iter if self.threads.watching else None
+        next_check = start + check if check else None
         a, G, y, p, C, st = self.alpha, self.G, self.y, self.p, self.C, self.st
         if self.q:
             with one_blas_thread():
@@ -586,7 +592,7 @@ class _SMORun:
             if code != _st.R_OPTIMAL:
                 return code, False
         while True:
-            stop_at = int(st[_st.S_ITER]) + chunk
+            stop_at = min(x for x in (max_iter, next_cb, next_look, next_check) if x is not None)
             if self.equality:
                 with one_blas_thread():   # unshrinking calls BLAS in numba's threads
                     code = _loop.smo_run(a, G, self.G_bar, y, p, C, self.QD, self.index,
@@ -600,10 +606,15 @@ class _SMORun:
                                             self.opts.alpha_cap, self.stall_window, self.fout)
             if code != _st.R_CHUNK:
                 break
-            if callback is None:            # a look for the early factorization
-                if early and self._look_early(tol):
-                    early, chunk = False, max_iter
+            it = int(st[_st.S_ITER])
+            if next_check is not None and it >= next_check:
+                next_check = it + check
+                self._refresh_threads()
+            if next_look is not None and it >= next_look:
+                next_look = None if self._look_early(tol) else it + self.opts.early_chunk
+            if next_cb is None or it < next_cb:
                 continue
+            next_cb = it + int(callback_every)
             inter = OptimizeResult(x=_unpermute(a, self.perm), fun=float(0.5 * a @ (G + p)),
                                    gap=float(self.fout[0]), nit=int(st[_st.S_ITER]))
             try:
@@ -613,6 +624,14 @@ class _SMORun:
                 return code, True
         self._unshrink()
         return code, False
+
+    def _refresh_threads(self):
+        """The thread count re-read (:meth:`FitThreads.refresh`) and, where it changed,
+        handed to the kernel rows and the passes from the next chunk on."""
+        n = self.threads.refresh()
+        if n != self.nthr:
+            self.nthr = n
+            self.kd = self.kd._replace(nthr=n)
 
     def result(self, code, stopped, tol, gap_tol, max_iter):
         """The OptimizeResult of :func:`solve_smo` (timings added by the caller)."""
@@ -635,7 +654,8 @@ class _SMORun:
                  "reconstructions_blas": int(st[_st.S_GEMM]),
                  "mean_active": float(st[_st.S_ACTIVE_SUM] / max(nit, 1)),
                  "block_size": int(self.q_used), "rows_block": int(self.rows_block),
-                 "early_factor": self.early_state}
+                 "early_factor": self.early_state, "threads": int(self.threads.allowed),
+                 "thread_changes": int(self.threads.changes)}
         return OptimizeResult(
             x=_unpermute(a, self.perm), b=b, grad=_unpermute(G, self.perm), fun=fun, nit=nit,
             status=status, success=status == "optimal", message=msg, gap=gap,

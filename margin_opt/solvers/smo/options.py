@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from ...parallel import ThreadPolicy
 from .memory import RowMemory
 from .state import UNSHRINK_START
 
@@ -111,6 +112,16 @@ class SMOOptions:
         Where the row cache's memory comes from and goes back to
         (:class:`.memory.RowMemory`); None: the process's shared pool
         (:data:`.memory.POOL`).
+    threads : ThreadPolicy or None, default=None
+        How many threads the run splits its rows and passes over, and when it looks
+        at the load again (:class:`margin_opt.parallel.ThreadPolicy`); None: the
+        default policy.
+    thread_check_iter : int, default=2000
+        Iterations between two looks at the load (:class:`margin_opt.parallel.FitThreads`,
+        itself at most one reading per ``ThreadPolicy.check_every`` seconds) where more
+        than one thread is allowed: a fit that started on an idle machine goes down to
+        the cores another process leaves it, and back.  The iterates do not depend on
+        it.
     """
 
     alpha_cap: float = 1e12
@@ -144,6 +155,8 @@ class SMOOptions:
     block_chunk: int = 64
     newton_max_free: int = 256
     memory: RowMemory | None = field(default=None, compare=False)
+    threads: ThreadPolicy | None = None
+    thread_check_iter: int = 2000
 
     def stall_window(self, m: int) -> int:
         """The progress window of a run over ``m`` variables: ``max(stall_min, 10 m)``."""

@@ -55,7 +55,7 @@ import scipy.sparse as sp
 from numba import njit, prange
 from scipy.linalg import blas
 
-from ...parallel import one_blas_thread, smo_threads
+from ...parallel import fit_threads, one_blas_thread
 
 __all__ = ["KernelArrays", "KINDS", "K_LINEAR", "K_POLY", "K_RBF", "K_SIGMOID", "K_PRECOMPUTED",
            "kernel_row", "packed_kernel_row", "combination_gemm", "arrays", "for_smo",
@@ -512,18 +512,20 @@ def arrays(kind, *, n, d=1, gamma=0.0, coef0=0.0, degree=1, sparse=False, X=None
         par_min=np.iinfo(np.int64).max, XA=e2, sqa=ef, xa_stamp=np.full(1, -1, dtype=np.int64))
 
 
-def for_smo(kd, m, nthr, par_min):
+def for_smo(kd, m, nthr, par_min, max_threads=None):
     """``kd`` for SMO over m variables: rows of at least ``par_min`` columns split over
-    ``nthr`` threads, and room for the compact copy of the active columns (where the
-    data have a dense transpose)."""
+    ``nthr`` threads (scratch for up to ``max_threads``, the most the run may switch to
+    with ``kd._replace(nthr=...)``), and room for the compact copy of the active columns
+    (where the data have a dense transpose)."""
     nthr = max(1, int(nthr))
+    room = max(nthr, int(max_threads or 1))
     dense_T = kd.kind != K_PRECOMPUTED and (not kd.sparse or kd.XT.shape[1] ==
                                                 kd.all_cols.size)
     XA = np.empty((kd.XT.shape[0], m)) if dense_T else kd.XA
     # sqa: the active columns' squared norms (with a transpose), or those of the columns
     # of a row computed by sparse dot products (without one)
     sqa = np.empty(max(m, 1)) if kd.kind != K_PRECOMPUTED else kd.sqa
-    return kd._replace(nthr=nthr, xbuf=np.zeros((nthr, kd.xbuf.shape[1])), par_min=int(par_min),
+    return kd._replace(nthr=nthr, xbuf=np.zeros((room, kd.xbuf.shape[1])), par_min=int(par_min),
                        XA=XA, sqa=sqa, tmp=np.empty(max(m, 1)),
                        kbuf=np.empty(max(m, kd.kbuf.size), dtype=np.int64),
                        xa_stamp=np.full(1, -1, dtype=np.int64))
@@ -659,7 +661,7 @@ def symmetric_block(kd, rows, nthr=None) -> np.ndarray:
     turned into kernel values by the compiled transform of SMO's rows (RBF on the
     centred data of ``kd``, small distances recomputed exactly, the diagonal exactly
     1), then mirrored; the transform and the mirror split over ``nthr`` numba threads
-    (None: :func:`margin_opt.parallel.smo_threads`) where the block is large.
+    (None: :func:`margin_opt.parallel.fit_threads`) where the block is large.
 
     Parameters
     ----------
@@ -675,7 +677,7 @@ def symmetric_block(kd, rows, nthr=None) -> np.ndarray:
     # Fortran C = XrXrᵀ, upper triangle: the C-order lower triangle of its transpose
     B = np.ascontiguousarray(blas.dsyrk(1.0, Xr.T, trans=1, lower=0).T)
     if nthr is None:
-        nthr = smo_threads() if rows.size * rows.size >= _PAR_ENTRIES else 1
+        nthr = fit_threads() if rows.size * rows.size >= _PAR_ENTRIES else 1
     nthr = max(1, int(nthr))
     sqr = np.ascontiguousarray(kd.sq[rows])
     if nthr == 1:        # no parallel region (e.g. on a thread beside SMO's own)
@@ -704,7 +706,7 @@ def combination(kd, gram, csr, rows, coefs, block_bytes=_BLOCK_BYTES):
     Where the data have a dense transpose (dense X, or sparse X whose transpose fits),
     tile by tile of columns in compiled code, the inner products of a tile with a block
     of rows by one BLAS product, the kernel values never stored beyond that block and
-    the tiles split over the numba threads (:func:`margin_opt.parallel.smo_threads`); each
+    the tiles split over the numba threads (:func:`margin_opt.parallel.fit_threads`); each
     column's sum runs over ``rows`` in order, so the result does not depend on the
     number of threads.  Otherwise from blocks of rows of K by BLAS.
 
@@ -729,7 +731,7 @@ def combination(kd, gram, csr, rows, coefs, block_bytes=_BLOCK_BYTES):
         else:
             Xr = csr[rows].toarray() if kd.sparse else np.ascontiguousarray(kd.X[rows])
         with one_blas_thread():
-            return combination_gemm(kd, Xr, rows, coefs, smo_threads()).T
+            return combination_gemm(kd, Xr, rows, coefs, fit_threads()).T
     out = np.zeros((n_data, coefs.shape[1]))
     step = max(1, int(block_bytes // (8 * n_data)))
     with one_blas_thread():
