@@ -372,6 +372,8 @@ def test_newton_step_keeps_the_equality_on_a_rank_deficient_kernel():
 
     from sklearn.datasets import make_classification
 
+    from margin_opt.solvers.smo import SMOOptions
+
     newton_free_step = sys.modules[solve_smo_gram.__module__].newton_free_step
     worst = 0.0
     optimal = singular = taken = 0
@@ -392,7 +394,7 @@ def test_newton_step_keeps_the_equality_on_a_rank_deficient_kernel():
         G_bar = K.T @ np.where(alpha >= C, C * yv, 0.0)
         before = 0.5 * alpha @ (G + qp.p)
         index = np.arange(yv.size)
-        taken += newton_free_step(K, alpha, G, G_bar, yv, C, index, 256)
+        taken += newton_free_step(K, alpha, G, G_bar, yv, C, index, 256, SMOOptions().damping)
         worst = max(worst, abs(yv @ alpha) / max(1.0, alpha.max()))
         assert np.all(alpha >= 0) and np.all(alpha <= C)
         G_exact = Q @ alpha + qp.p
