@@ -39,7 +39,9 @@ def _data(quick):
         try:
             from ..datasets import load_dataset
             d = load_dataset("a9a.t")
-            return d.X, d.y, "a9a.t"
+            X = d.X.copy()           # int32 indices, as load_svmlight_file gives (LIBSVM's)
+            X.indices, X.indptr = X.indices.astype("int32"), X.indptr.astype("int32")
+            return X, d.y, "a9a.t"
         except Exception:                              # noqa: BLE001  (absent: synthetic)
             pass
     from .smo import synthetic

@@ -65,14 +65,15 @@ class SMOOptions:
         After the first polish, a second at once with the bound variables that violate
         the optimality conditions let into the free set (:func:`.polish.entering`).
     polish_max_free : int, default=3000
-        Largest free set polished (the dense factorization is O(|F|³)).
+        Largest free set polished (the dense factorization costs O(n_F³) for n_F free
+        variables).
     damping : float, default=1e-12
         Relative damping δ of the Newton system (δ = damping × max(1, largest diagonal
         entry of K_FF)), so that a singular Q_FF stays solvable.
     pin_rounds : int, default=8
         Active-set rounds of one polish (variables leaving the box pinned, solved again).
     pin_max : int, default=64
-        Pinned variables (or |F|/16 where larger) beyond which the rounds stop, and the
+        Pinned variables (or n_F / 16 where larger) beyond which the rounds stop, and the
         most variables by which a kept factor is extended or pinned.
     single : bool, default=True
         The polish's Cholesky factor in single precision (checked and refined in double,
