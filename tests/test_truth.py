@@ -101,14 +101,16 @@ def test_fallback_repairs_and_records(bc):
     assert abs(sol.dual_objective - ref.dual_objective) <= 1e-6 * ref.dual_objective
 
 
-def test_not_certified_error_says_why(bc, monkeypatch):
+def test_not_certified_error_says_why(bc):
     X, y = bc
-    monkeypatch.setattr(solve_path, "FALLBACK_MAX_N", 10)
+    assert solve_path.FallbackOptions().exact_max_n == 2500
     p = SVMProblem(X, y, C=1.0, kernel="rbf")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        with pytest.raises(NotCertifiedError, match="smo ended max_iter.*cvxpy-dual"):
-            p.solve("smo", max_iter=3, certify=1e-6, fallback=True)
+        with pytest.raises(NotCertifiedError, match="smo ended max_iter.*cvxpy-dual") as e:
+            p.solve("smo", max_iter=3, certify=1e-6,
+                    fallback=solve_path.FallbackOptions(exact_max_n=10))
+    assert f"not tried at n = {X.shape[0]} > 10 with a kernel" in str(e.value)
 
 
 def test_estimator_default_is_certified_even_where_smo_alone_is_not():

@@ -169,11 +169,13 @@ class KernelProblem:
             accuracy), or at this tolerance when a number.  ``"optimal"`` is reported
             only when the certificate holds; otherwise ``"optimal_inaccurate"`` and an
             :class:`~margin_opt.exceptions.InaccurateSolutionWarning`.
-        fallback : bool, default=False
+        fallback : bool or FallbackOptions, default=False
             Repair an answer that does not certify: restart a dual backend from it at
             a 100× tighter tolerance, then solve the exact cvxpy dual where the size
             allows; raise :class:`~margin_opt.exceptions.NotCertifiedError` when
-            nothing certifies (the estimators' default).
+            nothing certifies (the estimators' default).  A
+            :class:`~margin_opt.problems.solve_path.FallbackOptions` repairs with its
+            settings (True: the defaults).
         **options
             Solver options (cvxpy solver settings, or the backend's keywords such as
             ``tol``, ``max_iter``, ``cache_size``).
