@@ -207,19 +207,21 @@ def _columns(Phi, rows):
 
 
 #: Band sizes up to which the band's least squares are solved exactly (scipy's BVLS);
-#: above, by a fixed number of projected-gradient steps, O(|band|·r) each.
+#: above, by a fixed number of projected-gradient steps, O(|band|·r) each: the default
+#: of :func:`multipliers_from_primal`'s ``exact_band``.
 EXACT_BAND = 2000
 PG_STEPS = 12
 
 
-def _band_least_squares(Phi, on, rows, y, up, rhs, eq_rhs, equality, start):
+def _band_least_squares(Phi, on, rows, y, up, rhs, eq_rhs, equality, start, exact_band):
     """min ½‖Σ_{t∈on} yₜαₜφₜ − rhs‖² (+ ½(y_onᵀα − eq_rhs)²) over 0 ≤ α ≤ u_on.
 
-    Exact (BVLS) for small bands; else projected gradient with exact steps on the
-    quadratic, from ``start``: O(PG_STEPS·|on|·r), never an |on| × |on| matrix.
+    Exact (BVLS) for bands of at most ``exact_band`` variables; else projected gradient
+    with exact steps on the quadratic, from ``start``: O(PG_STEPS·|on|·r), never an
+    |on| × |on| matrix.
     """
     yo, uo = y[on], up[on]          # variables ``on`` sit on data rows ``rows``
-    if on.size <= EXACT_BAND:
+    if on.size <= exact_band:
         A = _columns(Phi, rows) * yo
         if equality:
             A = np.vstack([A, yo[None, :]])
@@ -246,7 +248,7 @@ def _band_least_squares(Phi, on, rows, y, up, rhs, eq_rhs, equality, start):
     return a
 
 
-def _multipliers_in_band(qp, Phi, w, decision, band):
+def _multipliers_in_band(qp, Phi, w, decision, band, exact_band):
     y, up, idx = qp.y, qp.upper, qp.data_index
     s = y * decision[idx] + qp.p
     finite = np.isfinite(up)
@@ -258,7 +260,7 @@ def _multipliers_in_band(qp, Phi, w, decision, band):
         rhs = w - np.asarray(Phi.T @ coefficients(qp, alpha)).ravel()
         start = np.where(np.isfinite(up[on]), 0.5 * up[on], 0.0)
         alpha[on] = _band_least_squares(Phi, on, idx[on], y, up, rhs, qp.delta - y @ alpha,
-                                        qp.equality, start)
+                                        qp.equality, start, exact_band)
     if qp.equality:
         restore_equality(alpha, y, up, qp.delta, prefer=on)
     if not qp.equality or qp.delta == 0.0:
@@ -272,13 +274,13 @@ def _multipliers_in_band(qp, Phi, w, decision, band):
 
 
 def multipliers_from_primal(qp, Phi, w, decision, *, dual_objective=None, primal_objective=None,
-                            band=None) -> np.ndarray:
+                            band=None, exact_band=EXACT_BAND) -> np.ndarray:
     """Fill α from a primal point by the subgradient optimality condition.
 
     αₜ = uₜ where sₜ < −band, 0 where sₜ > band (sₜ = yₜf(x_{index[t]}) + pₜ); on the
     band, the values in [0, uₜ] minimizing ‖Σₜ yₜαₜφₜ − w‖² + (yᵀα − Δ)², i.e. those
     that best satisfy stationarity and the equality (scipy's bounded least squares
-    on bands of at most :data:`EXACT_BAND` variables; above, :data:`PG_STEPS`
+    on bands of at most ``exact_band`` variables; above, :data:`PG_STEPS`
     projected-gradient steps, so the fill costs O(n·r) on any data); then yᵀα = Δ
     is restored exactly within the box, so the dual objective at α is a true lower
     bound on the optimum whatever the accuracy of the fill.
@@ -301,6 +303,12 @@ def multipliers_from_primal(qp, Phi, w, decision, *, dual_objective=None, primal
         exact optimum has its free multipliers within 1e-6 of the margin, an iterate
         of a subgradient method only within its own accuracy); the search stops
         once the gap is below 1e-9 or grows again.
+    exact_band : int, default=2000
+        Bands of up to this many variables are filled exactly (scipy's bounded least
+        squares on a dense band × r matrix: O(band·r) memory and a solve of
+        O(band·r·min(band, r)) per iteration); larger ones by :data:`PG_STEPS` steps of
+        projected gradient (O(band·r) each, never a band × band matrix).  0 takes the
+        projected gradient for every band.
 
     Returns
     -------
@@ -308,10 +316,11 @@ def multipliers_from_primal(qp, Phi, w, decision, *, dual_objective=None, primal
     """
     w = np.asarray(w, dtype=float)
     if band is not None or dual_objective is None:
-        return _multipliers_in_band(qp, Phi, w, decision, BANDS[0] if band is None else band)
+        return _multipliers_in_band(qp, Phi, w, decision, BANDS[0] if band is None else band,
+                                    exact_band)
     best, best_score = None, np.inf
     for k, bd in enumerate(BANDS):
-        alpha = _multipliers_in_band(qp, Phi, w, decision, bd)
+        alpha = _multipliers_in_band(qp, Phi, w, decision, bd, exact_band)
         score = abs(primal_objective - dual_objective(alpha)) / max(1.0, abs(primal_objective))
         if score < best_score:
             best, best_score = alpha, score

@@ -39,8 +39,8 @@ from collections.abc import Callable
 from contextlib import contextmanager
 from dataclasses import dataclass
 
-__all__ = ["ThreadPolicy", "FitThreads", "use_policy", "fit_threads", "threading_layer",
-           "one_blas_thread", "all_blas_threads"]
+__all__ = ["ThreadPolicy", "FitThreads", "use_policy", "current_policy", "fit_threads",
+           "threading_layer", "one_blas_thread", "all_blas_threads"]
 
 #: layers whose parallel regions are cheap enough for SMO's rows and passes
 _CHEAP_LAYERS = ("tbb", "omp")
@@ -144,12 +144,30 @@ class ThreadPolicy:
     others_running : callable or None, default=None
         ``() -> int or None``: the tasks of other processes running now (None: read
         from ``/proc``; tests pass a reading of their own).
+    pair_workers : int or None, default=None
+        Worker threads that solve a one-vs-one fit's pairs side by side
+        (:func:`margin_opt.estimators.ovo.fit_one_vs_one`, where the pairs share the
+        kernel matrix and SMO solves them).  None: by the rules above, one fewer than
+        :func:`fit_threads` (the fitting thread keeps a core), at least 1, no more than
+        the pairs or the cache budget's blocks.  An int ≥ 1 is taken as given, beyond
+        those rules (a test of the threaded path on any machine, a benchmark); the
+        answer is the same for any count.
+
+    Raises
+    ------
+    ValueError
+        ``pair_workers`` < 1.
     """
 
     max_threads: int | None = None
     watch_load: bool = True
     check_every: float = 0.05
     others_running: Callable[[], int | None] | None = None
+    pair_workers: int | None = None
+
+    def __post_init__(self):
+        if self.pair_workers is not None and int(self.pair_workers) < 1:
+            raise ValueError(f"pair_workers must be None or >= 1, got {self.pair_workers}.")
 
 
 _DEFAULT = ThreadPolicy()
@@ -174,6 +192,17 @@ def use_policy(policy: ThreadPolicy):
         yield policy
     finally:
         _policy.reset(token)
+
+
+def current_policy() -> ThreadPolicy:
+    """The :class:`ThreadPolicy` in force here: the one of the innermost
+    :func:`use_policy`, else ``ThreadPolicy()``.
+
+    Returns
+    -------
+    ThreadPolicy
+    """
+    return _policy.get()
 
 
 def _allowed(policy: ThreadPolicy) -> int:

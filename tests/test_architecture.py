@@ -6,6 +6,7 @@ the behaviour of the problems before the solve path was shared (objectives agree
 
 import ast
 import pathlib
+import re
 
 import cvxpy as cp
 import numpy as np
@@ -328,3 +329,61 @@ def test_smo_modules_assign_no_attributes_of_the_run():
                 where = f"{path.name}:{node.lineno}"
                 assert not (isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name)
                             and t.value.id == "run"), f"{where} assigns an attribute of run"
+
+
+# ---------------------------------------------------------------------- tuning knobs
+
+_TESTS = pathlib.Path(__file__).resolve().parent
+_SWITCH = re.compile(r"_*[A-Z][A-Z0-9_]*")
+
+
+def _switch_patches(source, filename="<test>"):
+    """``file:line name`` of every monkeypatch of an UPPER_CASE module attribute in
+    ``source``: ``<mp>.setattr(obj, "NAME", ...)`` / ``<mp>.delattr(obj, "NAME")`` and
+    the dotted forms ``<mp>.setattr("module.NAME", ...)`` / ``<mp>.delattr("module.NAME")``
+    (any receiver: ``monkeypatch``, a ``MonkeyPatch.context()``)."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                and node.func.attr in ("setattr", "delattr")
+                and isinstance(node.func.value, ast.Name)):
+            continue
+        strings = [a.value if isinstance(a, ast.Constant) and isinstance(a.value, str)
+                   else None for a in node.args[:2]]
+        name = None
+        if len(strings) > 1 and strings[1] is not None and not isinstance(
+                node.args[0], ast.Constant):
+            name = strings[1]                                 # (obj, "NAME", value)
+        elif strings and strings[0] is not None and "." in strings[0]:
+            name = strings[0].rpartition(".")[2]              # ("module.NAME", value)
+        if name is not None and _SWITCH.fullmatch(name):
+            found.append(f"{filename}:{node.lineno} {name}")
+    return found
+
+
+def test_no_test_monkeypatches_a_module_switch():
+    """Tuning lives in typed options that a caller passes (DESIGN.md): no test changes
+    an UPPER_CASE module attribute to steer the code (a function patched to inject a
+    fault or to spy on a call is fine)."""
+    offenders = [hit for path in sorted(_TESTS.glob("*.py"))
+                 for hit in _switch_patches(path.read_text(encoding="utf-8"), path.name)]
+    assert not offenders, "tests monkeypatch module switches:\n" + "\n".join(offenders)
+
+
+def test_the_switch_finder_finds_switches():
+    source = '''
+def test_a(monkeypatch):
+    monkeypatch.setattr(kkt, "EXACT_BAND", 0)
+    monkeypatch.setattr("margin_opt.problems.solve_path.FALLBACK_MAX_N", 10)
+    monkeypatch.delattr(mod, "_PRIVATE_MAX")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(kernel_data, "PSD_SAMPLE", 20)
+    monkeypatch.setattr(ovo, "_finish_pair", spy)
+    monkeypatch.setattr("margin_opt.estimators.ovo.certify_result", broken)
+    monkeypatch.setattr(sys, "stderr", stream)
+    monkeypatch.setenv("NUMBA_NUM_THREADS", "1")
+    setattr(obj, "NAME", 1)
+'''
+    assert _switch_patches(source, "t.py") == [
+        "t.py:3 EXACT_BAND", "t.py:4 FALLBACK_MAX_N", "t.py:5 _PRIVATE_MAX",
+        "t.py:7 PSD_SAMPLE"]

@@ -250,31 +250,37 @@ def test_shifted_cholesky_reads_the_lower_triangle_as_eigvalsh():
     assert not _cholesky_shifted(K.T.copy())
 
 
-def test_precomputed_kernel_above_the_exact_psd_size_is_sampled(monkeypatch):
-    # above PSD_EXACT_MAX the PSD test samples principal submatrices; a precomputed
+def test_precomputed_kernel_above_the_exact_psd_size_is_sampled():
+    # above PSDTest.exact_max the PSD test samples principal submatrices; a precomputed
     # kernel has no function to evaluate, so they are read from the matrix (this
     # raised "a precomputed kernel has no function"): the fit warns that PSD was not
     # proved whole, its certificate does not pass it, and it agrees with LIBSVM's
-    import margin_opt.problems.kernel_data as kernel_data
-    from margin_opt import SVC
+    from margin_opt import SVC, SVMProblem
+    from margin_opt.estimators.base import solve_and_certify
     from margin_opt.exceptions import NonConvexWarning
+    from margin_opt.problems.kernel_data import KernelData, PSDTest
 
-    monkeypatch.setattr(kernel_data, "PSD_EXACT_MAX", 30)
-    monkeypatch.setattr(kernel_data, "PSD_SAMPLE", 20)
+    small = PSDTest(exact_max=30, sample=20)
+    assert PSDTest() == PSDTest(exact_max=4000, sample=1000, n_samples=8)
     r = np.random.default_rng(5)
     Xp = r.normal(size=(60, 3))
     yp = np.where(Xp[:, 0] + 0.3 * r.normal(size=60) > 0, 1, -1)
     K = rbf_kernel(Xp, gamma=0.5)
+    # SVC(kernel="precomputed").fit's binary problem, on Kernel("precomputed") (not
+    # validated PSD up front), solved and certified by the estimators' own call (SMO:
+    # what solver="auto" is here) with the small PSD test passed explicitly
+    problem = SVMProblem(K, yp, kernel=Kernel("precomputed"), psd_test=small)
     with pytest.warns(NonConvexWarning, match="8 sampled 20-point principal submatrices"):
-        ours = SVC(kernel="precomputed").fit(K, yp)
-    assert not ours.certificate_.ok        # PSD not proved whole: it cannot vouch
+        ours, cert = solve_and_certify(SVC(kernel="precomputed"), problem, solver="smo")
+    assert not cert.ok                     # PSD not proved whole: it cannot vouch
     ref = SkSVC(kernel="precomputed", tol=1e-10).fit(K, yp)
-    np.testing.assert_allclose(ours.decision_function(K), ref.decision_function(K),
-                               atol=1e-5)
+    np.testing.assert_allclose(ours.decision, ref.decision_function(K), atol=1e-5)
     # K − 2I: every principal submatrix has −1 on its diagonal, so a sampled one is
     # refused with λ_min ≤ −1 (read from the matrix, not a kernel function)
-    report = kernel_data.KernelData(K - 2.0 * np.eye(60), Kernel("precomputed")).psd_report()
+    report = KernelData(K - 2.0 * np.eye(60), Kernel("precomputed"),
+                        psd_test=small).psd_report()
     assert report.psd is False and report.lambda_min <= -1.0
+    assert report.method == "a 20-point principal submatrix"
 
 
 @pytest.mark.parametrize("name", ["linear", "poly", "rbf"])

@@ -107,14 +107,26 @@ def test_pairs_on_threads_give_the_sequential_fit(monkeypatch):
     # the pairs are solved side by side on numba's threads; each pair's answer is
     # computed by the same code whatever thread runs it: bit for bit the one-thread fit
     from margin_opt.estimators import ovo
+    from margin_opt.parallel import ThreadPolicy, use_policy
 
     X, y = load_digits(return_X_y=True)
     X = StandardScaler().fit_transform(X)[:600]
     y = y[:600]
-    monkeypatch.setattr(ovo, "_pair_workers", lambda members, pairs, budget: 3)
-    threaded = SVC().fit(X, y)
-    monkeypatch.setattr(ovo, "_pair_workers", lambda members, pairs, budget: 1)
-    sequential = SVC().fit(X, y)
+    pools = []
+
+    class Pool(ovo.ThreadPoolExecutor):       # a spy: the workers the fit asked for
+        def __init__(self, workers, **kw):
+            pools.append(workers)
+            super().__init__(workers, **kw)
+
+    monkeypatch.setattr(ovo, "ThreadPoolExecutor", Pool)
+    with use_policy(ThreadPolicy(pair_workers=3)):
+        threaded = SVC().fit(X, y)
+    with use_policy(ThreadPolicy(pair_workers=1)):
+        sequential = SVC().fit(X, y)
+    assert pools == [3, 1]               # as given, beyond the cores and the load
+    with pytest.raises(ValueError, match="pair_workers"):
+        ThreadPolicy(pair_workers=0)
     assert threaded.certificate_.ok and sequential.certificate_.ok
     np.testing.assert_array_equal(threaded.support_, sequential.support_)
     np.testing.assert_array_equal(threaded.dual_coef_, sequential.dual_coef_)

@@ -471,21 +471,20 @@ def test_all_blas_threads_keeps_the_limit_while_another_thread_is_inside():
     assert _blas_threads() == before
 
 
-def test_blas_threads_restored_after_pairs_on_threads_with_psd_tests(monkeypatch):
+def test_blas_threads_restored_after_pairs_on_threads_with_psd_tests():
     # a one-vs-one fit whose pairs run on threads and each test K for PSD (poly with
     # coef0 < 0) leaves BLAS as it found it
     from margin_opt import SVC
-    from margin_opt.estimators import ovo
+    from margin_opt.parallel import ThreadPolicy, use_policy
 
     before = _blas_threads()
     if max(before, default=1) < 2:
         pytest.skip("BLAS runs on one thread here: nothing to restore")
-    monkeypatch.setattr(ovo, "_pair_workers", lambda members, pairs, budget: 2)
     rng = np.random.default_rng(3)
     X = rng.normal(size=(240, 5))
     y = np.repeat([0, 1, 2], 80)
     X += y[:, None]
-    with warnings.catch_warnings():
+    with warnings.catch_warnings(), use_policy(ThreadPolicy(pair_workers=2)):
         warnings.simplefilter("ignore")
         SVC(kernel="poly", degree=2, gamma=0.2, coef0=-0.5).fit(X, y)
     assert _blas_threads() == before

@@ -101,14 +101,16 @@ def test_fallback_repairs_and_records(bc):
     assert abs(sol.dual_objective - ref.dual_objective) <= 1e-6 * ref.dual_objective
 
 
-def test_not_certified_error_says_why(bc, monkeypatch):
+def test_not_certified_error_says_why(bc):
     X, y = bc
-    monkeypatch.setattr(solve_path, "FALLBACK_MAX_N", 10)
+    assert solve_path.FallbackOptions().exact_max_n == 2500
     p = SVMProblem(X, y, C=1.0, kernel="rbf")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        with pytest.raises(NotCertifiedError, match="smo ended max_iter.*cvxpy-dual"):
-            p.solve("smo", max_iter=3, certify=1e-6, fallback=True)
+        with pytest.raises(NotCertifiedError, match="smo ended max_iter.*cvxpy-dual") as e:
+            p.solve("smo", max_iter=3, certify=1e-6,
+                    fallback=solve_path.FallbackOptions(exact_max_n=10))
+    assert f"not tried at n = {X.shape[0]} > 10 with a kernel" in str(e.value)
 
 
 def test_estimator_default_is_certified_even_where_smo_alone_is_not():
@@ -389,12 +391,10 @@ def _cubic_svr_unscaled(seed=0, n=40):
     return X, y, dict(kernel="poly", degree=3, gamma=1.0, coef0=1.0, C=1000.0, epsilon=0.0)
 
 
-def test_rounding_level_exact_and_its_bound(monkeypatch):
+def test_rounding_level_exact_and_its_bound():
     # u·maxᵢ Σⱼ|Kᵢⱼβⱼ| against scikit-learn's kernel matrix; beyond the exact size the
     # Cauchy–Schwarz bound, which is never below it
     from sklearn.metrics.pairwise import polynomial_kernel
-
-    from margin_opt.problems import kernel_data
 
     X, y, kw = _cubic_svr_unscaled()
     problem = SVRProblem(X, y, **kw)
@@ -405,8 +405,8 @@ def test_rounding_level_exact_and_its_bound(monkeypatch):
     level, k_max = problem.data.rounding_level(beta)
     assert level == pytest.approx(want, rel=1e-12)
     assert k_max == pytest.approx(np.abs(K[:, beta != 0]).max(), rel=1e-12)
-    monkeypatch.setattr(kernel_data, "ROUNDING_EXACT_MAX", 0)
-    bound, _ = SVRProblem(X, y, **kw).data.rounding_level(beta)
+    # a fresh problem (no kernel matrix at hand) above exact_max: the bound
+    bound, _ = SVRProblem(X, y, **kw).data.rounding_level(beta, exact_max=0)
     assert want <= bound <= 50 * want
 
 

@@ -53,7 +53,7 @@ from sklearn.utils.multiclass import _ovr_decision_function
 
 from ..certificate import CompositeCertificate
 from ..exceptions import no_convergence_warnings
-from ..parallel import fit_threads, one_blas_thread
+from ..parallel import current_policy, fit_threads, one_blas_thread
 from ..problems.kernel_data import check_scale
 from ..problems.svm import SVMProblem
 from ..solvers.smo import block_pair_matrix, solve_block_pair, solve_smo_gram
@@ -365,7 +365,12 @@ def _finish_pair(est, problem, options, idx, job, later=()):
 def _pair_workers(members, pairs, budget_mb):
     """Worker threads of the compiled pairs: the fitting thread's Python is their
     critical path, so it keeps a core and the workers share the others (on 2 cores one
-    worker: two measured 5–15 % slower on digits), within :func:`_pair_threads`."""
+    worker: two measured 5–15 % slower on digits), within :func:`_pair_threads`; or the
+    thread policy's own count (:attr:`ThreadPolicy.pair_workers
+    <margin_opt.parallel.ThreadPolicy>`) where it gives one."""
+    forced = current_policy().pair_workers
+    if forced is not None:
+        return int(forced)
     return max(1, min(_pair_threads(members, pairs, budget_mb),
                       fit_threads() - 1))
 

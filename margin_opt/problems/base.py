@@ -169,11 +169,13 @@ class KernelProblem:
             accuracy), or at this tolerance when a number.  ``"optimal"`` is reported
             only when the certificate holds; otherwise ``"optimal_inaccurate"`` and an
             :class:`~margin_opt.exceptions.InaccurateSolutionWarning`.
-        fallback : bool, default=False
+        fallback : bool or FallbackOptions, default=False
             Repair an answer that does not certify: restart a dual backend from it at
             a 100× tighter tolerance, then solve the exact cvxpy dual where the size
             allows; raise :class:`~margin_opt.exceptions.NotCertifiedError` when
-            nothing certifies (the estimators' default).
+            nothing certifies (the estimators' default).  A
+            :class:`~margin_opt.problems.solve_path.FallbackOptions` repairs with its
+            settings (True: the defaults).
         **options
             Solver options (cvxpy solver settings, or the backend's keywords such as
             ``tol``, ``max_iter``, ``cache_size``).
@@ -418,7 +420,8 @@ class KernelProblem:
             parts.append(v)
         return self.solution_from_standard(np.concatenate(parts), b, **meta)
 
-    def solution_from_primal(self, w, b, *, alpha=None, beta=None, **meta) -> Solution:
+    def solution_from_primal(self, w, b, *, alpha=None, beta=None, exact_band=kkt.EXACT_BAND,
+                             **meta) -> Solution:
         """A :class:`Solution` from primal weights (in the coordinates of :meth:`features`).
 
         When ``alpha`` is not given (subgradient methods, the hinge or loss forms)
@@ -432,6 +435,10 @@ class KernelProblem:
         alpha : array-like of shape (n_variables,), optional
         beta : ndarray of shape (n_samples,), optional
             Representer coefficients the solver returned (f = Kβ + b).
+        exact_band : int, default=2000
+            The fill's bands of up to this many variables are solved exactly, larger
+            ones by projected gradient (see
+            :func:`~margin_opt.kkt.multipliers_from_primal`); unused with ``alpha``.
 
         Returns
         -------
@@ -446,7 +453,7 @@ class KernelProblem:
             primal = reg + float(up[fin] @ np.maximum(0.0, -s)[fin])
             alpha = kkt.multipliers_from_primal(self._qp, Phi, w, decision,
                                                 dual_objective=self._dual_objective,
-                                                primal_objective=primal)
+                                                primal_objective=primal, exact_band=exact_band)
         alpha = self._check_alpha(alpha)
         f0 = self.data.combination(self.coefficients(alpha))
         explicit = self.explicit_w

@@ -28,11 +28,12 @@ else:
     cp = lazy_module("cvxpy")  # imported on first use: the cvxpy forms only
 
 __all__ = ["KernelData", "kernel_factor", "check_scale", "QUAD_FORMS", "PSDReport",
-           "PSD_EXACT_MAX"]
+           "PSDTest", "PSD_EXACT_MAX"]
 
 #: How the dual's quadratic term βᵀKβ can be written (:meth:`KernelData.quadratic`).
 QUAD_FORMS = ("auto", "features", "quad_form", "factor")
 #: samples up to which :meth:`KernelData.rounding_level` reads the kernel matrix itself
+#: (the default of its ``exact_max``)
 ROUNDING_EXACT_MAX = 2500
 #: A polynomial kernel on dense data has its feature map (the scaled monomials,
 #: :func:`~margin_opt.kernels.polynomial_features`) computed for the primal refinement
@@ -41,6 +42,44 @@ ROUNDING_EXACT_MAX = 2500
 POLY_FEATURES_MAX = 300
 #: … and this many entries of Φ (32 MB).
 POLY_FEATURES_CELLS = 2 ** 22
+
+
+#: Up to this many samples the PSD test of a kernel matrix is exact (one Cholesky):
+#: the default of :attr:`PSDTest.exact_max`.
+PSD_EXACT_MAX = 4000
+
+
+@dataclass(frozen=True)
+class PSDTest:
+    """How the PSD test of a kernel matrix (:meth:`KernelData.psd_report`) is run.
+
+    Parameters
+    ----------
+    exact_max : int, default=4000
+        Samples up to which the whole matrix is tested (one Cholesky factorization of
+        K + δI, the smallest eigenvalue when it fails): O(n³) time, n² doubles of
+        memory (4000 samples: 128 MB, about half a second on one core).
+    sample : int, default=1000
+        Beyond ``exact_max``, the size (points) of each random principal submatrix
+        tested instead.  A non-PSD submatrix proves K is not PSD; PSD ones prove
+        nothing.
+    n_samples : int, default=8
+        The number of such submatrices (drawn with seed 0).
+
+    Raises
+    ------
+    ValueError
+        ``exact_max`` < 0, ``sample`` < 1 or ``n_samples`` < 1.
+    """
+
+    exact_max: int = PSD_EXACT_MAX
+    sample: int = 1000
+    n_samples: int = 8
+
+    def __post_init__(self):
+        if int(self.exact_max) < 0 or int(self.sample) < 1 or int(self.n_samples) < 1:
+            raise ValueError(f"PSDTest needs exact_max >= 0, sample >= 1 and n_samples >= 1, "
+                             f"got {self}.")
 
 
 class KernelData:
@@ -61,6 +100,9 @@ class KernelData:
         caller centred once, e.g. the pairs of a one-vs-one fit): no shift of its own
         (the kernel is translation invariant, so the values are K's either way; the
         centring only keeps ‖x‖² + ‖z‖² − 2xᵀz from cancelling).
+    psd_test : PSDTest, optional
+        How :meth:`psd_report` tests K (default ``PSDTest()``: exact up to 4000
+        samples, else 8 sampled 1000-point principal submatrices).
 
     Raises
     ------
@@ -69,7 +111,11 @@ class KernelData:
     """
 
     def __init__(self, X, kernel="linear", *, gamma="scale", degree=3, coef0=0.0,
-                 feature_map=None, scale_checked=False, centred=False):
+                 feature_map=None, scale_checked=False, centred=False,
+                 psd_test: PSDTest | None = None):
+        if psd_test is not None and not isinstance(psd_test, PSDTest):
+            raise TypeError(f"psd_test must be a PSDTest, got {type(psd_test).__name__}.")
+        self.psd_test = PSDTest() if psd_test is None else psd_test
         self.feature_map = feature_map
         if feature_map is not None:
             Phi = np.asarray(feature_map(X), dtype=float)
@@ -172,18 +218,19 @@ class KernelData:
         """Whether K is positive semidefinite on this data, checked once.
 
         PSD-by-construction kernels are not checked.  Otherwise, up to
-        :data:`PSD_EXACT_MAX` samples, a Cholesky factorization of K + δI
-        (δ = 1e-10·n·max(1, max|Kᵢⱼ|), the rounding of K) proves λ_min ≥ −δ, and when
-        it fails the smallest eigenvalue is computed (Lanczos); beyond, principal
-        submatrices of :data:`PSD_SAMPLE` random points are tested the same way — a
-        non-PSD one proves K is not PSD, while PSD samples prove nothing.
+        ``psd_test.exact_max`` samples (:class:`PSDTest`), a Cholesky factorization of
+        K + δI (δ = 1e-10·n·max(1, max|Kᵢⱼ|), the rounding of K) proves λ_min ≥ −δ, and
+        when it fails the smallest eigenvalue is computed (Lanczos); beyond,
+        ``psd_test.n_samples`` principal submatrices of ``psd_test.sample`` random points
+        are tested the same way — a non-PSD one proves K is not PSD, while PSD samples
+        prove nothing.
 
         Returns
         -------
         report : PSDReport
         """
         if self._psd is None:
-            self._psd = _psd_report(self)
+            self._psd = _psd_report(self, self.psd_test)
         return self._psd
 
     def require_psd(self) -> None:
@@ -257,15 +304,15 @@ class KernelData:
         self._last_combination = (beta.copy(), f.copy())
         return f
 
-    def rounding_level(self, beta, exact=True) -> tuple:
+    def rounding_level(self, beta, exact=True, *, exact_max=ROUNDING_EXACT_MAX) -> tuple:
         """How precisely f = Kβ is known in double precision: u·maxᵢ Σⱼ |Kᵢⱼβⱼ|.
 
         Every residual a certificate reads from f (margins, the m − M gap,
         complementarity) carries rounding errors of this order, whoever computes f:
         a tolerance below it cannot be met or checked in double precision (kernel
         entries ~1e7 from unscaled features, times multipliers ~1e3, put it near 1e-5).
-        Exact from the kernel matrix up to ``ROUNDING_EXACT_MAX`` samples (or when it
-        is at hand), else the Cauchy–Schwarz bound |Kᵢⱼ| ≤ √(KᵢᵢKⱼⱼ) of a PSD kernel.
+        Exact from the kernel matrix up to ``exact_max`` samples (or when it is at
+        hand), else the Cauchy–Schwarz bound |Kᵢⱼ| ≤ √(KᵢᵢKⱼⱼ) of a PSD kernel.
 
         Parameters
         ----------
@@ -273,6 +320,10 @@ class KernelData:
         exact : bool, default=True
             False: the bound (no product with the kernel matrix, its diagonal only),
             unless the matrix is at hand and the kernel may be indefinite.
+        exact_max : int, default=2500
+            Samples up to which the kernel matrix is computed for the exact level when
+            it is not at hand (n² doubles: 2500 samples, 50 MB); beyond, the bound
+            (a precomputed kernel is always read exactly).
 
         Returns
         -------
@@ -290,7 +341,7 @@ class KernelData:
         # the bound needs |Kᵢⱼ| ≤ √(KᵢᵢKⱼⱼ): a matrix at hand of a kernel that may be
         # indefinite (sigmoid, precomputed) is read exactly
         if exact or (K is not None and not self.psd_by_construction):
-            if K is None and (self.n_samples <= ROUNDING_EXACT_MAX
+            if K is None and (self.n_samples <= exact_max
                               or self.kernel.name == "precomputed"):
                 K = self.gram()
             if K is not None:
@@ -409,12 +460,6 @@ def check_scale(X, kernel):
             "sklearn.preprocessing.StandardScaler.")
 
 
-#: Up to this many samples the PSD test of a kernel matrix is exact (one Cholesky).
-PSD_EXACT_MAX = 4000
-#: Size and number of the random principal submatrices tested beyond it.
-PSD_SAMPLE, PSD_N_SAMPLES = 1000, 8
-
-
 @dataclass(frozen=True)
 class PSDReport:
     """The PSD test of a kernel matrix.
@@ -461,34 +506,34 @@ def _lambda_min(K) -> float:
     return float(eigsh(K, k=1, which="SA", return_eigenvectors=False)[0])
 
 
-def _psd_report(data) -> PSDReport:
+def _psd_report(data, test: PSDTest) -> PSDReport:
     if data.psd_by_construction:
         return PSDReport(True, 0.0, 1.0, "PSD by construction")
     # a factorization of up to 4000 × 4000: on all of BLAS's threads, even within a solve
     with all_blas_threads():
-        return _psd_test(data)
+        return _psd_test(data, test)
 
 
-def _psd_test(data) -> PSDReport:
+def _psd_test(data, test: PSDTest) -> PSDReport:
     n = data.n_samples
-    if n <= PSD_EXACT_MAX:
+    if n <= test.exact_max:
         K = data.gram()
         scale = max(1.0, float(np.abs(K).max(initial=0.0)) * n)
         if _cholesky_shifted(K):
             return PSDReport(True, 0.0, scale, "Cholesky of K + δI")
         return PSDReport(False, _lambda_min(K), scale, f"smallest eigenvalue of K (n = {n})")
     rng = np.random.default_rng(0)
-    for _ in range(PSD_N_SAMPLES):
-        idx = np.sort(rng.choice(n, PSD_SAMPLE, replace=False))
+    for _ in range(test.n_samples):
+        idx = np.sort(rng.choice(n, test.sample, replace=False))
         if data.kernel.name == "precomputed":        # X is the kernel matrix
             K = data.kernel.rows(data.X, idx)[:, idx]
         else:
             K = data.kernel(data.X[idx], data.X[idx])
         if not _cholesky_shifted(K):
-            return PSDReport(False, _lambda_min(K), max(1.0, float(np.abs(K).max()) * PSD_SAMPLE),
-                             f"a {PSD_SAMPLE}-point principal submatrix")
-    return PSDReport(None, 0.0, 1.0, f"{PSD_N_SAMPLES} sampled {PSD_SAMPLE}-point principal "
-                     f"submatrices were PSD; n = {n} > {PSD_EXACT_MAX} was not tested whole")
+            return PSDReport(False, _lambda_min(K), max(1.0, float(np.abs(K).max()) * test.sample),
+                             f"a {test.sample}-point principal submatrix")
+    return PSDReport(None, 0.0, 1.0, f"{test.n_samples} sampled {test.sample}-point principal "
+                     f"submatrices were PSD; n = {n} > {test.exact_max} was not tested whole")
 
 
 def kernel_factor(K: np.ndarray) -> np.ndarray:

@@ -20,6 +20,7 @@ from __future__ import annotations
 import time
 import warnings
 from contextlib import nullcontext
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -36,7 +37,49 @@ from ..parallel import one_blas_thread
 from ..validation import check_positive
 from .cvxpy_runner import run_cvxpy
 
-__all__ = ["solve", "finish", "warn_nonconvex", "FALLBACK_MAX_N"]
+__all__ = ["solve", "finish", "warn_nonconvex", "FallbackOptions", "FALLBACK_MAX_N"]
+
+#: With ``fallback``, the exact cvxpy dual is tried up to this many samples for a
+#: kernel problem whose dual needs the dense n × n quadratic form (any n when the
+#: kernel is linear or w is explicit: the dual is then written through the features):
+#: the default of :attr:`FallbackOptions.exact_max_n`.
+FALLBACK_MAX_N = 2500
+
+
+@dataclass(frozen=True)
+class FallbackOptions:
+    """How :func:`solve` repairs an answer that does not certify (``fallback=``).
+
+    ``fallback=True`` means ``FallbackOptions()``; pass an instance to change a knob.
+
+    Parameters
+    ----------
+    exact_max_n : int, default=2500
+        Samples (n) up to which the exact cvxpy dual, then the cvxpy primal, are tried
+        as repairs of a kernel problem, whose cvxpy dual holds the dense n × n kernel
+        matrix (n² doubles: 2500 samples, 50 MB, and an interior-point solve of
+        seconds to minutes); beyond, they are skipped and the error's advice says so.
+        A linear kernel or an explicit w is tried at any n (its dual is written through
+        the features).
+
+    Raises
+    ------
+    ValueError
+        ``exact_max_n`` < 0.
+    """
+
+    exact_max_n: int = FALLBACK_MAX_N
+
+    def __post_init__(self):
+        if int(self.exact_max_n) < 0:
+            raise ValueError(f"exact_max_n must be >= 0, got {self.exact_max_n}.")
+
+
+def _fallback_options(fallback) -> FallbackOptions | None:
+    """The repair settings of ``fallback`` (None: no repair)."""
+    if isinstance(fallback, FallbackOptions):
+        return fallback
+    return FallbackOptions() if fallback else None
 
 
 def solve(problem, method="cvxpy-dual", *, solver=None, formulation=None, quad_form=None,
@@ -51,7 +94,8 @@ def solve(problem, method="cvxpy-dual", *, solver=None, formulation=None, quad_f
     :class:`~margin_opt.exceptions.InaccurateSolutionWarning` — or, with ``fallback``,
     the answer is repaired: a dual backend is restarted from it at a 100× tighter
     tolerance, then the exact cvxpy dual (failing that, the cvxpy primal) is solved
-    where the problem's size allows (:data:`FALLBACK_MAX_N`), each followed, where w can
+    where the problem's size allows (:attr:`FallbackOptions.exact_max_n`; ``fallback``
+    may be a :class:`FallbackOptions` instead of True), each followed, where w can
     be written down, by the exact active-set refinement in the primal
     (:mod:`margin_opt.solvers.active_set`), then SMO is warm-started from the last
     answer; what was tried is in ``Solution.attempts`` and the certificate's notes, and
@@ -68,6 +112,7 @@ def solve(problem, method="cvxpy-dual", *, solver=None, formulation=None, quad_f
         With ``fallback``, when no answer certifies.
     """
     name, spec, formulation, options = _resolve(problem, method, formulation, options)
+    fallback = _fallback_options(fallback)
     if spec.route == "backend" and (solver is not None or formulation is not None
                                     or quad_form is not None):
         raise ValueError(f"solver=, formulation= and quad_form= apply to the cvxpy "
@@ -81,7 +126,7 @@ def solve(problem, method="cvxpy-dual", *, solver=None, formulation=None, quad_f
     # Not the primal backends: their products are BLAS calls from Python.
     on_numba = spec.route == "backend" and spec.standard_form == "DualQP"
     with one_blas_thread() if on_numba else nullcontext():
-        if fallback and certify is not False:
+        if fallback is not None and certify is not False:
             # a first run that stops short is repaired below, or NotCertifiedError lists
             # it: its ConvergenceWarning would only be noise beside a certified answer
             with no_convergence_warnings():
@@ -113,7 +158,8 @@ def finish(problem, method, res, *, certify=True, fallback=False, **options):
     res : scipy.optimize.OptimizeResult
         The backend's result on ``problem.to_standard_form()``.
     certify, fallback, **options
-        As :func:`solve` (``options``: the backend's, for a repair).
+        As :func:`solve` (``fallback``: a bool or a :class:`FallbackOptions`;
+        ``options``: the backend's, for a repair).
 
     Returns
     -------
@@ -127,6 +173,7 @@ def finish(problem, method, res, *, certify=True, fallback=False, **options):
         With ``fallback``, when no answer certifies.
     """
     name, spec, _, options = _resolve(problem, method, None, options)
+    fallback = _fallback_options(fallback)
     if spec.route != "backend" or spec.standard_form != "DualQP":
         raise ValueError(f"finish takes the result of a dual backend (smo), not {method!r}.")
     t0 = time.perf_counter()
@@ -138,12 +185,6 @@ def finish(problem, method, res, *, certify=True, fallback=False, **options):
                              options, fallback)
     sol.timings["total"] = time.perf_counter() - t0 + float(res.timings["total"])
     return sol
-
-
-#: With ``fallback``, the exact cvxpy dual is tried up to this many samples for a
-#: kernel problem whose dual needs the dense n × n quadratic form (any n when the
-#: kernel is linear or w is explicit: the dual is then written through the features).
-FALLBACK_MAX_N = 2500
 
 
 def _resolve(problem, method, formulation, options):
@@ -184,7 +225,8 @@ def _certify_tol(problem, spec, options, certify):
 
 
 def _certified(problem, sol, spec, tol, options, fallback):
-    """Certify ``sol`` at ``tol``; keep "optimal" only if it holds; repair with ``fallback``."""
+    """Certify ``sol`` at ``tol``; keep "optimal" only if it holds; repair with ``fallback``
+    (a :class:`FallbackOptions`, or None: no repair)."""
     cert = problem.certify(sol, tol=tol)
     sol.certificate = cert
     if cert.ok:
@@ -193,10 +235,10 @@ def _certified(problem, sol, spec, tol, options, fallback):
         if sol.status == "optimal":
             sol.status = "optimal_inaccurate"
         warn_nonconvex(problem, stacklevel=4)
-        if fallback and sol.status in ("max_iter", "stalled"):   # not repaired: say so
+        if fallback is not None and sol.status in ("max_iter", "stalled"):   # not repaired
             warnings.warn(sol.message, ConvergenceWarning, stacklevel=4)
         return sol
-    if not fallback:
+    if fallback is None:
         if sol.status == "optimal":
             sol.status = "optimal_inaccurate"
             warnings.warn(f"{sol.method} reported optimal, but its certificate fails at "
@@ -206,7 +248,12 @@ def _certified(problem, sol, spec, tol, options, fallback):
         return sol
     attempts = [_attempt(sol, cert)]
     last = sol
-    for repair in (_tighter, _exact, _active_set, _exact_primal, _active_set, _smo_from):
+    max_n = fallback.exact_max_n
+    # the exact dual, then the primal (on a badly scaled low-rank kernel, e.g. a
+    # polynomial one with entries ~1e6, the interior-point solver can fail on the dual
+    # and certify the primal, whose variables are the kernel factor's few coordinates)
+    for repair in (_tighter, _exact_in("cvxpy-dual", max_n), _active_set,
+                   _exact_in("cvxpy-primal", max_n), _active_set, _smo_from):
         new = repair(problem, last, spec, tol, options)
         if new is None:
             continue
@@ -224,7 +271,8 @@ def _certified(problem, sol, spec, tol, options, fallback):
     raise NotCertifiedError(
         "no answer certified at tol=" + f"{tol:g}: " + "; ".join(
             f"{a['method']} ended {a['status']}, failing {', '.join(a['failed'])}"
-            for a in attempts) + ". " + _advice(problem, _rounding_advice(problem, last, tol)))
+            for a in attempts) + ". " + _advice(problem, _rounding_advice(problem, last, tol),
+                                                max_n))
 
 
 def warn_nonconvex(problem, stacklevel=2) -> bool:
@@ -262,12 +310,13 @@ def _tighter(problem, sol, spec, tol, options):
     return new
 
 
-def _exact_in(name):
-    """A repair by the exact cvxpy form ``name``, where the problem's size allows."""
+def _exact_in(name, max_n):
+    """A repair by the exact cvxpy form ``name``, where the problem's size allows
+    (a kernel problem of at most ``max_n`` samples)."""
 
     def repair(problem, sol, spec, tol, options):
         if sol.method == name or name not in method_names(problem.model) or (
-                not _explicit(problem) and problem.n_samples > FALLBACK_MAX_N):
+                not _explicit(problem) and problem.n_samples > max_n):
             return None
         try:
             new = _run(problem, name, get_method(name, problem.model), None, None, None,
@@ -279,13 +328,6 @@ def _exact_in(name):
 
     repair.__doc__ = f"The exact {name}, where its size allows."
     return repair
-
-
-#: the exact dual, then the primal (on a badly scaled low-rank kernel, e.g. a
-#: polynomial one with entries ~1e6, the interior-point solver can fail on the dual
-#: and certify the primal, whose variables are the kernel factor's few coordinates)
-_exact = _exact_in("cvxpy-dual")
-_exact_primal = _exact_in("cvxpy-primal")
 
 
 def _smo_from(problem, sol, spec, tol, options):
@@ -375,11 +417,11 @@ def _rounding_advice(problem, sol, tol) -> str:
             + (" or " if len(remedies) > 1 else "") + remedies[-1] + ".")
 
 
-def _advice(problem, rounding="") -> str:
-    if not _explicit(problem) and problem.n_samples > FALLBACK_MAX_N:
+def _advice(problem, rounding="", max_n=FALLBACK_MAX_N) -> str:
+    if not _explicit(problem) and problem.n_samples > max_n:
         return (rounding + " " if rounding else "") + (
             f"The exact fallback (cvxpy-dual) was not tried at n = {problem.n_samples} > "
-            f"{FALLBACK_MAX_N} with a kernel: scale the features (StandardScaler), use a "
+            f"{max_n} with a kernel: scale the features (StandardScaler), use a "
             "smaller C, or call problem.solve('cvxpy-dual') yourself.")
     return rounding or "Scale the features (e.g. StandardScaler) or use a smaller C."
 

@@ -80,6 +80,10 @@ class SVMProblem(KernelProblem):
         An explicit feature map φ: X of shape (n, d) -> ndarray of shape (n, D).
         The primal is then linear in φ(x) with an explicit ``w`` of shape (D,),
         and the kernel is φ(x)ᵀφ(z) (``kernel`` is ignored).
+    psd_test : PSDTest, optional
+        How the kernel matrix is tested for positive semidefiniteness when its kernel
+        is not PSD by construction (:class:`~margin_opt.problems.kernel_data.PSDTest`;
+        default ``PSDTest()``).
 
     Attributes
     ----------
@@ -109,11 +113,12 @@ class SVMProblem(KernelProblem):
     """
 
     def __init__(self, X, y, *, C=1.0, kernel="linear", gamma="scale", degree=3, coef0=0.0,
-                 fit_intercept=True, sample_weight=None, class_weight=None, feature_map=None):
+                 fit_intercept=True, sample_weight=None, class_weight=None, feature_map=None,
+                 psd_test=None):
         X, y_raw = check_data(X, y)
         y_pm, classes = check_binary_labels(y_raw)
         data = KernelData(X, kernel, gamma=gamma, degree=degree, coef0=coef0,
-                          feature_map=feature_map)
+                          feature_map=feature_map, psd_test=psd_test)
         self._assign(data, y_pm, classes, C, fit_intercept,
                      check_sample_weight(sample_weight, data.X))
         if class_weight is not None:
@@ -123,7 +128,8 @@ class SVMProblem(KernelProblem):
 
     @classmethod
     def from_validated(cls, X, y, *, C, kernel, fit_intercept=True, sample_weight,
-                       gram=None, scale_checked=False, centred=False) -> SVMProblem:
+                       gram=None, scale_checked=False, centred=False,
+                       psd_test=None) -> SVMProblem:
         """The problem on data that is already validated, e.g. one pair of a one-vs-one fit.
 
         The constructor's input checks are skipped (they cost more than solving a small
@@ -150,6 +156,8 @@ class SVMProblem(KernelProblem):
         centred : bool, default=False
             X is already centred for the RBF distances (see
             :class:`~margin_opt.problems.kernel_data.KernelData`).
+        psd_test : PSDTest, optional
+            As the constructor's.
 
         Returns
         -------
@@ -163,7 +171,8 @@ class SVMProblem(KernelProblem):
             overflow (unless ``scale_checked``).
         """
         problem = cls.__new__(cls)
-        data = KernelData(X, kernel, scale_checked=scale_checked, centred=centred)
+        data = KernelData(X, kernel, scale_checked=scale_checked, centred=centred,
+                          psd_test=psd_test)
         if gram is not None:
             data.use_gram(gram)
         problem._assign(data, np.asarray(y, dtype=float), np.array([-1.0, 1.0]), C,

@@ -65,6 +65,10 @@ class SVRProblem(KernelProblem):
         Cᵢ = C·sᵢ.
     feature_map : callable, optional
         Explicit feature map (w explicit in the mapped space).
+    psd_test : PSDTest, optional
+        How the kernel matrix is tested for positive semidefiniteness when its kernel
+        is not PSD by construction (:class:`~margin_opt.problems.kernel_data.PSDTest`;
+        default ``PSDTest()``).
 
     Raises
     ------
@@ -74,7 +78,7 @@ class SVRProblem(KernelProblem):
     """
 
     def __init__(self, X, y, *, C=1.0, epsilon=0.1, kernel="rbf", gamma="scale", degree=3,
-                 coef0=0.0, sample_weight=None, feature_map=None):
+                 coef0=0.0, sample_weight=None, feature_map=None, psd_test=None):
         X, y = check_data(X, y, y_numeric=True)
         if y.shape[0] < 2:
             raise ValueError("SVR needs at least 2 samples; got 1.")
@@ -89,7 +93,7 @@ class SVRProblem(KernelProblem):
         self.C = C
         self.epsilon = check_positive(epsilon, "epsilon", allow_zero=True)
         self.data = KernelData(X, kernel, gamma=gamma, degree=degree, coef0=coef0,
-                               feature_map=feature_map)
+                               feature_map=feature_map, psd_test=psd_test)
         self.feature_map = feature_map
         self.kernel = self.data.kernel
         self.X = self.data.X
