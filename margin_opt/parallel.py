@@ -227,7 +227,10 @@ def _free(policy: ThreadPolicy, n: int) -> int:
     others = (policy.others_running or _others_running)()
     if others is None:
         return n
-    return max(1, min(n, _cores() - others))
+    # /proc/loadavg counts the whole machine's tasks (a container's host's too): set
+    # against all its CPUs, and the result capped by the cores this process may use
+    free = min(_cores(), (os.cpu_count() or _cores()) - others)
+    return max(1, min(n, free))
 
 
 def fit_threads(policy: ThreadPolicy | None = None) -> int:

@@ -41,13 +41,13 @@ def test_the_layer_is_tbb_where_it_is_installed():
 def test_busy_cores_leave_one_thread():
     n = numba.get_num_threads()
     idle = ThreadPolicy(others_running=lambda: 0)
-    busy = ThreadPolicy(others_running=lambda: _cores())
+    busy = ThreadPolicy(others_running=lambda: os.cpu_count())
     assert fit_threads(busy) == 1
     assert 1 <= fit_threads(idle) <= n
     if n >= 2 and _cores() >= 2 and threading_layer() in ("tbb", "omp"):
         assert fit_threads(idle) == min(n, _cores())
         # one other task running on two cores: one core left
-        one_other = ThreadPolicy(others_running=lambda: _cores() - 1)
+        one_other = ThreadPolicy(others_running=lambda: os.cpu_count() - 1)
         assert fit_threads(one_other) == 1
     assert fit_threads(ThreadPolicy(max_threads=1, others_running=lambda: 0)) == 1
     # the load unknown (not Linux): numba's count
@@ -60,7 +60,7 @@ def test_the_count_follows_the_load_during_a_fit_after_two_agreeing_readings():
     if numba.get_num_threads() < 2 or _cores() < 2 or threading_layer() not in ("tbb", "omp"):
         pytest.skip("one thread here")
     full = min(numba.get_num_threads(), _cores())
-    busy = _cores()
+    busy = os.cpu_count()          # every CPU of the machine taken by others
     read = _reading([0, busy, 0, busy, busy, 0, 0])
     ft = FitThreads(ThreadPolicy(check_every=0.0, others_running=read))
     assert ft.threads == full                      # reading 0
