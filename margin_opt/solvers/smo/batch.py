@@ -305,7 +305,8 @@ def block_pair_matrix(kd, Kii, Kjj, i0, j0):
     kbuf = np.empty(ni, dtype=np.int64)
     if kd.kind != _rows.K_LINEAR:
         for r in range(nj):
-            _rows.kernel_values(j0 + r, Kji[r], 0, ni, sqc, cols, False, kd, kbuf)
+            _rows.kernel_values(j0 + r, Kji[r], np.int64(0), ni, sqc, cols, np.bool_(False),
+                                kd, kbuf)
     for r in range(ni):
         B[r, :ni] = Kii[r]
         for c in range(nj):

@@ -105,7 +105,7 @@ def get_row(v, need_full, index, st, kd, cc, all_cols):
     # rows on the active columns cost in proportion to them where they come from the
     # compact copy of the transpose; without one (sparse, CSC) they cost ~3× per column
     if need_full or (8 * na > 7 * n_data if has_transpose(kd) else 2 * na > n_data):
-        kernel_row(r, store[s], all_cols, -1, kd)
+        kernel_row(r, store[s], all_cols, np.int64(-1), kd)
         slot_epoch[s] = FULL
         st[S_ROWS_FULL] += 1
     else:
@@ -126,7 +126,7 @@ def whole_slot(cc, r):
 @njit(cache=True, inline="always")
 def scratch_row(v, index, st, kd, cc, all_cols):
     """K[index[v], :] computed whole into the scratch row (while rows come packed)."""
-    kernel_row(index[v], cc.full, all_cols, -1, kd)
+    kernel_row(index[v], cc.full, all_cols, np.int64(-1), kd)
     st[S_MISSES] += 1
     st[S_ROWS_FULL] += 1
     return cc.full
@@ -199,4 +199,4 @@ def accumulate(cache, slots, coefs, outT, nthr):
     if nthr > 1 and slots.shape[0] * cache.shape[1] >= PAR_ENTRIES:
         _split(cache, slots, coefs, outT, nthr)
     else:
-        _range(cache, slots, coefs, outT, 0, outT.shape[1])
+        _range(cache, slots, coefs, outT, np.int64(0), outT.shape[1])

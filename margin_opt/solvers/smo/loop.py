@@ -225,7 +225,7 @@ def _smo_loop(alpha, G, G_bar, y, p, C, QD, index, perm, st, kd, cc, all_cols, t
     buffers of the pair) would otherwise each cost two atomic operations — about 40 % of
     an iteration on a small problem."""
     m = alpha.shape[0]
-    _ps.set_pens(0, m, alpha, y, C, pu, pl)    # α may have changed since the last call
+    _ps.set_pens(np.int64(0), m, alpha, y, C, pu, pl)    # α may have changed since the last call
     fresh = False
     interval = min(m, 1000)
     while True:
@@ -255,7 +255,7 @@ def _smo_loop(alpha, G, G_bar, y, p, C, QD, index, perm, st, kd, cc, all_cols, t
         j = pair[1]
         bi = pair[2]
         if bi < 0:                                 # first order: the row of i not read yet
-            bi = position_row(i, -1, index, st, kd, cc, all_cols, bufs, btag, nt)
+            bi = position_row(i, np.int64(-1), index, st, kd, cc, all_cols, bufs, btag, nt)
         bj = position_row(j, bi, index, st, kd, cc, all_cols, bufs, btag, nt)
         Kij = bufs[bi, j]
         if index[i] == index[j]:

@@ -286,7 +286,7 @@ def _csc_row(r, out, kd):
         f = indices[q]
         for e in range(cindptr[f], cindptr[f + 1]):
             out[cindices[e]] += v * cdata[e]
-    kernel_values(r, out, 0, n, kd.sq, kd.all_cols, True, kd, kd.kbuf)
+    kernel_values(r, out, np.int64(0), n, kd.sq, kd.all_cols, np.bool_(True), kd, kd.kbuf)
 
 
 @njit(cache=True, nogil=True, fastmath=_FM)
@@ -307,7 +307,7 @@ def _cols_range(r, out, cols, lo, hi, packed, kd, xbuf):
         sqa[k] = sq[c]
     for q in range(indptr[r], indptr[r + 1]):
         xbuf[indices[q]] = 0.0
-    kernel_values(r, tmp[lo:hi], lo, hi, sqa, cols, False, kd, kd.kbuf[lo:hi])
+    kernel_values(r, tmp[lo:hi], lo, hi, sqa, cols, np.bool_(False), kd, kd.kbuf[lo:hi])
     if packed:
         for k in range(lo, hi):
             out[k] = tmp[k]
@@ -364,7 +364,7 @@ def kernel_row(r, out, cols, ncols, kd):
     keeps current) where the data have a dense transpose.  Split over ``kd.nthr``
     threads from ``kd.par_min`` columns on.
     """
-    _row(r, out, cols, ncols, False, kd)
+    _row(r, out, cols, ncols, np.bool_(False), kd)
 
 
 @njit(cache=True, nogil=True)
@@ -372,7 +372,7 @@ def packed_kernel_row(r, out, cols, ncols, kd):
     """out[k] = K[r, cols[k]] for k < ncols (a packed row: the columns in the order
     given, from the compact copy of ``cols[:ncols]`` where the data have a dense
     transpose); the values are those :func:`kernel_row` computes, bit for bit."""
-    _row(r, out, cols, ncols, True, kd)
+    _row(r, out, cols, ncols, np.bool_(True), kd)
 
 
 @njit(cache=True, nogil=True)
@@ -386,11 +386,11 @@ def _row(r, out, cols, ncols, packed, kd):
         elif nthr > 1:
             _cols_par(r, out, cols, n, packed, kd, nthr)
         else:
-            _cols_range(r, out, cols, 0, n, packed, kd, kd.xbuf[0])
+            _cols_range(r, out, cols, np.int64(0), n, packed, kd, kd.xbuf[0])
     elif nthr > 1:
         _tiles_par(r, out, n, cols, full, packed, kd, nthr)
     else:
-        _tiles(r, out, 0, n, cols, full, packed, kd)
+        _tiles(r, out, np.int64(0), n, cols, full, packed, kd)
 
 
 @njit(cache=True, nogil=True, fastmath=_FM)
@@ -415,7 +415,7 @@ def _gemm_range(kd, Xr, rows, coefs, outT, t0, t1, by_rows):
             outT[j, lo:hi] = 0.0
         if by_rows:
             for q in range(rows.shape[0]):
-                _tile(rows[q], b, lo, hi, XT, kd.sq, kd.all_cols, True, kd, kbuf)
+                _tile(rows[q], b, lo, hi, XT, kd.sq, kd.all_cols, np.bool_(True), kd, kbuf)
                 _add_scaled(coefs, q, b, outT, lo, m)
             continue
         XTt = np.empty((d, m))                 # the tile of the transpose, contiguous
@@ -426,7 +426,7 @@ def _gemm_range(kd, Xr, rows, coefs, outT, t0, t1, by_rows):
             D = np.dot(Xr[s:e], XTt)
             for q in range(e - s):
                 bq = D[q]
-                kernel_values(rows[s + q], bq, lo, hi, kd.sq, kd.all_cols, True, kd, kbuf)
+                kernel_values(rows[s + q], bq, lo, hi, kd.sq, kd.all_cols, np.bool_(True), kd, kbuf)
                 _add_scaled(coefs, s + q, bq, outT, lo, m)
 
 
@@ -474,7 +474,7 @@ def combination_gemm(kd, Xr, rows, coefs, nthr):
         _gemm_par(kd, Xr, rows, coefs, outT, nthr, by_rows)
     else:
         n_tiles = (outT.shape[1] + GEMM_COLS - 1) // GEMM_COLS
-        _gemm_range(kd, Xr, rows, coefs, outT, 0, n_tiles, by_rows)
+        _gemm_range(kd, Xr, rows, coefs, outT, np.int64(0), n_tiles, by_rows)
     return outT
 
 
@@ -580,7 +580,7 @@ def _transform_block(rows, B, cols, sqc, kd):
     n = B.shape[1]
     kbuf = np.empty(n, dtype=np.int64)
     for i in range(rows.shape[0]):
-        kernel_values(rows[i], B[i], 0, n, sqc, cols, False, kd, kbuf)
+        kernel_values(rows[i], B[i], np.int64(0), n, sqc, cols, np.bool_(False), kd, kbuf)
 
 
 def kernel_block(kd, gram, csr, rows, cols=None):
@@ -626,7 +626,8 @@ def _lower_share(B, rows, sqr, kd, h, nthr):
     n = B.shape[0]
     kbuf = np.empty(n, dtype=np.int64)
     for i in range(h, n, nthr):
-        kernel_values(rows[i], B[i, :i + 1], 0, i + 1, sqr, rows, False, kd, kbuf[:i + 1])
+        kernel_values(rows[i], B[i, :i + 1], np.int64(0), i + 1, sqr, rows, np.bool_(False), kd,
+                      kbuf[:i + 1])
 
 
 @njit(cache=True, nogil=True)

@@ -293,7 +293,7 @@ def first_pass(G, y, pu, pl, na, nthr, parts, red, firstf, firsti):
         _first_par(G, y, pu, pl, na, nthr, parts)
         _combine_pairs(parts, nthr, red)
     else:
-        _first_range(G, y, pu, pl, 0, na, red)
+        _first_range(G, y, pu, pl, np.int64(0), na, red)
     _positions(G, y, pu, pl, na, red, firstf, firsti)
 
 
@@ -307,7 +307,7 @@ def gather(row, index, buf, na, nthr):
     if nthr > 1:
         _gather_par(row, index, buf, na, nthr)
     else:
-        _gather_range(row, index, buf, 0, na)
+        _gather_range(row, index, buf, np.int64(0), na)
 
 
 @njit(cache=True, nogil=True, _nrt=False)
@@ -318,7 +318,7 @@ def fused_update(G, y, pu, pl, bi, bj, dai, daj, na, nthr, parts, red, firstf, f
         _update_par(G, y, pu, pl, bi, bj, dai, daj, na, nthr, parts)
         _combine_pairs(parts, nthr, red)
     else:
-        _update_range(G, y, pu, pl, bi, bj, dai, daj, 0, na, red)
+        _update_range(G, y, pu, pl, bi, bj, dai, daj, np.int64(0), na, red)
     _positions(G, y, pu, pl, na, red, firstf, firsti)
 
 
@@ -338,7 +338,7 @@ def second_order_j(G, y, pl, QD, index, bi, i, gmax, na, nthr, parts, red, od):
                 red[0] = parts[h, 0]
                 red[1] = parts[h, 1]
     else:
-        _wss2_range(G, y, pl, QD, index, bi, ri, qi, gmax, 0, na, red, od)
+        _wss2_range(G, y, pl, QD, index, bi, ri, qi, gmax, np.int64(0), na, red, od)
     cb = np.int64(red[1])
     if cb < 0 or red[0] >= 0.5 * BIG:
         return -1
@@ -403,7 +403,7 @@ def select_pair(alpha, G, y, C, QD, index, st, kd, cc, all_cols, tol, wss2, out,
         out[1] = jmax
         return gap
     i = imax
-    b = position_row(i, -1, index, st, kd, cc, all_cols, bufs, btag, nthr)
+    b = position_row(i, np.int64(-1), index, st, kd, cc, all_cols, bufs, btag, nthr)
     j = second_order_j(G, y, pl, QD, index, bufs[b], i, Gmax, na, nthr, parts, red, bufs[2])
     if j < 0:
         return gap
