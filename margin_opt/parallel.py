@@ -48,13 +48,26 @@ _touch = None
 _forked_child = False           # set in a child created by fork (os.register_at_fork)
 
 
+def _before_fork():
+    _lock.acquire()          # no fork while another thread changes the BLAS limit
+
+
+def _after_fork_in_parent():
+    _lock.release()
+
+
 def _after_fork_in_child():
-    global _forked_child
+    """A forked child has only the forking thread: the contexts other threads had open
+    are gone (a limit they held stays set, one thread, and is never lifted here)."""
+    global _forked_child, _lock, _lifted
     _forked_child = True
-
-
-if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=_after_fork_in_child)
+    _lock = threading.Lock()
+    mine = _inside.get(threading.get_ident())   # the forking thread's own contexts
+    _inside.clear()
+    if mine:
+        _inside[threading.get_ident()] = mine
+    else:
+        _lifted = 0                             # a lift is by the one thread inside
 
 
 def _launch():
@@ -208,7 +221,7 @@ def current_policy() -> ThreadPolicy:
 def _allowed(policy: ThreadPolicy) -> int:
     """Threads rules 1 and 2 allow (before the load is looked at)."""
     import numba
-    n = int(numba.get_num_threads())
+    n = min(int(numba.get_num_threads()), _cores())     # never more threads than cores
     if policy.max_threads is not None:
         n = min(n, int(policy.max_threads))
     if n <= 1:
@@ -394,3 +407,8 @@ def all_blas_threads(policy: ThreadPolicy | None = None):
                 _lifted -= 1
                 if _inside and not _lifted and _limiter is None:
                     _set(True)
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(before=_before_fork, after_in_parent=_after_fork_in_parent,
+                        after_in_child=_after_fork_in_child)

@@ -93,13 +93,20 @@ def _spawn(task, which, quick, one_thread=False):
     return subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, text=True)
 
 
-def _wait(procs):
+def _wait(procs, timeout=900):
+    """The seconds each worker printed; every worker ended, even when one fails."""
     out = []
-    for p in procs:
-        stdout, _ = p.communicate()
-        if p.returncode != 0:
-            raise RuntimeError(f"a benchmark worker failed (exit status {p.returncode})")
-        out.append(json.loads(stdout.strip().splitlines()[-1])["seconds"])
+    try:
+        for p in procs:
+            stdout, _ = p.communicate(timeout=timeout)
+            if p.returncode != 0:
+                raise RuntimeError(f"a benchmark worker failed (exit status {p.returncode})")
+            out.append(json.loads(stdout.strip().splitlines()[-1])["seconds"])
+    finally:
+        for p in procs:
+            if p.poll() is None:
+                p.kill()
+                p.wait()
     return out
 
 

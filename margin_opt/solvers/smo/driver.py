@@ -566,12 +566,6 @@ class _SMORun:
         early factor (with ``early`` and no callback) and looks at the load (the thread
         count, :class:`margin_opt.parallel.FitThreads`); (code, stopped)."""
         early = early and callback is None
-        start = int(self.st[_st.S_ITER])
-        # the next iteration at which each look is due (None: never)
-        next_cb = start + int(callback_every) if callback is not None else None
-        next_look = start + self.opts.early_chunk if early else None
-        check = self.opts.thread_check_iter if self.threads.watching else None
-        next_check = start + check if check else None
         a, G, y, p, C, st = self.alpha, self.G, self.y, self.p, self.C, self.st
         if self.q:
             with one_blas_thread():
@@ -591,6 +585,12 @@ class _SMORun:
             self.shrinking = self.shrinking_wanted
             if code != _st.R_OPTIMAL:
                 return code, False
+        # the next iteration at which each look is due (None: never), from here on
+        start = int(st[_st.S_ITER])
+        next_cb = start + int(callback_every) if callback is not None else None
+        next_look = start + self.opts.early_chunk if early else None
+        check = self.opts.thread_check_iter if self.threads.watching else 0
+        next_check = start + check if check > 0 else None
         while True:
             stop_at = min(x for x in (max_iter, next_cb, next_look, next_check) if x is not None)
             if self.equality:
@@ -654,7 +654,8 @@ class _SMORun:
                  "reconstructions_blas": int(st[_st.S_GEMM]),
                  "mean_active": float(st[_st.S_ACTIVE_SUM] / max(nit, 1)),
                  "block_size": int(self.q_used), "rows_block": int(self.rows_block),
-                 "early_factor": self.early_state, "threads": int(self.threads.allowed),
+                 "early_factor": self.early_state,
+                 "max_threads": int(self.threads.allowed), "threads": int(self.nthr),
                  "thread_changes": int(self.threads.changes)}
         return OptimizeResult(
             x=_unpermute(a, self.perm), b=b, grad=_unpermute(G, self.perm), fun=fun, nit=nit,

@@ -16,6 +16,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from ...parallel import ThreadPolicy
 from .memory import RowMemory
 from .state import UNSHRINK_START
@@ -121,8 +123,15 @@ class SMOOptions:
         Iterations between two looks at the load (:class:`margin_opt.parallel.FitThreads`,
         itself at most one reading per ``ThreadPolicy.check_every`` seconds) where more
         than one thread is allowed: a fit that started on an idle machine goes down to
-        the cores another process leaves it, and back.  The iterates do not depend on
-        it.
+        the cores another process leaves it, and back; 0: never re-read.  The
+        iterates do not depend on it.
+
+    Raises
+    ------
+    ValueError
+        ``thread_check_iter`` < 0 or ``early_chunk`` < 1 (or not integers).
+    TypeError
+        ``threads`` not a ThreadPolicy.
     """
 
     alpha_cap: float = 1e12
@@ -158,6 +167,17 @@ class SMOOptions:
     memory: RowMemory | None = field(default=None, compare=False)
     threads: ThreadPolicy | None = None
     thread_check_iter: int = 2000
+
+    def __post_init__(self):
+        for name, low in (("thread_check_iter", 0), ("early_chunk", 1)):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or \
+                    value < low:
+                raise ValueError(f"SMOOptions.{name} must be an integer >= {low}, got "
+                                 f"{value!r}.")
+        if self.threads is not None and not isinstance(self.threads, ThreadPolicy):
+            raise TypeError("SMOOptions.threads must be a margin_opt.parallel.ThreadPolicy or "
+                            f"None, got {type(self.threads).__name__}.")
 
     def stall_window(self, m: int) -> int:
         """The progress window of a run over ``m`` variables: ``max(stall_min, 10 m)``."""

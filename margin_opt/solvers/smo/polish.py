@@ -362,7 +362,7 @@ def _update_and_seed(src, rows, coefs, block_bytes):
         # compiled BLAS tiles on both threads, no block in memory (0.34 → 0.09 s for
         # 1241 free rows at n = 20000); seeding the cache with the rows saved SMO's
         # tail 6 of its 10 263 computed rows there, and none at n = 5000
-        out += _rows.combination(src.kd, src.gram, src.csr, rows, coefs)
+        out += _rows.combination(src.kd, src.gram, src.csr, rows, coefs, nthr=src.nthr)
         return out
     for s in range(0, rows.size, step):
         r = rows[s:s + step]
@@ -405,7 +405,7 @@ def _block(src, rows, cols=None):
     kd = src.kd
     if cols is None:
         if src.gram is None and _rows.dense_named(kd):
-            return _rows.symmetric_block(kd, rows)
+            return _rows.symmetric_block(kd, rows, nthr=src.nthr)
         cols = rows
     if src.gram is None:
         slot = cc.slot_of_row[rows]

@@ -701,7 +701,7 @@ def by_tiles(kd, gram) -> bool:
     return gram is None and kd.kind != K_PRECOMPUTED and has_transpose(kd)
 
 
-def combination(kd, gram, csr, rows, coefs, block_bytes=_BLOCK_BYTES):
+def combination(kd, gram, csr, rows, coefs, block_bytes=_BLOCK_BYTES, nthr=None):
     """``K[:, rows] @ coefs``, ndarray of shape (n_data, k).
 
     Where the data have a dense transpose (dense X, or sparse X whose transpose fits),
@@ -719,6 +719,9 @@ def combination(kd, gram, csr, rows, coefs, block_bytes=_BLOCK_BYTES):
     coefs : ndarray of shape (r, k)
     block_bytes : float
         Memory of one block of kernel rows (the BLAS path).
+    nthr : int or None
+        Threads for the tiles (None: :func:`margin_opt.parallel.fit_threads`; an SMO run
+        passes the count it runs on).
     """
     n_data = kd.all_cols.size if gram is None else gram.shape[0]
     rows = np.ascontiguousarray(rows, dtype=np.int64)
@@ -732,7 +735,8 @@ def combination(kd, gram, csr, rows, coefs, block_bytes=_BLOCK_BYTES):
         else:
             Xr = csr[rows].toarray() if kd.sparse else np.ascontiguousarray(kd.X[rows])
         with one_blas_thread():
-            return combination_gemm(kd, Xr, rows, coefs, fit_threads()).T
+            nthr = fit_threads() if nthr is None else max(1, int(nthr))
+            return combination_gemm(kd, Xr, rows, coefs, nthr).T
     out = np.zeros((n_data, coefs.shape[1]))
     step = max(1, int(block_bytes // (8 * n_data)))
     with one_blas_thread():
