@@ -30,7 +30,7 @@ root_doc = "index"
 # The Markdown pages written for the README are included into the pages below
 # (``.. include:: x.md`` with the MyST parser) rather than built on their own.
 exclude_patterns = ["_build", "adaboost.md", "smo.md", "subgradient.md", "reference_layer.md",
-                    "threads.md"]
+                    "threads.md", "guide.md"]
 
 autosummary_generate = True
 autodoc_default_options = {"members": True, "inherited-members": False}

@@ -1,4 +1,5 @@
-"""Every ```python block of README.md runs as pasted, alone, in an empty directory.
+"""Every ```python block of README.md and of docs/guide.md (the README's long form)
+runs as pasted, alone, in an empty directory.
 
 Each block is run in a fresh interpreter (a subprocess with this checkout first on
 ``PYTHONPATH``) whose working directory is an empty temporary folder, so a block may
@@ -33,11 +34,15 @@ def python_blocks(text):
     return blocks
 
 
-BLOCKS = python_blocks(README.read_text(encoding="utf-8"))
+GUIDE = REPO / "docs" / "guide.md"
+README_BLOCKS = python_blocks(README.read_text(encoding="utf-8"))
+#: (file, line, code, skip reason) of every block of both files
+BLOCKS = [(path.name, *block) for path in (README, GUIDE)
+          for block in python_blocks(path.read_text(encoding="utf-8"))]
 
 
 def test_blocks_found():
-    assert len(BLOCKS) >= 3
+    assert len(README_BLOCKS) >= 3 and len(BLOCKS) > len(README_BLOCKS)
 
 
 def test_extraction():
@@ -61,18 +66,19 @@ def runs(tmp_path_factory):
     CompletedProcess, its folder)."""
     from concurrent.futures import ThreadPoolExecutor
 
-    todo = [(line, code) for line, code, skip in BLOCKS if not skip]
-    dirs = {line: tmp_path_factory.mktemp(f"line{line}") for line, _ in todo}
+    todo = [((name, line), code) for name, line, code, skip in BLOCKS if not skip]
+    dirs = {key: tmp_path_factory.mktemp(f"{key[0]}-line{key[1]}") for key, _ in todo}
     with ThreadPoolExecutor(max_workers=2) as pool:
         procs = pool.map(lambda block: _run(block[1], dirs[block[0]]), todo)
-        return {line: (proc, dirs[line]) for (line, _), proc in zip(todo, procs, strict=True)}
+        return {key: (proc, dirs[key]) for (key, _), proc in zip(todo, procs, strict=True)}
 
 
-@pytest.mark.parametrize("line, code, skip", BLOCKS, ids=[f"line{b[0]}" for b in BLOCKS])
-def test_block_runs(line, code, skip, request):
+@pytest.mark.parametrize("name, line, code, skip", BLOCKS,
+                         ids=[f"{b[0]}-line{b[1]}" for b in BLOCKS])
+def test_block_runs(name, line, code, skip, request):
     if skip:
-        pytest.skip(f"README.md line {line}: {skip}")
-    proc, cwd = request.getfixturevalue("runs")[line]
-    assert proc.returncode == 0, (f"README.md block at line {line} failed:\n{code}\n"
+        pytest.skip(f"{name} line {line}: {skip}")
+    proc, cwd = request.getfixturevalue("runs")[(name, line)]
+    assert proc.returncode == 0, (f"{name} block at line {line} failed:\n{code}\n"
                                   f"{proc.stderr[-3000:]}")
-    assert not any(cwd.iterdir()), "a README block left files behind"
+    assert not any(cwd.iterdir()), f"a {name} block left files behind"
