@@ -135,40 +135,35 @@ def run(quick=False, repeats=None):
     _, _, name = _data(quick)
     rows = []
 
+    def best_of(variants, runs=reps, copies=1):
+        """{variant: the best over ``runs`` alternated rounds of the slowest of
+        ``copies`` processes started together}; a variant is ``(task, which, one)``."""
+        best = dict.fromkeys(variants, float("inf"))
+        for _ in range(runs):
+            for key, (task, which, one) in variants.items():
+                procs = [_spawn(task, which, quick, one) for _ in range(copies)]
+                best[key] = min(best[key], max(_wait(procs)))
+        return best
+
     def row(label, data, ours, base, base_name, load):
         rows.append({"row": label, "data": data, "ours": ours, "base": base,
                      "base_name": base_name, "ratio": ours / base, "load": load})
 
-    # idle: default threads against one thread
-    load = load_average()
-    best = {"ours": float("inf"), "one": float("inf")}
-    for _ in range(reps):
-        best["ours"] = min(best["ours"], _wait([_spawn("fit", "ours", quick)])[0])
-        best["one"] = min(best["one"], _wait([_spawn("fit", "ours", quick, True)])[0])
+    fits = {"ours": ("fit", "ours", False), "one": ("fit", "ours", True)}
+    load = load_average()                   # idle: default threads against one thread
+    best = best_of(fits)
     row("idle", name, best["ours"], best["one"], "one thread", load)
 
-    # two processes at once: the slower of each pair
-    load = load_average()
-    best = {"ours": float("inf"), "one": float("inf"), "libsvm": float("inf")}
-    for _ in range(reps):
-        best["ours"] = min(best["ours"], max(_wait([_spawn("fit", "ours", quick)
-                                                    for _ in range(2)])))
-        best["one"] = min(best["one"], max(_wait([_spawn("fit", "ours", quick, True)
-                                                  for _ in range(2)])))
-        best["libsvm"] = min(best["libsvm"], max(_wait([_spawn("fit", "libsvm", quick)
-                                                        for _ in range(2)])))
+    load = load_average()                   # two processes at once: the slower of each
+    best = best_of({**fits, "libsvm": ("fit", "libsvm", False)}, copies=2)
     row("two at once", name, best["ours"], best["one"], "one thread each", load)
     row("two at once", name, best["ours"], best["libsvm"], "LIBSVM pair", load)
 
-    # beside two busy loops
-    loops = _busy_loops(2)
+    loops = _busy_loops(2)                  # beside two busy loops
     try:
         time.sleep(0.5)
         load = load_average()
-        best = {"ours": float("inf"), "one": float("inf")}
-        for _ in range(reps):
-            best["ours"] = min(best["ours"], _wait([_spawn("fit", "ours", quick)])[0])
-            best["one"] = min(best["one"], _wait([_spawn("fit", "ours", quick, True)])[0])
+        best = best_of(fits)
     finally:
         for p in loops:
             p.kill()
@@ -176,13 +171,11 @@ def run(quick=False, repeats=None):
     row("beside 2 busy loops", name, best["ours"], best["one"], "one thread", load)
 
     # GridSearchCV(n_jobs=2) from a fresh process, and the import
-    for task, label, data in (("grid", "GridSearchCV n_jobs=2", "digits"),
-                              ("import", "import", "-")):
+    for task, label, data, runs in (("grid", "GridSearchCV n_jobs=2", "digits", reps),
+                                    ("import", "import", "-", max(reps, 5))):
         load = load_average()
-        best = {"ours": float("inf"), "libsvm": float("inf")}
-        for _ in range(reps if task == "grid" else max(reps, 5)):
-            best["ours"] = min(best["ours"], _wait([_spawn(task, "ours", quick)])[0])
-            best["libsvm"] = min(best["libsvm"], _wait([_spawn(task, "libsvm", quick)])[0])
+        best = best_of({"ours": (task, "ours", False), "libsvm": (task, "libsvm", False)},
+                       runs)
         row(label, data, best["ours"], best["libsvm"],
             "scikit-learn" if task == "grid" else "import sklearn.svm", load)
     return rows
