@@ -81,6 +81,10 @@ def _parser():
     b = sub.add_parser("bench", help="benchmarks side by side with the peer libraries")
     b.add_argument("suites", nargs="*", help=", ".join(SUITES) + " (default: all available)")
     b.add_argument("--quick", action="store_true", help="small sizes (a smoke test)")
+    b.add_argument("--sizes", type=int, nargs="+", default=None,
+                   help="sample sizes, for the suites that take them (default: the suite's)")
+    b.add_argument("--repeats", type=int, default=None,
+                   help="best of this many alternated runs (default: the suite's)")
     b.add_argument("--json", action="store_true")
 
     s = sub.add_parser("study", help="experiments over estimators (bias-variance by bootstrap)")
@@ -166,7 +170,7 @@ def _fit(args) -> int:
 
 
 def _bench(args) -> int:
-    from .bench import SUITES
+    from .bench import SUITES, run_suite
 
     names = args.suites or list(SUITES)
     unknown = [s for s in names if s not in SUITES]
@@ -177,16 +181,16 @@ def _bench(args) -> int:
     out = {}
     for name in names:
         try:
-            module = import_module(SUITES[name])
+            rows, text = run_suite(name, quick=args.quick, sizes=args.sizes,
+                                   repeats=args.repeats)
         except ImportError:
             if args.suites:
                 print(f"margin-opt bench: suite {name!r} is not available", file=sys.stderr)
                 return 2
             continue
-        rows = module.run(quick=args.quick)
         out[name] = rows
         if not args.json:
-            print(module.format_rows(rows), flush=True)
+            print(text, flush=True)
             print()
     if args.json:
         print(json.dumps(out, indent=2, default=float))

@@ -370,7 +370,7 @@ class KernelData:
         ``features``: ‖Φᵀβ‖²; ``quad_form``: ``quad_form(β, psd_wrap(K))``;
         ``factor``: ‖Lᵀβ‖² with the pivoted Cholesky factor.  ``auto`` picks
         ``features`` where w is explicit, ``factor`` when K has numerical rank ≤ n/4,
-        else ``quad_form`` (measured fastest in ``benchmarks/bench_cvxpy_dual.py``).
+        else ``quad_form`` (measured fastest by ``margin-opt bench cvxpy-dual``).
         """
         self.require_psd()
         if self.resolve_quad_form(quad_form) == "quad_form":

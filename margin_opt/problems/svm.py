@@ -308,7 +308,7 @@ class SVMProblem(KernelProblem):
             ``factor``: ‖Lᵀ(y∘α)‖² with the pivoted Cholesky factor of K.  ``auto``
             is ``features`` where w is explicit, else ``factor`` when K has
             numerical rank ≤ n/4 and ``quad_form`` otherwise — the fastest exact
-            forms measured (see ``benchmarks/bench_cvxpy_dual.py``).
+            forms measured (``margin-opt bench cvxpy-dual``).
 
         Returns
         -------
