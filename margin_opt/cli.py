@@ -112,18 +112,21 @@ def _verify(args) -> int:
         print(f"margin-opt: the {args.model} report is not available in this version.",
               file=sys.stderr)
         return 2
+    stream = None if args.json else sys.stdout  # svc, svr: each row as its method ends
     if args.model == "svc":
         linear_only = methods and set(methods) <= {"subgradient", "pegasos"}
         kernel = args.kernel or ("linear" if linear_only else "rbf")
         report, text, ok = module.verify(data, C=args.C, kernel=kernel, gamma=args.gamma,
-                                         methods=methods, plot=args.plot)
+                                         methods=methods, plot=args.plot, stream=stream)
     elif args.model == "svr":
         report, text, ok = module.verify(data, C=args.C, epsilon=args.epsilon,
                                          kernel=args.kernel or "rbf", gamma=args.gamma,
-                                         methods=methods, plot=args.plot)
+                                         methods=methods, plot=args.plot, stream=stream)
     else:
         report, text, ok = module.verify(data, n_estimators=args.n_estimators, plot=args.plot)
-    print(json.dumps(report, indent=2, default=float) if args.json else text)
+        stream = None
+    if stream is None:
+        print(json.dumps(report, indent=2, default=float) if args.json else text)
     return 0 if ok else 1
 
 

@@ -69,3 +69,41 @@ def test_adaboost_bar_only_for_long_runs(data, monkeypatch):
     model = AdaBoost(n_estimators=200).fit(*data)
     assert "AdaBoost rounds" in terminal.getvalue()
     assert model.n_iter_ > 50
+
+
+class _KernelShell:
+    """What IPython's get_ipython() returns inside a Jupyter kernel (its config)."""
+    config = {"IPKernelApp": {"connection_file": "kernel.json"}}
+
+
+class _TerminalShell:
+    config = {"TerminalInteractiveShell": {}}
+
+
+def _fake_ipython(monkeypatch, shell):
+    import types
+
+    module = types.ModuleType("IPython")
+    module.get_ipython = lambda: shell
+    monkeypatch.setitem(sys.modules, "IPython", module)
+
+
+def test_bar_in_a_notebook_without_a_terminal(monkeypatch):
+    from margin_opt.progress import in_notebook
+
+    stream = io.StringIO()  # a kernel's stderr is no terminal
+    monkeypatch.setattr(sys, "stderr", stream)
+    _fake_ipython(monkeypatch, _TerminalShell())
+    assert not in_notebook()
+    assert progress(range(3)) == range(3)
+    _fake_ipython(monkeypatch, _KernelShell())
+    assert in_notebook()
+    bar = progress(range(3), desc="in a notebook")
+    assert isinstance(bar, tqdm) and list(bar) == [0, 1, 2]
+
+
+def test_no_ipython_is_no_notebook(monkeypatch):
+    from margin_opt.progress import in_notebook
+
+    monkeypatch.delitem(sys.modules, "IPython", raising=False)
+    assert not in_notebook()

@@ -10,7 +10,7 @@ import numpy as np
 from ..methods import available, get_method, method_names, not_applicable, stopping_options
 
 __all__ = ["run_methods", "format_table", "method_options", "default_methods",
-           "CVXPY_KERNEL_MAX_N", "run_ok"]
+           "CVXPY_KERNEL_MAX_N", "run_ok", "TablePrinter"]
 
 #: Above this many samples a non-linear kernel's cvxpy forms (a dense n × n quadratic
 #: form) are left out of the default methods: minutes to hours, and gigabytes.
@@ -49,7 +49,7 @@ def method_options(problem, name) -> dict:
     return options
 
 
-def run_methods(problem, methods, external=None):
+def run_methods(problem, methods, external=None, on_row=None):
     """Solve ``problem`` with each method and certify the answer.
 
     Parameters
@@ -60,6 +60,10 @@ def run_methods(problem, methods, external=None):
         accuracy (``Method.accuracy_for``).
     external : callable, optional
         ``external(problem) -> Solution`` for the peer method (LIBSVM).
+    on_row : callable, optional
+        ``on_row(row)`` as each method finishes (e.g. :meth:`TablePrinter.row`, so
+        that a long run prints its rows as they come); the row's ``agreement`` is
+        set where the reference is known by then.
 
     Returns
     -------
@@ -77,13 +81,14 @@ def run_methods(problem, methods, external=None):
     """
     specs = [get_method(m, problem.model) for m in methods]
     rows, solutions = [], {}
+    waits = any(spec.name == "cvxpy-dual" for spec in specs)  # the preferred reference
     for spec in specs:
         name, tol = spec.name, spec.accuracy_for(problem.model)
         row = {"method": name, "iterative": spec.iterative, "tol": tol}
         reason = not_applicable(name, problem)
         if reason is not None:
             row.update(status="n/a", reason=reason, ok=None)
-            rows.append(row)
+            _finish(rows, row, on_row, waits)
             continue
         options = method_options(problem, name)
         try:
@@ -99,7 +104,7 @@ def run_methods(problem, methods, external=None):
             cert = problem.certify(sol, tol=tol)
         except Exception as exc:  # a failing method is a row, not a crash
             row.update(status="error", error=f"{type(exc).__name__}: {exc}", ok=False)
-            rows.append(row)
+            _finish(rows, row, on_row, waits)
             continue
         solutions[name] = sol
         q = cert.quantities
@@ -112,17 +117,38 @@ def run_methods(problem, methods, external=None):
             warnings=sorted({str(w.message) for w in caught}), side=spec.side)
         if not cert.ok:
             row["failed"] = cert.failed()
-        rows.append(row)
-    reference = next((r["method"] for r in rows if r["method"] == "cvxpy-dual" and r["ok"]),
-                     next((r["method"] for r in rows if r.get("ok") and not r["iterative"]),
-                          None))
-    if reference is not None:
-        ref = next(r for r in rows if r["method"] == reference)["dual"]
-        for r in rows:
-            if "primal" in r:
-                val = r["primal"] if r["side"] == "primal" else r["dual"]
-                r["agreement"] = abs(val - ref) / max(1.0, abs(ref))
+        _finish(rows, row, on_row, waits)
+    reference = _reference(rows)
+    for r in rows:
+        _set_agreement(r, rows, reference)
     return rows, solutions, reference
+
+
+def _reference(rows, waits=False):
+    """The method the ``vs ref`` column is measured against: cvxpy-dual where it
+    passed, else the first passing exact method; None while undecided (``waits``:
+    cvxpy-dual is still to run) or where none passed."""
+    dual = next((r for r in rows if r["method"] == "cvxpy-dual"), None)
+    if dual is not None and dual["ok"]:
+        return "cvxpy-dual"
+    if waits and dual is None:
+        return None
+    return next((r["method"] for r in rows if r.get("ok") and not r["iterative"]), None)
+
+
+def _set_agreement(row, rows, reference):
+    if reference is not None and "primal" in row:
+        ref = next(r for r in rows if r["method"] == reference)["dual"]
+        val = row["primal"] if row["side"] == "primal" else row["dual"]
+        row["agreement"] = abs(val - ref) / max(1.0, abs(ref))
+
+
+def _finish(rows, row, on_row, waits):
+    """Append ``row`` and hand it to ``on_row`` with its agreement where known."""
+    rows.append(row)
+    if on_row is not None:
+        _set_agreement(row, rows, _reference(rows, waits))
+        on_row(row)
 
 
 def run_ok(rows) -> bool:
@@ -149,36 +175,89 @@ def _cells(r):
             f"{r['tol']:.0e}", verdict]
 
 
-def format_table(title, rows, reference) -> str:
-    """The rows of :func:`run_methods` as a text table, columns sized to their numbers."""
-    head = ["method", "solver", "primal", "dual", "rel gap", "KKT", "SVs", "time s", "vs ref",
-            "tol", "cert"]
-    cells = [_cells(r) for r in rows]
-    full = [c for c, r in zip(cells, rows, strict=True) if r["status"] not in ("n/a", "error")]
-    widths = [max([len(head[k])] + [len(c[k]) for c in full]) for k in range(len(head))]
-    left = {0, 1}
+_HEAD = ["method", "solver", "primal", "dual", "rel gap", "KKT", "SVs", "time s", "vs ref",
+         "tol", "cert"]
+#: column widths: fixed, so that a row can be printed as soon as its method finishes
+#: (a wider number widens its own line only; columns stay two spaces apart)
+_WIDTHS = [12, 24, 14, 14, 7, 7, 7, 7, 7, 5]
+_LEFT = {0, 1}
 
-    def line(c):
-        if len(c) == len(head) and c[1] not in ("n/a", "ERROR"):
-            return "  ".join(v.ljust(widths[k]) if k in left else v.rjust(widths[k])
-                             for k, v in enumerate(c[:-1])) + "  " + c[-1]
-        return f"{c[0]:<{widths[0]}}  {c[1]}: {c[-1]}"
 
-    lines = [f"{title}; reference: {reference}",
-             "  ".join(h.ljust(widths[k]) if k in left else h.rjust(widths[k])
-                       for k, h in enumerate(head[:-1])) + "  " + head[-1]]
-    for c, r in zip(cells, rows, strict=True):
-        lines.append(line(c))
-        for w in r.get("warnings", []):
-            lines.append(f"{'':{widths[0]}}  warning: {w}")
+def _line(c):
+    if c[1] in ("n/a", "ERROR"):
+        return f"{c[0]:<{_WIDTHS[0]}}  {c[1]}: {c[-1]}"
+    return "  ".join(v.ljust(_WIDTHS[k]) if k in _LEFT else v.rjust(_WIDTHS[k])
+                     for k, v in enumerate(c[:-1])) + "  " + c[-1]
+
+
+def _row_lines(r):
+    return [_line(_cells(r))] + [f"{'':{_WIDTHS[0]}}  warning: {w}"
+                                 for w in r.get("warnings", [])]
+
+
+def _verdict(rows):
     if not run_ok(rows):
-        lines.append("SOME CERTIFICATES FAILED")
-    elif any(r.get("iterative") and r["status"] != "n/a" for r in rows):
-        lines.append("all certificates passed (iterative methods are reported against their "
-                     "documented accuracy and do not set the exit status)")
-    else:
-        lines.append("all certificates passed")
-    return "\n".join(lines)
+        return "SOME CERTIFICATES FAILED"
+    if any(r.get("iterative") and r["status"] != "n/a" for r in rows):
+        return ("all certificates passed (iterative methods are reported against their "
+                "documented accuracy and do not set the exit status)")
+    return "all certificates passed"
+
+
+def _closing(rows, reference):
+    return [f"reference (vs ref): {reference or 'none, no exact method passed'}",
+            _verdict(rows)]
+
+
+def format_table(title, rows, reference) -> str:
+    """The rows of :func:`run_methods` as a text table: the title, the header, one line
+    per method (and its warnings), the reference and the verdict.
+
+    The same lines as :class:`TablePrinter` prints while the methods run.
+    """
+    lines = [title, _line(_HEAD)]
+    for r in rows:
+        lines.extend(_row_lines(r))
+    return "\n".join(lines + _closing(rows, reference))
+
+
+class TablePrinter:
+    """Print :func:`format_table`'s lines as the methods finish, flushing each.
+
+    Parameters
+    ----------
+    title : str
+        The first line (printed at once, with the header).
+    stream : file-like
+        Where to write (``sys.stdout`` in ``margin-opt verify``).
+
+    Examples
+    --------
+    >>> import io
+    >>> out = io.StringIO()
+    >>> printer = TablePrinter("a title", out)
+    >>> out.getvalue().splitlines()[0]
+    'a title'
+    """
+
+    def __init__(self, title, stream):
+        self.stream = stream
+        self._write([title, _line(_HEAD)])
+
+    def _write(self, lines):
+        for line in lines:
+            print(line, file=self.stream)
+        flush = getattr(self.stream, "flush", None)
+        if flush is not None:
+            flush()
+
+    def row(self, row):
+        """One finished row of :func:`run_methods` (its ``on_row``)."""
+        self._write(_row_lines(row))
+
+    def close(self, rows, reference, extra=()):
+        """The reference, the verdict, then ``extra`` lines."""
+        self._write(_closing(rows, reference) + list(extra))
 
 
 def plot_histories(solutions, reference, problem, path):

@@ -7,7 +7,14 @@ import time
 from ..problems.svm import SVMProblem
 from ..solution import Solution
 from ..validation import libsvm_input
-from .methods import default_methods, format_table, plot_histories, run_methods, run_ok
+from .methods import (
+    TablePrinter,
+    default_methods,
+    format_table,
+    plot_histories,
+    run_methods,
+    run_ok,
+)
 
 __all__ = ["verify"]
 
@@ -29,7 +36,8 @@ def _libsvm(problem: SVMProblem) -> Solution:
     return sol
 
 
-def verify(dataset, *, C=1.0, kernel="rbf", gamma="scale", methods=None, plot=None):
+def verify(dataset, *, C=1.0, kernel="rbf", gamma="scale", methods=None, plot=None,
+           stream=None):
     """Solve one C-SVC with several methods, certify each, and tabulate.
 
     Parameters
@@ -46,6 +54,9 @@ def verify(dataset, *, C=1.0, kernel="rbf", gamma="scale", methods=None, plot=No
         answer's picture (the decision boundary with margins and support vectors for
         two features, else the functional margins against α by support-vector
         category) and, with iterative methods, their suboptimality by iteration.
+    stream : file-like, optional
+        Print the table there as the methods finish (the title and header first,
+        each row when its method is done, flushed), instead of only returning it.
 
     Returns
     -------
@@ -60,18 +71,23 @@ def verify(dataset, *, C=1.0, kernel="rbf", gamma="scale", methods=None, plot=No
     methods = list(methods or default_methods("svc", kernel, problem.n_samples))
     if not set(methods) & {"cvxpy-dual", "cvxpy-primal", "smo"}:
         methods.insert(0, "cvxpy-dual")  # the reference the iterative methods are held to
-    rows, solutions, ref = run_methods(problem, methods, external=_libsvm)
     n, d = problem.n_samples, problem.X.shape[1]
+    title = (f"margin-opt verify: {dataset.name} (n={n}, d={d}), C-SVC C={problem.C:g}, "
+             f"kernel {problem.kernel.describe()}")
+    printer = TablePrinter(title, stream) if stream is not None else None
+    rows, solutions, ref = run_methods(problem, methods, external=_libsvm,
+                                       on_row=printer and printer.row)
     report = {"data": {"name": dataset.name, "n_samples": n, "n_features": d},
               "problem": {"model": "svc", "C": problem.C, "kernel": problem.kernel.describe()},
               "reference": ref, "rows": rows, "ok": run_ok(rows)}
-    title = (f"margin-opt verify: {dataset.name} (n={n}, d={d}), C-SVC C={problem.C:g}, "
-             f"kernel {problem.kernel.describe()}")
     text = format_table(title, rows, ref)
+    said = []
     if plot:
-        report["plots"], said = _plots(problem, solutions, ref, rows, plot)
-        text += "\n" + said
-    return report, text, report["ok"]
+        report["plots"], line = _plots(problem, solutions, ref, rows, plot)
+        said.append(line)
+    if printer is not None:
+        printer.close(rows, ref, said)
+    return report, "\n".join([text, *said]), report["ok"]
 
 
 def _plots(problem, solutions, ref, rows, file):

@@ -7,7 +7,7 @@ import time
 from ..methods import get_method
 from ..problems.svr import SVRProblem
 from ..validation import libsvm_input
-from .methods import default_methods, format_table, run_methods, run_ok
+from .methods import TablePrinter, default_methods, format_table, run_methods, run_ok
 
 __all__ = ["verify"]
 
@@ -27,7 +27,7 @@ def _libsvm(problem: SVRProblem):
 
 
 def verify(dataset, *, C=1.0, epsilon=0.1, kernel="rbf", gamma="scale", methods=None,
-           plot=None):
+           plot=None, stream=None):
     """Solve one ε-SVR with several methods, certify each (tube table), tabulate.
 
     Parameters
@@ -42,6 +42,9 @@ def verify(dataset, *, C=1.0, epsilon=0.1, kernel="rbf", gamma="scale", methods=
     plot : str, optional
         PNG file: the fit with its tube for one-dimensional data, else the residuals
         against f(x) with the band ±ε, points by tube category.
+    stream : file-like, optional
+        Print the table there as the methods finish (see
+        :func:`margin_opt.reports.svm.verify`), then the reference's certificate.
 
     Returns
     -------
@@ -52,27 +55,30 @@ def verify(dataset, *, C=1.0, epsilon=0.1, kernel="rbf", gamma="scale", methods=
     problem = SVRProblem(dataset.X, dataset.y, C=C, epsilon=epsilon, kernel=kernel,
                          gamma=gamma)
     methods = list(methods or default_methods("svr", kernel, problem.n_samples))
-    rows, solutions, ref = run_methods(problem, methods, external=_libsvm)
     n, d = problem.n_samples, problem.X.shape[1]
+    title = (f"margin-opt verify: {dataset.name} (n={n}, d={d}), ε-SVR C={problem.C:g} "
+             f"ε={problem.epsilon:g}, kernel {problem.kernel.describe()}")
+    printer = TablePrinter(title, stream) if stream is not None else None
+    rows, solutions, ref = run_methods(problem, methods, external=_libsvm,
+                                       on_row=printer and printer.row)
     report = {"data": {"name": dataset.name, "n_samples": n, "n_features": d},
               "problem": {"model": "svr", "C": problem.C, "epsilon": problem.epsilon,
                           "kernel": problem.kernel.describe()},
               "reference": ref, "rows": rows, "ok": run_ok(rows)}
+    said = []
     if ref is not None:
         cert = problem.certify(solutions[ref], tol=get_method(ref).accuracy_for("svr"))
         report["tube_table"] = cert.to_dict()["table"]
+        said += ["", str(cert)]
     if plot and ref is not None:
         from ..plots.svr import plot_tube_1d, plot_tube_residuals
 
         draw = plot_tube_1d if problem.X.shape[1] == 1 else plot_tube_residuals
         draw(problem, solutions[ref], file=plot)
         report["plots"] = [plot]
-    title = (f"margin-opt verify: {dataset.name} (n={n}, d={d}), ε-SVR C={problem.C:g} "
-             f"ε={problem.epsilon:g}, kernel {problem.kernel.describe()}")
-    text = format_table(title, rows, ref)
-    if ref is not None:
-        text += "\n\n" + str(cert)
     if plot:
-        text += "\n" + ("plot: " + plot if ref is not None else
-                        "plot: no figure, since no method's answer certified.")
-    return report, text, report["ok"]
+        said.append("plot: " + plot if ref is not None else
+                    "plot: no figure, since no method's answer certified.")
+    if printer is not None:
+        printer.close(rows, ref, said)
+    return report, "\n".join([format_table(title, rows, ref), *said]), report["ok"]

@@ -34,6 +34,7 @@ from ..estimators.adaboost import AdaBoost
 from ..estimators.ensembles import Bagging, BaggingRegressor, ExtraTrees, RandomForest
 from ..estimators.svc import SVC
 from ..estimators.svr import SVR
+from ..progress import progress as watched
 from .decomposition import _seed_unset, bias_variance
 
 __all__ = ["StudyResult", "classification_models", "regression_models", "run_study",
@@ -167,7 +168,7 @@ def _claims(rows, boosting):
 
 
 def run_study(data, *, method="oob", n_bootstrap=200, n_jobs=None, models=None,
-              random_state=0, progress=False) -> StudyResult:
+              random_state=0, progress=None) -> StudyResult:
     """Decompose every model of the table on one data set.
 
     Parameters
@@ -187,8 +188,10 @@ def run_study(data, *, method="oob", n_bootstrap=200, n_jobs=None, models=None,
         :func:`regression_models` by the targets.
     random_state : int, default=0
         Seeds the replicates (the same for every model) and the split.
-    progress : bool, default=False
-        Show a tqdm bar over the models (the CLI turns it on when stderr is a terminal).
+    progress : bool, optional
+        A ``tqdm.auto`` bar over the models: True shows it, False hides it; by default
+        it shows where a person is watching (a terminal or a Jupyter notebook, see
+        :func:`margin_opt.progress.progress`).
 
     Returns
     -------
@@ -213,10 +216,7 @@ def run_study(data, *, method="oob", n_bootstrap=200, n_jobs=None, models=None,
         kw = {"X_test": X_te, "y_test": y_te}
     result = StudyResult(data.name, task, method, n_bootstrap)
     items = list(models.items())
-    if progress:
-        from tqdm import tqdm
-
-        items = tqdm(items, desc="bias-variance", unit="model")
+    items = watched(items, desc="bias-variance", enabled=progress)
     for name, est in items:
         t0 = time.perf_counter()
         bv = bias_variance(est, X_fit, y_fit, method=method, n_bootstrap=n_bootstrap,
