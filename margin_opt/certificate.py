@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .display import html_table
 from .exceptions import CertificateError
 
 __all__ = ["Certificate", "Check", "TableRow", "CompositeCertificate"]
@@ -200,6 +201,32 @@ class Certificate:
                              f"{r.n_contradicting}" + (f" [{idx}{more}]" if idx else ""))
         return "\n".join(lines)
 
+    def _repr_html_(self) -> str:
+        """The report as HTML tables (Jupyter's display): the checks, the scalar
+        quantities and the support-vector (or tube) table."""
+        import html
+
+        head = (f"<p><b>{html.escape(self.title)}: {'OK' if self.ok else 'FAILED'}</b> "
+                f"(largest KKT residual {self.kkt_violation:.2e})</p>")
+        notes = "".join(f"<p>note: {html.escape(n)}</p>" for n in self.notes)
+        checks = html_table(["", "check", "value", "tol", "what"],
+                            [("ok" if c.passed else "FAIL", c.name, f"{c.value:.3e}",
+                              f"{c.tol:.1e}", c.description) for c in self.checks],
+                            caption="optimality conditions")
+        scalars = [(k, f"{v:.6g}" if isinstance(v, float) else str(v))
+                   for k, v in self.quantities.items() if np.isscalar(v)]
+        out = head + notes + checks
+        if scalars:
+            out += html_table(["quantity", "value"], scalars, caption="quantities")
+        if self.table:
+            out += html_table(
+                ["category", "must have", "count", "contradicting", "first of them"],
+                [(r.category, r.condition, r.count, r.n_contradicting,
+                  ", ".join(str(int(i)) for i in r.contradicting[:8])
+                  + ("…" if r.n_contradicting > 8 else "")) for r in self.table],
+                caption="support-vector table")
+        return out
+
     def __repr__(self) -> str:
         return (f"<Certificate {self.title!r} ok={self.ok} "
                 f"kkt_violation={self.kkt_violation:.2e}>")
@@ -306,6 +333,22 @@ class CompositeCertificate:
             lines.append(f"  {'ok  ' if c.ok else 'FAIL'} {name:<{w}}  KKT {c.kkt_violation:.1e}  "
                          + "  ".join(extra) + (f"  failed: {', '.join(bad)}" if bad else ""))
         return "\n".join(lines)
+
+    def _repr_html_(self) -> str:
+        """One row per part (Jupyter's display); ``cert[part]`` displays a part's tables."""
+        import html
+
+        head = (f"<p><b>{html.escape(self.title)}: {'OK' if self.ok else 'FAILED'}</b> "
+                f"({len(self.parts)} parts; largest KKT residual "
+                f"{self.kkt_violation:.2e})</p>")
+        rows = []
+        for name, c in self.parts.items():
+            gap = next((ch.value for ch in getattr(c, "checks", []) if ch.name == "duality_gap"),
+                       None)
+            rows.append(("ok" if c.ok else "FAIL", name, f"{c.kkt_violation:.1e}",
+                         "" if gap is None else f"{gap:.1e}",
+                         c.quantities.get("n_support", ""), ", ".join(c.failed())))
+        return head + html_table(["", "part", "KKT", "gap", "SVs", "failed"], rows)
 
     def __repr__(self) -> str:
         return (f"<CompositeCertificate {self.title!r} parts={len(self.parts)} ok={self.ok} "

@@ -70,6 +70,20 @@ class Dataset:
     name: str
     description: str = ""
 
+    def __repr__(self) -> str:
+        """The name, the shapes and the targets in one line, no arrays."""
+        kind = "sparse" if hasattr(self.X, "tocsr") else type(self.X).__name__
+        y = np.asarray(self.y)
+        values = np.unique(y) if y.size else y
+        if y.dtype.kind in "fc" and values.size > 10:
+            what = f"targets in [{y.min():.4g}, {y.max():.4g}]"
+        else:
+            what = f"{values.size} classes {values[:6].tolist()}" + (
+                " …" if values.size > 6 else "")
+        desc = f", {self.description[:60]!r}" if self.description else ""
+        return (f"Dataset({self.name!r}: X {kind} {np.shape(self.X)} "
+                f"{getattr(self.X, 'dtype', '')}, y {y.shape}, {what}{desc})")
+
 
 def shared_data_dir() -> Path | None:
     """The folder of shared real data, or None when it is absent.

@@ -118,7 +118,7 @@ class MulticlassVariables(_KernelVariables):
     xi: np.ndarray
 
 
-@dataclass(eq=False, kw_only=True)
+@dataclass(eq=False, kw_only=True, repr=False)
 class Solution:
     """A primal–dual answer to a margin problem, from any solver.
 
@@ -267,6 +267,58 @@ class Solution:
             If the estimator is not fitted or does not match the problem's size.
         """
         return problem.solution_from_sklearn(estimator)
+
+    # ---------------------------------------------------------------- displays
+    def _display_rows(self) -> list:
+        """(name, value) pairs of the key numbers and the shapes, no arrays."""
+        def shape(a):
+            return "None" if a is None else f"array{tuple(np.shape(a))}"
+
+        var = self.variables
+        fields = getattr(var, "__dataclass_fields__", {})
+        parts = ", ".join(f"{k} {shape(getattr(var, k))}" for k in fields
+                          if getattr(var, k) is not None)
+        gap = self.duality_gap
+        rows = [("status", self.status), ("method", f"{self.method} ({self.backend})"),
+                ("primal_objective", f"{self.primal_objective:.10g}"),
+                ("dual_objective", f"{self.dual_objective:.10g}"),
+                ("duality_gap", f"{gap:.3e} (relative "
+                                f"{abs(gap) / max(1.0, abs(self.primal_objective)):.1e})"),
+                ("intercept", ", ".join(f"{v:.6g}" for v in np.ravel(self.intercept)[:6])
+                 + (" …" if np.size(self.intercept) > 6 else "")),
+                ("support_", f"{self.support_.size} of {np.shape(self.decision)[0]} samples"),
+                ("dual_coef", shape(self.dual_coef)),
+                ("variables", f"{type(var).__name__}({parts})"),
+                ("n_iter", str(self.n_iter)),
+                ("time", f"{self.timings['total']:.3g} s" if "total" in self.timings else "—")]
+        if self.formulation:
+            rows.append(("formulation", self.formulation))
+        if self.certificate is not None:
+            rows.append(("certificate", f"{'OK' if self.certificate.ok else 'FAILED'} "
+                                        f"(largest KKT residual "
+                                        f"{self.certificate.kkt_violation:.2e})"))
+        if self.attempts:
+            rows.append(("attempts", ", ".join(str(a.get("method", "?"))
+                                               for a in self.attempts)))
+        if self.message:
+            rows.append(("message", self.message[:200]))
+        return rows
+
+    def __repr__(self) -> str:
+        """A screenful: the key numbers and the arrays' shapes (print the fields for
+        the arrays themselves)."""
+        return "\n".join(["Solution("] + [f"  {k:<17} {v}" for k, v in self._display_rows()]
+                         + [")"])
+
+    def _repr_html_(self) -> str:
+        """The key numbers as an HTML table (Jupyter's display), then the certificate's
+        tables where the solve path certified the answer."""
+        from .display import html_table
+
+        out = html_table(["Solution", ""], self._display_rows())
+        if self.certificate is not None and hasattr(self.certificate, "_repr_html_"):
+            out += self.certificate._repr_html_()
+        return out
 
     def summary(self) -> dict:
         """Scalars of the solution as a JSON-ready dict."""

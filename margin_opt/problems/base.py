@@ -29,6 +29,7 @@ import numpy as np
 
 from .. import kkt
 from ..certificate import Certificate, Check
+from ..display import problem_latex
 from ..lazy import lazy_module
 from ..methods import method_names, not_applicable
 from ..solution import Solution
@@ -239,6 +240,11 @@ class KernelProblem:
                   + ", ".join(m for m in method_names(self.model, estimator=True)
                               if not_applicable(m, self) is None)]
         return "\n".join(lines)
+
+    def _repr_latex_(self) -> str:
+        """The printed problem typeset: Jupyter's display of it (one renderer,
+        :func:`margin_opt.display.problem_latex`)."""
+        return problem_latex(str(self))
 
     def _math_lines(self, feats):  # pragma: no cover - abstract
         """The primal and dual of the model as text lines."""

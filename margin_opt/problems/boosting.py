@@ -39,6 +39,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ..certificate import Certificate, Check
+from ..display import problem_latex
 from ..exceptions import SolverError
 from ..lazy import lazy_module
 from .cvxpy_runner import run_cvxpy
@@ -214,6 +215,21 @@ class StageLineSearch:
         """``½ log((1 − ε)/ε)`` (exact for ±1 margins; ``ALPHA_MAX`` when ε = 0)."""
         return closed_form_alpha(self.error)
 
+    def __str__(self) -> str:
+        """The stage problem as a person reads it."""
+        return "\n".join([
+            f"AdaBoost stage line search: n = {self.margins.size} samples, "
+            f"{self._m.size} distinct margins", "",
+            "primal (problem.primal(), written log Σᵢ exp(log wᵢ − α mᵢ) for the conic solver):",
+            "    minimize    Σᵢ wᵢ exp(−α mᵢ)",
+            "    with wᵢ the normalized sample weights, mᵢ = yᵢh(xᵢ) the learner's margins",
+            "", "closed form where every mᵢ = ±1 (ε the weighted error):",
+            "    α = ½ log((1 − ε)/ε)"])
+
+    def _repr_latex_(self) -> str:
+        """The printed problem typeset (Jupyter's display)."""
+        return problem_latex(str(self))
+
     def primal(self):
         """The cvxpy problem in the scalar variable ``alpha`` (printable)."""
         alpha = cp.Variable(name="alpha")
@@ -272,6 +288,21 @@ class TotallyCorrectiveProblem:
     def objective(self, alpha) -> float:
         """``Σᵢ wᵢ exp(−(Mα)ᵢ)`` with Σ w = 1."""
         return float(self._w @ np.exp(-(self._M @ np.asarray(alpha, dtype=float))))
+
+    def __str__(self) -> str:
+        """The refit as a person reads it."""
+        n, t = self.margins.shape
+        bound = "" if self.l1_bound is None else f",  Σₜ αₜ ≤ {self.l1_bound:g}"
+        return "\n".join([
+            f"Totally corrective boosting: n = {n} samples, T = {t} learners", "",
+            "primal (problem.primal(), in log-sum-exp form):",
+            "    minimize    Σᵢ wᵢ exp(−Σₜ αₜMᵢₜ)",
+            f"    subject to  α ≥ 0{bound}",
+            "    with Mᵢₜ = yᵢhₜ(xᵢ) the learners' margins, wᵢ the normalized sample weights"])
+
+    def _repr_latex_(self) -> str:
+        """The printed problem typeset (Jupyter's display)."""
+        return problem_latex(str(self))
 
     def primal(self):
         """The cvxpy problem in ``alpha`` of shape (n_learners,) (log-sum-exp form)."""
@@ -339,6 +370,24 @@ class MaxMarginLP:
         self.margins = M
         rows, inv = np.unique(M, axis=0, return_inverse=True)
         self._rows, self._inv = rows, inv.ravel()
+
+    def __str__(self) -> str:
+        """The LP pair as a person reads it."""
+        n, t = self.margins.shape
+        return "\n".join([
+            f"Largest minimum margin of {t} learners: n = {n} samples "
+            f"({self._rows.shape[0]} distinct margin rows)", "",
+            "primal (problem.primal()):",
+            "    maximize    ρ",
+            f"    subject to  Σₜ αₜMᵢₜ ≥ ρ,  α ≥ 0,  Σₜ αₜ = 1,   i = 1..{n}",
+            "    with Mᵢₜ = yᵢhₜ(xᵢ) the learners' margins", "",
+            "dual (LPBoost's: the hardest distribution d over the samples):",
+            "    minimize    γ",
+            f"    subject to  Σᵢ dᵢMᵢₜ ≤ γ,  d ≥ 0,  Σᵢ dᵢ = 1,   t = 1..{t}"])
+
+    def _repr_latex_(self) -> str:
+        """The printed problem typeset (Jupyter's display)."""
+        return problem_latex(str(self))
 
     def primal(self):
         """The cvxpy LP in ``(alpha, rho)`` over the distinct margin rows (printable)."""

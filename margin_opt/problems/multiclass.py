@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from ..display import problem_latex
 from ..lazy import lazy_module
 from ..solution import MulticlassVariables, Solution
 from ..validation import (
@@ -364,6 +365,27 @@ class MulticlassSVMProblem:
             raise ValueError("the solution does not belong to this problem (certify a "
                              "Crammer–Singer solution of the same data).")
         return multiclass_kkt.certify(self, solution, tol)
+
+    def __str__(self) -> str:
+        """The problem as a person reads it: sizes, primal and dual."""
+        n, d = self.n_samples, self.data.X.shape[1]
+        b, plus_b = ("intercepts bᵣ", " + bᵣ") if self.fit_intercept else ("no intercepts", "")
+        lines = [f"{self.certificate_name}: n = {n} samples, k = {self.n_classes} classes, "
+                 f"d = {d} features, kernel {self.kernel.describe()}, C = {self.C:g}, {b}", "",
+                 "primal (problem.primal()):",
+                 "    minimize    ½ Σᵣ ‖wᵣ‖² + Σᵢ Cᵢξᵢ",
+                 "    subject to  Σₛ Yᵢₛ fₛ(xᵢ) − fᵣ(xᵢ) ≥ 1 − Yᵢᵣ − ξᵢ,   "
+                 f"i = 1..{n},  r = 1..{self.n_classes}",
+                 f"    with fᵣ(x) = wᵣᵀφ(x){plus_b} and Y the one-hot labels", "",
+                 "dual (problem.dual()):",
+                 "    maximize    Σᵢᵣ Yᵢᵣβᵢᵣ − ½ Σᵣ Σᵢⱼ βᵢᵣβⱼᵣ K(xᵢ, xⱼ)",
+                 "    subject to  βᵢᵣ ≤ CᵢYᵢᵣ,  Σᵣ βᵢᵣ = 0"
+                 + (",  Σᵢ βᵢᵣ = 0" if self.fit_intercept else "")]
+        return "\n".join(lines)
+
+    def _repr_latex_(self) -> str:
+        """The printed problem typeset (Jupyter's display)."""
+        return problem_latex(str(self))
 
     def __repr__(self) -> str:
         return (f"MulticlassSVMProblem(n_samples={self.n_samples}, n_classes={self.n_classes}, "

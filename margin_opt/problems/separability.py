@@ -51,6 +51,7 @@ import scipy.sparse as sp
 from scipy import linalg
 
 from ..certificate import Certificate, Check
+from ..display import problem_latex
 from ..exceptions import NotSeparableError, SolverError
 from ..lazy import lazy_module
 from ..losses import Hinge
@@ -566,6 +567,28 @@ class SeparabilityProblem:
         cert.quantities["margin_min"] = m
         cert.title = f"{self.certificate_name} certificate ({who}): the hulls meet"
         return cert
+
+    def __str__(self) -> str:
+        """The LP pair as a person reads it: the margin LP, its dual and the notes' LP."""
+        n, d = self.n_samples, self.data.X.shape[1]
+        fb, yl = ("wᵀφ(xᵢ) + b", ",  Σᵢ yᵢλᵢ = 0") if self.fit_intercept else ("wᵀφ(xᵢ)", "")
+        b = "intercept b" if self.fit_intercept else "no intercept"
+        lines = [f"{self.certificate_name}: n = {n} samples, d = {d} features, kernel "
+                 f"{self.kernel.describe()}, {b}",
+                 "", "primal (problem.primal('margin'); separable exactly when t > 0):",
+                 "    maximize    t",
+                 f"    subject to  yᵢ({fb}) ≥ t,  −1 ≤ w ≤ 1,   i = 1..{n}", "",
+                 "dual (problem.dual(); the ℓ1 distance of the hulls, 0 where they meet):",
+                 "    minimize    ‖Σᵢ λᵢyᵢφ(xᵢ)‖₁",
+                 f"    subject to  λ ≥ 0,  Σᵢ λᵢ = 1{yl}", "",
+                 "feasibility (problem.primal('feasibility'), the lecture's LP):",
+                 "    find        w, b",
+                 f"    subject to  yᵢ({fb}) ≥ 1,   i = 1..{n}"]
+        return "\n".join(lines)
+
+    def _repr_latex_(self) -> str:
+        """The printed problem typeset (Jupyter's display)."""
+        return problem_latex(str(self))
 
     def __repr__(self) -> str:
         return (f"SeparabilityProblem(n_samples={self.n_samples}, "
