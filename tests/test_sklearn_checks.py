@@ -16,15 +16,12 @@ from sklearn.utils.estimator_checks import (
     parametrize_with_checks,
 )
 
+import margin_opt as mo
 from margin_opt import SVC, SVR, AdaBoost, Perceptron
-from margin_opt.estimators.ensembles import (
-    Bagging,
-    BaggingRegressor,
-    ExtraTrees,
-    ExtraTreesRegressor,
-    RandomForest,
-    RandomForestRegressor,
-)
+
+Bagging, BaggingRegressor = mo.Bagging, mo.BaggingRegressor
+ExtraTrees, ExtraTreesRegressor = mo.ExtraTrees, mo.ExtraTreesRegressor
+RandomForest, RandomForestRegressor = mo.RandomForest, mo.RandomForestRegressor
 
 #: Every public estimator, in its variants (one entry a line: add yours in its place).
 ESTIMATORS = [
