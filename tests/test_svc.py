@@ -181,6 +181,9 @@ def test_max_iter_stops_warns_and_says_not_optimal(kind):
         ours.set_params(max_iter=3).fit(X, y)
     assert ours.fit_status_ == ref.fit_status_ == 1
     assert not ours.certificate_.ok
+    cert = ours.certificate_
+    parts = list(cert.parts.values()) if hasattr(cert, "parts") else [cert]
+    assert any("max_iter=3" in note for part in parts for note in part.notes)
     assert np.all(np.asarray(ours.n_iter_) <= 3)
     sols = _solutions(ours)
     assert any(s.status == "max_iter" for s in sols)

@@ -101,9 +101,19 @@ def solve_and_certify(est, problem, *, solver=None, certify=None):
     else:
         sol = problem.solve(solver, certify=False, **options)
         warn_nonconvex(problem, stacklevel=3)
+    if certify:
+        note_stopped(est, sol)
     if verbose:
         report_progress(sol)
     return sol, (sol.certificate if certify else None)
+
+
+def note_stopped(est, sol) -> None:
+    """The certificate's note when the estimator's ``max_iter`` stopped the run."""
+    if user_limited(est) and sol.status in STOPPED_SHORT and sol.certificate is not None:
+        sol.certificate.notes.append(
+            f"the solver stopped at max_iter={est.max_iter} ({sol.status}): this answer is "
+            "not optimal; max_iter=-1 lets the solver finish.")
 
 
 def user_limited(est) -> bool:
@@ -170,6 +180,7 @@ def certify_result(est, problem, res, options, solver="smo"):
     if est.certify:
         sol = finish(problem, solver, res, certify=est.tol, fallback=not limited, **options)
         cert = sol.certificate
+        note_stopped(est, sol)
     else:
         sol, cert = finish(problem, solver, res, certify=False, **options), None
         warn_nonconvex(problem, stacklevel=3)
