@@ -13,6 +13,7 @@ import json
 import sys
 from importlib import import_module
 
+from . import __version__
 from .bench import SUITES
 from .methods import get_method, method_names
 
@@ -33,9 +34,34 @@ def _gamma(value):
                                          f"got {value!r}") from None
 
 
+class _Formatter(argparse.RawDescriptionHelpFormatter, argparse.ArgumentDefaultsHelpFormatter):
+    """The examples as written, and every option's default shown."""
+
+
+class _CommandParser(argparse.ArgumentParser):
+    """A command's parser that takes its positionals before, between or after the options
+    (``study bias-variance --n-bootstrap 5 iris-binary``): argparse's intermixed parsing."""
+
+    _intermixed = False
+
+    def parse_known_args(self, args=None, namespace=None):
+        if self._intermixed:        # the two passes of parse_known_intermixed_args
+            return super().parse_known_args(args, namespace)
+        self._intermixed = True
+        try:
+            return self.parse_known_intermixed_args(args, namespace)
+        finally:
+            self._intermixed = False
+
+
+DATA_HELP = ("built-in name (breast_cancer, iris-binary, diabetes, heart_scale), a file of the "
+             "shared data folder (a9a.t) or a path (svmlight, or CSV with the label last)")
+MODEL_HELP = "the model; None: svr when the data's target is continuous, else svc"
+
+
 def _parser():
     p = argparse.ArgumentParser(
-        prog="margin-opt", formatter_class=argparse.RawDescriptionHelpFormatter,
+        prog="margin-opt", formatter_class=_Formatter,
         description="Margin classifiers and boosting as explicit convex optimization problems:\n"
                     "solved in cvxpy and by fast backends (SMO, subgradient / Pegasos), every\n"
                     "answer certified (KKT residuals, duality gap, support-vector table).",
@@ -46,65 +72,91 @@ def _parser():
                "  margin-opt fit --model adaboost         one estimator and its certificate\n"
                "  margin-opt bench smo --quick            SMO against LIBSVM, small sizes\n\n"
                "'margin-opt COMMAND --help' lists the options of a command.")
-    sub = p.add_subparsers(dest="command", required=True)
+    p.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    sub = p.add_subparsers(dest="command", required=True, parser_class=_CommandParser)
+    command = {"formatter_class": _Formatter}
 
-    v = sub.add_parser("verify", help="solve a model with every method and certify each")
-    v.add_argument("data", nargs="?", help="built-in name (breast_cancer, iris-binary, "
-                   "diabetes, heart_scale), a file of the shared data folder (a9a.t) or a path "
-                   "(svmlight/CSV)")
-    v.add_argument("--model", choices=sorted(REPORTS), default="svc")
+    v = sub.add_parser("verify", help="solve a model with every method and certify each",
+                       **command)
+    v.add_argument("data", nargs="?", default=None,
+                   help=DATA_HELP + "; None: breast_cancer, or diabetes for --model svr")
+    v.add_argument("--model", choices=sorted(REPORTS), default=None, help=MODEL_HELP)
     v.add_argument("--C", type=float, default=1.0, help="penalty C (inf: hard margin)")
     v.add_argument("--kernel", default=None, help="linear, poly, rbf, sigmoid "
-                   "(default rbf; linear when only linear methods are asked for)")
-    v.add_argument("--gamma", type=_gamma, default="scale")
+                   "(None: rbf; linear when only linear methods are asked for)")
+    v.add_argument("--gamma", type=_gamma, default="scale",
+                   help="RBF/poly/sigmoid width: scale, auto or a number")
     v.add_argument("--epsilon", type=float, default=0.1, help="SVR tube half-width")
     v.add_argument("--n-estimators", type=int, default=50, help="AdaBoost rounds")
     v.add_argument("--methods", default=None,
-                   help="comma-separated registry names; svc: " + ",".join(method_names("svc"))
-                   + "; svr: " + ",".join(method_names("svr")))
+                   help="comma-separated registry names (None: every method that suits the "
+                   "size); svc: " + ",".join(method_names("svc")) + "; svr: "
+                   + ",".join(method_names("svr")))
     v.add_argument("--plot", default=None, help="write a plot to this PNG file")
     v.add_argument("--json", action="store_true", help="print the report as JSON")
 
-    f = sub.add_parser("fit", help="fit one estimator and print its summary and certificate")
-    f.add_argument("data", nargs="?", help="as for verify")
-    f.add_argument("--model", choices=sorted(REPORTS), default="svc")
+    f = sub.add_parser("fit", help="fit one estimator and print its summary and certificate",
+                       **command)
+    f.add_argument("data", nargs="?", default=None, help="as for verify")
+    f.add_argument("--model", choices=sorted(REPORTS), default=None, help=MODEL_HELP)
     f.add_argument("--solver", default=None,
                    help="svc: " + ", ".join(method_names("svc", estimator=True)) + "; svr: "
-                   + ", ".join(method_names("svr", estimator=True)) + " (default smo)")
-    f.add_argument("--C", type=float, default=1.0)
-    f.add_argument("--kernel", default="rbf")
-    f.add_argument("--gamma", type=_gamma, default="scale")
-    f.add_argument("--epsilon", type=float, default=0.1)
-    f.add_argument("--n-estimators", type=int, default=50)
-    f.add_argument("--json", action="store_true")
+                   + ", ".join(method_names("svr", estimator=True)) + " (None: smo)")
+    f.add_argument("--C", type=float, default=1.0, help="penalty C (inf: hard margin)")
+    f.add_argument("--kernel", default="rbf", help="linear, poly, rbf or sigmoid")
+    f.add_argument("--gamma", type=_gamma, default="scale",
+                   help="RBF/poly/sigmoid width: scale, auto or a number")
+    f.add_argument("--epsilon", type=float, default=0.1, help="SVR tube half-width")
+    f.add_argument("--n-estimators", type=int, default=50, help="AdaBoost rounds")
+    f.add_argument("--json", action="store_true", help="print the summary as JSON")
 
-    b = sub.add_parser("bench", help="benchmarks side by side with the peer libraries")
-    b.add_argument("suites", nargs="*", help=", ".join(SUITES) + " (default: all available)")
+    b = sub.add_parser("bench", help="benchmarks side by side with the peer libraries",
+                       **command)
+    b.add_argument("suites", nargs="*", default=[],
+                   help=", ".join(SUITES) + " ([]: all available)")
     b.add_argument("--quick", action="store_true", help="small sizes (a smoke test)")
     b.add_argument("--sizes", type=int, nargs="+", default=None,
                    help="sample sizes, for the suites that take them (default: the suite's)")
     b.add_argument("--repeats", type=int, default=None,
                    help="best of this many alternated runs (default: the suite's)")
-    b.add_argument("--json", action="store_true")
+    b.add_argument("--json", action="store_true", help="print the rows as JSON")
 
-    s = sub.add_parser("study", help="experiments over estimators (bias-variance by bootstrap)")
-    s.add_argument("study", choices=["bias-variance"])
-    s.add_argument("data", nargs="?", help="as for verify: two classes or continuous targets "
-                   "(default breast_cancer, or diabetes with --task regression)")
+    s = sub.add_parser("study", help="experiments over estimators (bias-variance by bootstrap)",
+                       **command)
+    s.add_argument("study", choices=["bias-variance"], help="the study to run")
+    s.add_argument("data", nargs="?", default=None, help="as for verify: two classes or "
+                   "continuous targets (None: breast_cancer, or diabetes with --task "
+                   "regression)")
     s.add_argument("--task", choices=["classification", "regression"], default=None,
                    help="picks the default data when DATA is not given")
-    s.add_argument("--method", choices=["oob", "holdout"], default="oob")
+    s.add_argument("--method", choices=["oob", "holdout"], default="oob",
+                   help="out-of-bag or held-out estimates of bias and variance")
     s.add_argument("--n-bootstrap", type=int, default=200, help="bootstrap replicates B")
-    s.add_argument("--n-jobs", type=int, default=None, help="replicates in parallel (joblib)")
+    s.add_argument("--n-jobs", type=int, default=None,
+                   help="replicates in parallel (joblib; None: one)")
     s.add_argument("--plot", default=None, help="write the study's figure to this PNG file")
-    s.add_argument("--json", action="store_true")
+    s.add_argument("--json", action="store_true", help="print the result as JSON")
     return p
 
 
-def _verify(args) -> int:
+def _data_and_model(args):
+    """The data set and the model: ``--model`` when given, else svr for a continuous
+    target (diabetes, a regression CSV) and svc otherwise."""
+    from sklearn.utils.multiclass import type_of_target
+
     from .datasets import load_dataset
 
-    data = load_dataset(args.data or DEFAULT_DATA[args.model])
+    if args.data is None:
+        model = args.model or "svc"
+        return load_dataset(DEFAULT_DATA[model]), model
+    data = load_dataset(args.data)
+    if args.model is not None:
+        return data, args.model
+    return data, "svr" if type_of_target(data.y) == "continuous" else "svc"
+
+
+def _verify(args) -> int:
+    data, args.model = _data_and_model(args)
     methods = args.methods.split(",") if args.methods else None
     try:
         module = import_module(REPORTS[args.model])
@@ -134,9 +186,8 @@ def _fit(args) -> int:
     import time
 
     from . import SVC, SVR, AdaBoost
-    from .datasets import load_dataset
 
-    data = load_dataset(args.data or DEFAULT_DATA[args.model])
+    data, args.model = _data_and_model(args)
     solver = {"solver": args.solver} if args.solver else {}
     if args.model == "svc":
         est = SVC(C=args.C, kernel=args.kernel, gamma=args.gamma, **solver)
@@ -222,7 +273,7 @@ def main(argv=None) -> int:
     try:
         return {"verify": _verify, "fit": _fit, "bench": _bench,
                 "study": _study}[args.command](args)
-    except (ValueError, FileNotFoundError) as exc:
+    except (ValueError, FileNotFoundError, IsADirectoryError, PermissionError) as exc:
         print(f"margin-opt: {exc}", file=sys.stderr)
         return 2
 

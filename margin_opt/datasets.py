@@ -195,10 +195,13 @@ def load_dataset(name: str, *, standardize: bool | None = None) -> Dataset:
         if shared is not None and (shared / name).exists():
             path = shared / name
         else:
+            what = (f"no such file: {name}" if path.suffix or os.sep in name or "/" in name
+                    else f"no data set {name!r}")
             raise FileNotFoundError(
-                f"no data set {name!r}: use one of {BUILTIN}, a file in the shared data "
-                f"folder ({shared or '../shared/data, absent here'}), or a path to an "
-                "svmlight or CSV file.")
+                f"{what}; pass one of the built-in names {', '.join(BUILTIN + PACKAGED)}, a "
+                f"file in the shared data folder ({shared or 'MARGIN_OPT_DATA, unset here'}), "
+                "or the path of an svmlight file or of a CSV file (.csv, the label in the "
+                "last column).")
     if path.is_dir():
         raise ValueError(f"{str(path)!r} is a directory; pass a data file (svmlight or CSV) or "
                          f"a built-in name ({', '.join(BUILTIN)}).")
@@ -207,11 +210,7 @@ def load_dataset(name: str, *, standardize: bool | None = None) -> Dataset:
 
 def _load_file(path: Path, *, standardize: bool) -> Dataset:
     if path.suffix.lower() == ".csv":
-        try:
-            arr = np.loadtxt(path, delimiter=",", dtype=float, ndmin=2)
-        except ValueError:
-            arr = np.loadtxt(path, delimiter=",", dtype=float, ndmin=2, skiprows=1)
-        X, y = arr[:, :-1], arr[:, -1]
+        X, y = _read_csv(path)
     else:
         from sklearn.datasets import load_svmlight_file
 
@@ -227,4 +226,52 @@ def _load_file(path: Path, *, standardize: bool) -> Dataset:
     if standardize:
         X = (StandardScaler(with_mean=not hasattr(X, "tocsr")).fit_transform(X))
     desc = f"{path} ({X.shape[0]} × {X.shape[1]})"
-    return Dataset(X, np.asarray(y, dtype=float), path.name, desc)
+    return Dataset(X, y if y.dtype.kind in "UO" else np.asarray(y, dtype=float), path.name,
+                   desc)
+
+
+def _read_csv(path: Path):
+    """(X, y) of a CSV file: numeric features, the label in the last column (numbers, or
+    strings kept as strings, e.g. "benign"/"malignant"); a first row that is not numeric
+    is a header.
+
+    Raises
+    ------
+    ValueError
+        Not a text CSV file (binary content), rows of unequal length, fewer than two
+        columns, or a feature that is not a number.
+    """
+    import csv
+
+    try:
+        with open(path, newline="", encoding="utf-8") as f:
+            rows = [r for r in csv.reader(f) if any(c.strip() for c in r)]
+    except (UnicodeDecodeError, csv.Error) as exc:
+        raise ValueError(f"could not read {path} as a CSV file: it is not text "
+                         f"({type(exc).__name__}); pass a text file of comma-separated "
+                         "numbers with the label in the last column, or an svmlight "
+                         "file.") from None
+    if rows and not _numbers(rows[0][:-1]):
+        rows = rows[1:]                   # a header
+    widths = {len(r) for r in rows}
+    if not rows or len(widths) != 1 or widths.pop() < 2:
+        raise ValueError(f"could not read {path} as a CSV file: it needs rows of equal "
+                         "length with at least one feature and the label in the last "
+                         f"column (rows of {sorted({len(r) for r in rows})} values).")
+    for i, r in enumerate(rows):
+        if not _numbers(r[:-1]):
+            raise ValueError(f"could not read {path} as a CSV file: row {i + 1} has a "
+                             f"feature that is not a number ({r[:-1]!r:.80}); the features "
+                             "must be numbers, the label in the last column.")
+    X = np.array([[float(v) for v in r[:-1]] for r in rows])
+    labels = [r[-1].strip() for r in rows]
+    y = np.array([float(v) for v in labels]) if _numbers(labels) else np.array(labels)
+    return X, y
+
+
+def _numbers(values) -> bool:
+    try:
+        [float(v) for v in values]
+    except ValueError:
+        return False
+    return True

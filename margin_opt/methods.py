@@ -54,7 +54,8 @@ class Method:
         ``margin-opt verify`` (a dict per model where they differ).
     iterative : bool
         A first-order method: it approaches the optimum at its own rate and claims
-        no optimality; verify reports its gap and does not fail the run on it.
+        no optimality at 1e-6; verify holds it to its ``accuracy`` (and fails the run
+        when it misses that).
     stopping : {"certified_gap", "param_change"} or None
         The stopping-tolerance rule (:func:`stopping_options`).
     solve_as : str or None

@@ -117,11 +117,12 @@ def check_binary_labels(y):
     classes = unique_labels(y)
     if classes.size < 2:
         raise ValueError(
-            f"y has a single class ({classes[0]!r} only): a classifier needs samples of "
-            "two classes.")
+            f"y has a single class ({classes[0]!r} only; one class is not enough): a "
+            "classifier needs samples of two classes.")
     if classes.size > 2:
         raise ValueError(
-            f"y has {classes.size} classes but this model is binary; pass two classes "
+            f"Only binary classification is supported: y has {classes.size} classes but "
+            "this model is binary; pass two classes "
             "(e.g. one class against the rest) or use sklearn.multiclass.OneVsRestClassifier.")
     return np.where(y == classes[1], 1.0, -1.0), classes
 

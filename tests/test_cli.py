@@ -94,13 +94,131 @@ def test_verify_columns_are_sized_to_their_numbers(capsys):
     assert abs(float(row[2]) - float(row[3])) < 1e-3 * float(row[3])
 
 
-def test_iterative_methods_do_not_fail_the_run(capsys, tmp_path):
+def test_iterative_methods_are_held_to_their_accuracy(capsys, tmp_path):
+    """subgradient and Pegasos are held to the accuracy the registry documents (1e-2),
+    not 1e-6; where they miss even that (their objective is > 1e-2 from cvxpy's
+    optimum, the independent reference), the run fails and says which, and never says
+    "all certificates passed" beside a FAIL row."""
     plot = tmp_path / "conv.png"
     code = cli.main(["verify", "iris-binary", "--kernel", "linear", "--methods",
                      "subgradient,pegasos", "--plot", str(plot)])
     out = capsys.readouterr().out
-    assert code == 0 and "iterative" in out and "not counted" in out
     assert (tmp_path / "conv-margins.png").exists() and (tmp_path / "conv-convergence.png").exists()
+    assert cli.main(["verify", "iris-binary", "--kernel", "linear", "--methods",
+                     "subgradient,pegasos", "--json"]) == code
+    rows = {r["method"]: r for r in json.loads(capsys.readouterr().out)["rows"]}
+    assert rows["subgradient"]["tol"] == rows["pegasos"]["tol"] == 1e-2
+    failed = [m for m in ("subgradient", "pegasos") if not rows[m]["ok"]]
+    assert failed     # at verify's settings both stop > 1e-2 from the optimum:
+    for m in failed:
+        assert rows[m]["agreement"] > rows[m]["tol"], m     # a true FAIL
+    assert code == 1 and "all certificates passed" not in out
+    verdict = next(line for line in out.splitlines() if line.startswith("CERTIFICATES"))
+    assert verdict.startswith("CERTIFICATES FAILED: " + failed[0])
+    assert all(m in verdict for m in failed)
+
+
+def test_summary_line_never_passes_beside_a_fail():
+    from margin_opt.reports.methods import format_table, run_ok
+
+    ok = {"method": "cvxpy-dual", "status": "optimal", "ok": True, "iterative": False,
+          "solver": "CLARABEL", "primal": 1.0, "dual": 1.0, "gap": 0.0, "kkt": 0.0, "n_sv": 3,
+          "time": 0.1, "tol": 1e-6}
+    slow = {**ok, "method": "pegasos", "ok": False, "iterative": True, "tol": 1e-2,
+            "failed": ["duality_gap"], "gap": 0.5}
+    error = {"method": "smo", "status": "error", "ok": False, "iterative": False,
+             "error": "ValueError: x", "tol": 1e-5}
+    assert run_ok([ok]) and format_table("t", [ok], "cvxpy-dual").endswith("passed")
+    for rows in ([ok, slow], [ok, error], [slow]):
+        text = format_table("t", rows, "cvxpy-dual")
+        assert not run_ok(rows) and "passed" not in text
+        assert text.splitlines()[-1].startswith("CERTIFICATES FAILED: ")
+    assert "pegasos (iterative, short of its documented accuracy 1e-02)" in \
+        format_table("t", [ok, slow], "cvxpy-dual")
+
+
+def test_verify_regression_target_picks_svr(capsys):
+    """A continuous target (diabetes) is the ε-SVR by itself; --model still decides."""
+    assert cli.main(["verify", "diabetes", "--methods", "cvxpy-dual,smo", "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["problem"]["model"] == "svr" and report["ok"]
+    assert cli.main(["fit", "diabetes", "--json"]) == 0
+    assert "SVR(" in json.loads(capsys.readouterr().out)["model"]
+    assert cli.main(["verify", "diabetes", "--model", "svc"]) == 2
+    assert "Unknown label type" in capsys.readouterr().err
+
+
+def test_version(capsys):
+    import margin_opt
+
+    with pytest.raises(SystemExit) as exc:
+        cli.main(["--version"])
+    assert exc.value.code == 0
+    assert capsys.readouterr().out.strip() == f"margin-opt {margin_opt.__version__}"
+
+
+def test_every_option_has_help_and_shows_its_default():
+    parser = cli._parser()
+    commands = next(a for a in parser._actions if a.dest == "command").choices
+    assert set(commands) == {"verify", "fit", "bench", "study"}
+    for name, sub in commands.items():
+        fmt = sub._get_formatter()
+        for action in sub._actions:
+            if action.dest == "help":
+                continue
+            assert action.help, (name, action.dest)
+            if action.option_strings:
+                assert "%(default)" in fmt._get_help_string(action), (name, action.dest)
+                assert f"(default: {action.default})" in " ".join(sub.format_help().split())
+
+
+def test_missing_file_and_binary_csv_are_one_clean_line(capsys, tmp_path):
+    assert cli.main(["verify", "missing.csv"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("margin-opt: no such file: missing.csv;") and err.count("\n") == 1
+    assert "CSV" in err and "svmlight" in err and "breast_cancer" in err
+    binary = tmp_path / "image.csv"
+    binary.write_bytes(bytes(range(256)) * 8)
+    assert cli.main(["fit", str(binary)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"margin-opt: could not read {binary} as a CSV file: it is not text")
+    assert err.count("\n") == 1
+
+
+def test_csv_with_string_labels(capsys, tmp_path):
+    """Labels in a CSV are kept as strings (a header row is skipped); SVC fits them and
+    predicts as scikit-learn's SVC does."""
+    import numpy as np
+    from sklearn.svm import SVC as SkSVC
+
+    from margin_opt import SVC
+    from margin_opt.datasets import load_dataset
+
+    d = load_dataset("breast_cancer")
+    X, names = d.X[::5], np.where(d.y[::5] > 0, "benign", "malignant")
+    path = tmp_path / "cancer.csv"
+    header = ",".join(f"f{j}" for j in range(X.shape[1])) + ",diagnosis\n"
+    path.write_text(header + "".join(",".join(map(repr, x.tolist())) + f",{c}\n"
+                                     for x, c in zip(X, names, strict=True)))
+    data = load_dataset(str(path))
+    np.testing.assert_array_equal(data.y, names)
+    np.testing.assert_array_equal(data.X, X)
+    est = SVC().fit(data.X, data.y)
+    assert set(est.classes_) == {"benign", "malignant"}
+    np.testing.assert_array_equal(est.predict(X), SkSVC().fit(X, names).predict(X))
+    assert cli.main(["fit", str(path), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["certificate"]["ok"]
+    assert cli.main(["verify", str(path), "--methods", "cvxpy-dual,smo"]) == 0
+    assert capsys.readouterr().out.splitlines()[-1] == "all certificates passed"
+
+
+@pytest.mark.parametrize("argv", [["study", "bias-variance", "--n-bootstrap", "5", "iris-binary"],
+                                  ["study", "bias-variance", "iris-binary", "--n-bootstrap", "5"],
+                                  ["study", "--n-bootstrap", "5", "bias-variance", "iris-binary"]])
+def test_study_takes_options_before_or_after_the_data(capsys, argv):
+    assert cli.main([*argv, "--json"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert result["data"] == "iris-binary" and result["n_bootstrap"] == 5
 
 
 @pytest.mark.parametrize("model,names", [("svc", ["f.png"]), ("svr", ["f.png"]),

@@ -26,8 +26,10 @@ def test_files(tmp_path):
     np.savetxt(c, np.c_[raw.data[:20], raw.target[:20]], delimiter=",")
     d = load_dataset(str(c))
     assert d.X.shape == (20, 30) and set(d.y) <= {0.0, 1.0}
-    with pytest.raises(FileNotFoundError, match="no data set"):
+    with pytest.raises(FileNotFoundError, match="no such file: .*missing.svm; pass one of"):
         load_dataset(str(tmp_path / "missing.svm"))
+    with pytest.raises(FileNotFoundError, match="no data set 'missing'"):
+        load_dataset("missing")
 
 
 def test_shared(heart_scale, a9a):

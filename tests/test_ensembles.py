@@ -11,7 +11,6 @@ from sklearn import ensemble as sk
 from sklearn.datasets import load_iris
 from sklearn.dummy import DummyClassifier, DummyRegressor
 from sklearn.tree import DecisionTreeClassifier
-from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from margin_opt import (
     AdaBoost,
@@ -192,22 +191,4 @@ def test_smaller_k_lowers_extra_trees_variance():
     assert k1.bias2 > kd.bias2
 
 
-_SAMPLE_WEIGHT_XFAIL = {
-    name: "inherited: scikit-learn marks the same check as an expected failure for its own "
-          "class (bags drawn with sample_weight as probabilities are stochastic)"
-    for name in ("check_sample_weight_equivalence_on_dense_data",
-                 "check_sample_weight_equivalence_on_sparse_data")}
-
-
-def _expected_failures(estimator):
-    return {} if isinstance(estimator, (ExtraTrees, ExtraTreesRegressor)) else \
-        _SAMPLE_WEIGHT_XFAIL
-
-
-@parametrize_with_checks([Bagging(n_estimators=3), RandomForest(n_estimators=3),
-                          ExtraTrees(n_estimators=3), BaggingRegressor(n_estimators=3),
-                          RandomForestRegressor(n_estimators=3),
-                          ExtraTreesRegressor(n_estimators=3)],
-                         expected_failed_checks=_expected_failures)
-def test_scikit_learn_estimator_checks(estimator, check):
-    check(estimator)
+# scikit-learn's estimator checks of the ensembles: tests/test_sklearn_checks.py

@@ -231,3 +231,42 @@ def test_a_hard_margin_problem_is_decided_on_its_own_kernel_data(xor):
     lin = decide(SeparabilityProblem.from_problem(SVMProblem(X, y, C=np.inf,
                                                              fit_intercept=False)))
     assert not lin.separable and lin.farkas.sum() == pytest.approx(1)
+
+
+QUIET_SCRIPT = """
+import numpy as np
+from margin_opt import SVC, separability
+from margin_opt.datasets import load_dataset
+d = load_dataset("iris-binary")
+separability(d.X, d.y)                            # the HiGHS LP, first in this process
+separability(d.X[:, :2], d.y, solver="CLARABEL")
+SVC().fit(d.X, d.y)                               # a default fit
+SVC(C=np.inf, kernel="linear").fit(d.X, d.y)      # the hard margin asks the LP first
+"""
+
+
+def test_solvers_keep_quiet(capfd):
+    """No banner or solver chatter on stdout or stderr unless verbose (HiGHS writes its
+    banner on file descriptor 1 when a process makes its first Highs object): a fresh
+    interpreter, its descriptors captured; then the same at the descriptor level here
+    (capfd) for a second LP."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    repo = Path(__file__).resolve().parents[1]
+    env = dict(os.environ, MARGIN_OPT_QUIET="1",
+               PYTHONPATH=os.pathsep.join([str(repo), os.environ.get("PYTHONPATH", "")]))
+    proc = subprocess.run([sys.executable, "-c", QUIET_SCRIPT], cwd=repo, env=env,
+                          capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == ""
+    assert proc.stderr == ""
+    X, y = load_dataset("iris-binary").X, load_dataset("iris-binary").y
+    capfd.readouterr()
+    assert separability(X, y).separable
+    out, err = capfd.readouterr()
+    assert out == "" and err == ""
+    separability(X, y, verbose=True)                # verbose: the solver's log is shown
+    assert "HiGHS" in capfd.readouterr().out

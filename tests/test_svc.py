@@ -89,3 +89,154 @@ def test_kernel_pegasos_predicts_what_it_found(data):
               solver_options={"max_iter": 20, "random_state": 0}).fit(X[:200], y[:200])
     np.testing.assert_allclose(clf.decision_function(X[:200]), clf.solution_.decision,
                                atol=1e-8)
+
+
+# ---------------------------------------------------------------- scikit-learn's interface
+# SVC and SVR take scikit-learn's LIBSVM parameters and have its fitted attributes, with
+# its dtypes and messages (issue 34, item 2); the reference is sklearn.svm itself.
+
+def _libsvm_pair(kind):
+    """(ours, scikit-learn's, X, y) for a binary and a 3-class SVC and an SVR on iris."""
+    from sklearn.datasets import load_iris
+    from sklearn.svm import SVR as SkSVR
+
+    from margin_opt import SVR
+
+    X, y = load_iris(return_X_y=True)
+    if kind == "svr":
+        return SVR(), SkSVR(tol=1e-10), X, X[:, 0]
+    if kind == "binary":
+        X, y = X[y < 2], y[y < 2]
+    return SVC(), SkSVC(tol=1e-10), X, y
+
+
+def _solutions(est):
+    return est.solutions_ if hasattr(est, "solutions_") else [est.solution_]
+
+
+@pytest.mark.filterwarnings("ignore:Attribute `prob:FutureWarning")   # sklearn 1.9's
+@pytest.mark.parametrize("kind", ["binary", "multiclass", "svr"])
+def test_sklearn_parameters_and_attributes(kind):
+    """Every parameter of scikit-learn's estimator is accepted, and every fitted attribute
+    it has (properties included: n_support_, probA_, probB_) exists here with its dtype
+    and shape; support_, n_support_, fit_status_ and shape_fit_ equal LIBSVM's."""
+    ours, ref, X, y = _libsvm_pair(kind)
+    assert set(ref.get_params()) <= set(ours.get_params())
+    ours.set_params(cache_size=100, max_iter=-1, shrinking=True, verbose=False).fit(X, y)
+    ref.fit(X, y)
+    names = [n for n in dir(ref) if n.endswith("_") and not n.startswith("_")
+             and n != "coef_" and hasattr(ref, n)]
+    assert {"fit_status_", "shape_fit_", "n_support_", "support_"} <= set(names)
+    for name in names:
+        mine, theirs = getattr(ours, name), getattr(ref, name)
+        if isinstance(theirs, np.ndarray):
+            assert isinstance(mine, np.ndarray), name
+            assert mine.dtype == theirs.dtype, (name, mine.dtype, theirs.dtype)
+            assert mine.shape == theirs.shape, (name, mine.shape, theirs.shape)
+        else:
+            assert type(mine) is type(theirs) or name == "n_iter_", name
+    for name in ("support_", "n_support_", "probA_", "probB_"):
+        if hasattr(ref, name):
+            np.testing.assert_array_equal(getattr(ours, name), getattr(ref, name))
+    assert ours.fit_status_ == ref.fit_status_ == 0
+    assert ours.shape_fit_ == ref.shape_fit_
+    assert ours.certificate_.ok
+
+
+@pytest.mark.parametrize("kind", ["binary", "svr"])
+def test_coef_message_on_a_kernel(kind):
+    """coef_ on a non-linear kernel: scikit-learn's AttributeError and message, fitted or
+    not; set for the linear kernel; a refit with another kernel drops it."""
+    ours, ref, X, y = _libsvm_pair(kind)
+    with pytest.raises(AttributeError) as theirs:
+        _ = ref.fit(X, y).coef_
+    with pytest.raises(AttributeError) as mine:
+        _ = ours.coef_
+    assert str(mine.value) == str(theirs.value) == \
+        "coef_ is only available when using a linear kernel"
+    with pytest.raises(AttributeError, match="^coef_ is only available"):
+        _ = ours.fit(X, y).coef_
+    assert not hasattr(ours, "coef_")
+    lin = ours.set_params(kernel="linear").fit(X, y)
+    np.testing.assert_allclose(lin.coef_, ref.set_params(kernel="linear").fit(X, y).coef_,
+                               atol=1e-4)
+    with pytest.raises(AttributeError, match="only available when using a linear kernel"):
+        _ = lin.set_params(kernel="rbf").fit(X, y).coef_
+    with pytest.raises(AttributeError, match="no attribute 'not_there_'"):
+        _ = ours.not_there_
+
+
+@pytest.mark.parametrize("kind", ["binary", "multiclass", "svr"])
+def test_max_iter_stops_warns_and_says_not_optimal(kind):
+    """max_iter is honoured as by LIBSVM: the run stops there, warns (ConvergenceWarning),
+    fit_status_ is 1 as scikit-learn's; the answer is kept, not repaired, and its
+    certificate says it is not optimal (the dual objective is short of cvxpy's optimum).
+    The default (-1) is certified."""
+    from sklearn.exceptions import ConvergenceWarning
+
+    ours, ref, X, y = _libsvm_pair(kind)
+    with pytest.warns(ConvergenceWarning):
+        ref.set_params(max_iter=3).fit(X, y)
+    with pytest.warns(ConvergenceWarning, match="max_iter=3"):
+        ours.set_params(max_iter=3).fit(X, y)
+    assert ours.fit_status_ == ref.fit_status_ == 1
+    assert not ours.certificate_.ok
+    cert = ours.certificate_
+    parts = list(cert.parts.values()) if hasattr(cert, "parts") else [cert]
+    assert any("max_iter=3" in note for part in parts for note in part.notes)
+    assert np.all(np.asarray(ours.n_iter_) <= 3)
+    sols = _solutions(ours)
+    assert any(s.status == "max_iter" for s in sols)
+    full = clone(ours).set_params(max_iter=-1).fit(X, y)
+    assert full.fit_status_ == 0 and full.certificate_.ok
+    short = [s.dual_objective for s in sols]
+    best = [s.dual_objective for s in _solutions(full)]
+    assert all(a < b - 1e-3 * max(1.0, abs(b)) for a, b in zip(short, best, strict=True))
+
+
+def test_cache_size_and_shrinking_honoured(breast_cancer):
+    """cache_size (MB) is SMO's row-cache budget and shrinking its heuristic: a 0.5 MB
+    cache holds fewer rows than the 569 of breast cancer, shrinking=False keeps every
+    variable active (LIBSVM's meaning); the optimum is the same (LIBSVM's)."""
+    from sklearn.preprocessing import StandardScaler
+
+    X = StandardScaler().fit_transform(breast_cancer.X)
+    y = breast_cancer.y
+    ref = SkSVC(C=100, tol=1e-10).fit(X, y)
+    runs = {kw: SVC(C=100, **dict(kw)).fit(X, y) for kw in
+            ((), (("cache_size", 0.5),), (("shrinking", False),))}
+    caches = {kw: est.solution_.raw.cache for kw, est in runs.items()}
+    assert caches[()]["n_slots"] == 569 and caches[()]["mean_active"] < 569
+    small = caches[(("cache_size", 0.5),)]
+    assert small["n_slots"] < 569 and small["cache_mb"] <= 0.5
+    assert caches[(("shrinking", False),)]["mean_active"] == 569
+    for est in runs.values():
+        assert est.certificate_.ok
+        np.testing.assert_array_equal(est.support_, ref.support_)
+        np.testing.assert_allclose(est.decision_function(X), ref.decision_function(X),
+                                   atol=1e-4)
+        assert est.solution_.dual_objective == pytest.approx(
+            runs[()].solution_.dual_objective, rel=1e-6)
+
+
+@pytest.mark.parametrize("kind", ["binary", "multiclass", "svr"])
+def test_verbose_prints_only_when_asked(kind, capfd):
+    ours, _, X, y = _libsvm_pair(kind)
+    ours.fit(X, y)
+    assert capfd.readouterr().out == ""
+    ours.set_params(verbose=True).fit(X, y)
+    out = capfd.readouterr().out
+    n_problems = 3 if kind == "multiclass" else 1
+    assert out.count("#iter") >= n_problems and "optimal" in out
+    ours.set_params(solver="cvxpy-dual").fit(X, y)
+    assert "Clarabel" in capfd.readouterr().out      # the conic solver's own log
+
+
+@pytest.mark.parametrize("kw", [{"max_iter": 0}, {"max_iter": -2}, {"cache_size": 0},
+                                {"shrinking": "yes"}])
+def test_libsvm_parameters_validated(kw):
+    from sklearn.utils._param_validation import InvalidParameterError
+
+    ours, _, X, y = _libsvm_pair("binary")
+    with pytest.raises(InvalidParameterError, match=next(iter(kw))):
+        ours.set_params(**kw).fit(X, y)

@@ -2,15 +2,45 @@
 
 from __future__ import annotations
 
+import numbers
+import warnings
+
 import numpy as np
+from sklearn.utils._param_validation import Interval, Options
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from ..exceptions import ConvergenceWarning
 from ..methods import get_method, stopping_options
 from ..problems.solve_path import finish, warn_nonconvex
 from ..validation import canonical, check_precomputed_kernel
 
 __all__ = ["backend_options", "certify_result", "fit_problem", "kernel_decision",
-           "solve_and_certify", "check_predict_input", "support_kernel"]
+           "solve_and_certify", "check_predict_input", "support_kernel", "fit_status",
+           "KernelCoefMixin", "LIBSVM_PARAMETERS"]
+
+#: scikit-learn's LIBSVM parameters of SVC and SVR, for their ``_parameter_constraints``
+LIBSVM_PARAMETERS = {
+    "cache_size": [Interval(numbers.Real, 0, None, closed="neither")],
+    "max_iter": [Interval(numbers.Integral, 1, None, closed="left"), Options(numbers.Integral,
+                                                                              {-1})],
+    "shrinking": ["boolean"],
+    "verbose": ["verbose"],
+}
+
+#: Solution statuses of a run that stopped short of its tolerance (``fit_status_ = 1``)
+STOPPED_SHORT = ("max_iter", "stalled", "stopped")
+
+
+class KernelCoefMixin:
+    """``coef_`` as scikit-learn's SVC and SVR have it: set for a linear kernel, and an
+    AttributeError that says so for the others ("coef_ is only available when using a
+    linear kernel"), fitted or not."""
+
+    def __getattr__(self, name):
+        # called only when the normal lookup fails: coef_ not set
+        if name == "coef_" and self.__dict__.get("kernel", "linear") != "linear":
+            raise AttributeError("coef_ is only available when using a linear kernel")
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
 
 def solve_and_certify(est, problem, *, solver=None, certify=None):
@@ -54,25 +84,81 @@ def solve_and_certify(est, problem, *, solver=None, certify=None):
     certify = est.certify if certify is None else certify
     options = backend_options(est, problem, solver)
     spec = get_method(solver)
+    verbose = bool(getattr(est, "verbose", False))
+    if spec.route == "cvxpy":
+        options["verbose"] = verbose        # the conic solver's own log
     if certify and spec.iterative:
         # a first-order method is held to the accuracy it is documented to reach, and its
         # answer is kept (its certificate reports the gap it reached)
         sol = problem.solve(solver, certify=max(est.tol, spec.accuracy_for(problem.model)),
                             **options)
     elif certify:
-        sol = problem.solve(solver, certify=est.tol, fallback=True, **options)
+        # a user's iteration limit is honoured: no repair runs past it; a run it stops
+        # warns (ConvergenceWarning) and keeps its answer, whose certificate says it is
+        # not optimal (fit_status_ = 1), as scikit-learn's SVC returns its model
+        sol = problem.solve(solver, certify=est.tol, fallback=not user_limited(est),
+                            **options)
     else:
         sol = problem.solve(solver, certify=False, **options)
         warn_nonconvex(problem, stacklevel=3)
+    if certify:
+        note_stopped(est, sol)
+    if verbose:
+        report_progress(sol)
     return sol, (sol.certificate if certify else None)
+
+
+def note_stopped(est, sol) -> None:
+    """The certificate's note when the estimator's ``max_iter`` stopped the run."""
+    if user_limited(est) and sol.status in STOPPED_SHORT and sol.certificate is not None:
+        sol.certificate.notes.append(
+            f"the solver stopped at max_iter={est.max_iter} ({sol.status}): this answer is "
+            "not optimal; max_iter=-1 lets the solver finish.")
+
+
+def user_limited(est) -> bool:
+    """Whether the estimator's ``max_iter`` limits its solver (scikit-learn's -1: no)."""
+    return getattr(est, "max_iter", -1) != -1
+
+
+def fit_status(solutions) -> int:
+    """scikit-learn's ``fit_status_``: 0 when every run reached its tolerance, 1 when one
+    stopped short (its ``max_iter``, a stall)."""
+    return int(any(s.status in STOPPED_SHORT for s in solutions))
+
+
+def report_progress(sol) -> None:
+    """One line on stdout for a solved problem (the estimator's ``verbose``), in the
+    manner of LIBSVM's "optimization finished, #iter = ..."."""
+    b = np.ravel(sol.intercept)
+    print(f"[margin_opt] {sol.method}: {sol.status}, #iter = {sol.n_iter}, "
+          f"obj = {float(sol.dual_objective):.6g}, duality gap = {sol.duality_gap:.3g}, "
+          f"b = {', '.join(f'{v:.6g}' for v in b[:3])}{', ...' if b.size > 3 else ''}, "
+          f"nSV = {np.asarray(sol.support_).size}", flush=True)
+
+
+def _smo_progress(result) -> None:
+    """SMO's callback under ``verbose``: its iteration, m(α) − M(α) and objective."""
+    print(f"[margin_opt] smo: #iter = {result.nit}, m - M = {result.gap:.3g}, "
+          f"obj = {-result.fun:.6g}", flush=True)
 
 
 def backend_options(est, problem, solver) -> dict:
     """The options ``solver`` runs with on ``problem``: the registry's stopping policy
     for ``est.tol`` (:func:`margin_opt.methods.stopping_options`), then
-    ``est.solver_options``."""
-    return {**stopping_options(solver, est.tol, float(np.max(problem.C_i))),
-            **(est.solver_options or {})}
+    the estimator's ``cache_size``, ``shrinking``, ``max_iter`` (when not -1) and
+    ``verbose`` (SMO's progress every 1000 iterations), then ``est.solver_options``."""
+    options = stopping_options(solver, est.tol, float(np.max(problem.C_i)))
+    spec = get_method(solver)
+    if spec.standard_form == "DualQP":      # SMO: scikit-learn's LIBSVM parameters
+        for name in ("cache_size", "shrinking"):
+            if hasattr(est, name):
+                options[name] = getattr(est, name)
+        if getattr(est, "verbose", False):
+            options["callback"] = _smo_progress
+    if user_limited(est) and spec.route == "backend":
+        options["max_iter"] = int(est.max_iter)
+    return {**options, **(est.solver_options or {})}
 
 
 def certify_result(est, problem, res, options, solver="smo"):
@@ -86,12 +172,21 @@ def certify_result(est, problem, res, options, solver="smo"):
     certificate : Certificate or None
         None when ``est.certify`` is False.
     """
+    limited = user_limited(est)
+    if limited and est.certify and res.status in STOPPED_SHORT:
+        # the run's own warning was held back on its worker thread (a repair was expected)
+        warnings.warn(f"{res.message} (max_iter=-1: no limit)", ConvergenceWarning,
+                      stacklevel=3)
     if est.certify:
-        sol = finish(problem, solver, res, certify=est.tol, fallback=True, **options)
-        return sol, sol.certificate
-    sol = finish(problem, solver, res, certify=False, **options)
-    warn_nonconvex(problem, stacklevel=3)
-    return sol, None
+        sol = finish(problem, solver, res, certify=est.tol, fallback=not limited, **options)
+        cert = sol.certificate
+        note_stopped(est, sol)
+    else:
+        sol, cert = finish(problem, solver, res, certify=False, **options), None
+        warn_nonconvex(problem, stacklevel=3)
+    if getattr(est, "verbose", False):
+        report_progress(sol)
+    return sol, cert
 
 
 def fit_problem(est, problem):
@@ -108,11 +203,12 @@ def fit_problem(est, problem):
     est._kernel = problem.kernel
     est._n_train = problem.n_samples
     est.solution_ = sol
-    est.support_ = support
+    est.support_ = np.asarray(support, dtype=np.int32)      # scikit-learn's dtype
     est.support_vectors_ = problem.X[support]
     est.dual_coef_ = np.asarray(sol.dual_coef)[:, support]
     est.intercept_ = np.asarray(sol.intercept, dtype=float).copy()
     est.n_iter_ = sol.n_iter
+    est.__dict__.pop("coef_", None)     # a refit with another kernel
     if problem.kernel.is_linear:
         est.coef_ = np.asarray(sol.w)[None, :]
     return sol

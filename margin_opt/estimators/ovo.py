@@ -64,7 +64,8 @@ __all__ = ["class_pairs", "OneVsOneFit", "ClassBlocks", "fit_one_vs_one", "ovo_d
            "ovo_votes", "ovr_from_ovo", "linear_decision", "GRAM_BUDGET_MB"]
 
 #: Memory budget (MB) under which the whole kernel matrix is computed once and shared
-#: by the pairs, unless the estimator's ``solver_options`` give a ``cache_size``.
+#: by the pairs, unless the estimator's ``cache_size`` (or its ``solver_options``'
+#: ``cache_size``) says otherwise.
 GRAM_BUDGET_MB = 200
 
 
@@ -207,7 +208,8 @@ def fit_one_vs_one(est, X, y_index, classes, weight, kernel, *, solver, on_pair=
     pairs = class_pairs(k)
     precomputed = kernel.name == "precomputed"
     members = [np.flatnonzero(y_index == c) for c in range(k)]
-    budget = float((est.solver_options or {}).get("cache_size", GRAM_BUDGET_MB))
+    budget = float((est.solver_options or {}).get("cache_size",
+                                                  getattr(est, "cache_size", GRAM_BUDGET_MB)))
     share = k > 2 and kernel.name in SHARED_KERNELS and n * n * 8 <= budget * 2 ** 20
     # the kernel's overflow check once on all of X, not on every pair's rows
     scale_checked = kernel.name not in ("precomputed", "callable")
@@ -248,12 +250,13 @@ def fit_one_vs_one(est, X, y_index, classes, weight, kernel, *, solver, on_pair=
     # released), a few pairs ahead of this thread, which reads, certifies and repairs
     # the answers in pair order (solve_path.finish).  Otherwise one pair at a time
     # through the whole solve path: with ``on_pair`` (calibration: its own
-    # cross-validated fits, in pair order), a ``callback``, a warm start or the
+    # cross-validated fits, in pair order), a ``callback`` or ``verbose``, a warm start or the
     # block algorithm (solve_smo's options), or another solver (pegasos draws from
     # NumPy's global generator; cvxpy's fits are not worth it).
     # (not the hard margin: its infeasibility is decided by the separability LP first)
     if on_pair is None and solver == "smo" and share and est.fit_intercept and \
-            np.isfinite(est.C) and set(est.solver_options or {}) <= _GRAM_OPTIONS:
+            np.isfinite(est.C) and set(est.solver_options or {}) <= _GRAM_OPTIONS and \
+            not getattr(est, "verbose", False):
         workers = _pair_workers(members, pairs, budget)
         # pairs submitted and not yet read (each holds its kernel block once solved):
         # one per worker, and up to _AHEAD more where the budget holds their blocks

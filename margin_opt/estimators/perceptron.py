@@ -24,6 +24,7 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context
 from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.validation import validate_data
 
 from ..exceptions import NotSeparableError
 from ..kernels import KERNELS
@@ -102,6 +103,9 @@ class Perceptron(ClassifierMixin, BaseEstimator):
         max_epochs.
     solution_ : Solution
     n_features_in_ : int
+    feature_names_in_ : ndarray of shape (``n_features_in_``,)
+        When X has feature names (a DataFrame); predicting on other names, or the same
+        in another order, is scikit-learn's error.
 
     Warns
     -----
@@ -164,6 +168,10 @@ class Perceptron(ClassifierMixin, BaseEstimator):
         ValueError
             Bad input (NaN/inf, one class or three, bad kernel parameters).
         """
+        # scikit-learn's validation: n_features_in_ and feature_names_in_ (a DataFrame's
+        # columns), checked again by predict and decision_function
+        X, y = validate_data(self, X, y, accept_sparse=False if self.kernel == "precomputed"
+                             else "csr", dtype=np.float64)
         problem = SeparabilityProblem(X, y, kernel=self.kernel, gamma=self.gamma,
                                       degree=self.degree, coef0=self.coef0,
                                       fit_intercept=self.fit_intercept)

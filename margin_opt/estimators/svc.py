@@ -22,7 +22,10 @@ from ..validation import (
     check_precomputed_kernel,
 )
 from .base import (
+    LIBSVM_PARAMETERS,
+    KernelCoefMixin,
     check_predict_input,
+    fit_status,
     solve_and_certify,
     support_kernel,
 )
@@ -32,7 +35,7 @@ from .probability import PairCalibrator, ovo_probabilities
 __all__ = ["SVC"]
 
 
-class SVC(ClassifierMixin, BaseEstimator):
+class SVC(KernelCoefMixin, ClassifierMixin, BaseEstimator):
     """C-support vector classifier solved as explicit convex problems, certified.
 
     Two classes: one binary C-SVC (:class:`~margin_opt.problems.svm.SVMProblem`).
@@ -63,9 +66,8 @@ class SVC(ClassifierMixin, BaseEstimator):
         m(α) − M(α) ≤ tol / max(1, C) (the duality gap is bounded by that times
         Σα + ΣCᵢ), the subgradient method at a parameter change ≤ tol.
     solver_options : dict, default=None
-        Extra keywords for the solver (e.g. ``{"max_iter": 1000}``).  Its
-        ``cache_size`` (MB, default 200) also bounds the kernel matrix that the
-        one-vs-one pairs share.
+        Extra keywords for the solver (e.g. ``{"wss": "first-order"}``); they override
+        ``cache_size``, ``max_iter`` and ``shrinking``.
     certify : bool, default=True
         Compute ``certificate_`` after fitting.
     multi_class : {"ovo", "crammer_singer"}, default="ovo"
@@ -83,6 +85,21 @@ class SVC(ClassifierMixin, BaseEstimator):
         cross-validated decision values, then pairwise coupling); about 5× the fit.
     random_state : int, RandomState instance or None, default=None
         Shuffles the internal cross-validation of ``probability``.
+    cache_size : float, default=200
+        SMO's kernel row cache, in MB (scikit-learn's parameter); also the budget under
+        which the one-vs-one pairs share one kernel matrix.
+    max_iter : int, default=-1
+        SMO's (and the subgradient methods') iteration limit per problem; -1: no limit
+        (SMO's own, ``max(10**7, 100 n)``).  A run that reaches it warns
+        (``ConvergenceWarning``) and its answer is kept, not repaired: ``fit_status_``
+        is 1 and ``certificate_`` is not ok (the answer is not optimal), as
+        scikit-learn's SVC returns its model.  The cvxpy methods run to their own limits.
+    shrinking : bool, default=True
+        SMO's shrinking heuristic (the answer is the same either way).
+    verbose : bool, default=False
+        Progress on stdout: a line per problem solved (method, status, iterations,
+        objective, duality gap, nSV), SMO's every 1000 iterations, the conic solver's
+        log for the cvxpy methods.  False: nothing is printed.
 
     Attributes
     ----------
@@ -99,11 +116,16 @@ class SVC(ClassifierMixin, BaseEstimator):
     intercept_ : ndarray of shape (n_classes (n_classes − 1) / 2,)
         One per pair (Crammer–Singer: one per class).
     coef_ : ndarray of shape (n_pairs, n_features)
-        Linear kernel only: w of each pair (Crammer–Singer: of each class).
+        Linear kernel only: w of each pair (Crammer–Singer: of each class); other
+        kernels raise scikit-learn's AttributeError.
     n_iter_ : ndarray of int32 of shape (n_pairs,)
-    probA_, probB_ : ndarray of shape (n_pairs,)
+    fit_status_ : int
+        0 when every problem was solved to its tolerance, 1 when one stopped at
+        ``max_iter`` (scikit-learn's meaning).
+    probA_, probB_ : ndarray of shape (n_pairs,) or (0,)
         With ``probability``: P(i | x, pair (i, j)) = 1 / (1 + exp(A d + B)) for the
-        pair's value d > 0 toward i (two classes: d = −decision_function).
+        pair's value d > 0 toward i (two classes: d = −decision_function); empty
+        arrays otherwise (as scikit-learn).
     solution_ : Solution
         Two classes or Crammer–Singer: the solution.
     solutions_ : list of Solution
@@ -144,13 +166,15 @@ class SVC(ClassifierMixin, BaseEstimator):
         "break_ties": ["boolean"],
         "probability": ["boolean"],
         "random_state": ["random_state"],
+        **LIBSVM_PARAMETERS,
     }
 
     def __init__(self, C=1.0, kernel="rbf", gamma="scale", degree=3, coef0=0.0,
                  fit_intercept=True, class_weight=None, solver="auto", tol=1e-6,
                  solver_options=None, certify=True, multi_class="ovo",
                  decision_function_shape="ovr", break_ties=False, probability=False,
-                 random_state=None):
+                 random_state=None, cache_size=200, max_iter=-1, shrinking=True,
+                 verbose=False):
         self.C = C
         self.kernel = kernel
         self.gamma = gamma
@@ -167,6 +191,10 @@ class SVC(ClassifierMixin, BaseEstimator):
         self.break_ties = break_ties
         self.probability = probability
         self.random_state = random_state
+        self.cache_size = cache_size
+        self.max_iter = max_iter
+        self.shrinking = shrinking
+        self.verbose = verbose
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -242,6 +270,9 @@ class SVC(ClassifierMixin, BaseEstimator):
             self._fit_crammer_singer(X, y_index, weight, kernel, solver)
         else:
             self._fit_one_vs_one(X, y_index, weight, kernel, solver)
+        self.fit_status_ = fit_status(self.solutions_)
+        if not self.probability:
+            self.probA_, self.probB_ = np.empty(0), np.empty(0)
         return self
 
     def _fit_one_vs_one(self, X, y_index, weight, kernel, solver):

@@ -13,12 +13,18 @@ from ..kernels import KERNELS, make_kernel
 from ..methods import method_names
 from ..problems.svr import SVRProblem
 from ..validation import canonical, check_libsvm_sample_weight, check_precomputed_kernel
-from .base import fit_problem, kernel_decision
+from .base import (
+    LIBSVM_PARAMETERS,
+    KernelCoefMixin,
+    fit_problem,
+    fit_status,
+    kernel_decision,
+)
 
 __all__ = ["SVR"]
 
 
-class SVR(RegressorMixin, BaseEstimator):
+class SVR(KernelCoefMixin, RegressorMixin, BaseEstimator):
     """ε-insensitive support vector regression solved as an explicit convex problem.
 
     Parameters
@@ -38,16 +44,34 @@ class SVR(RegressorMixin, BaseEstimator):
         change ≤ tol.
     solver_options : dict, default=None
     certify : bool, default=True
+    cache_size : float, default=200
+        SMO's kernel row cache, in MB (scikit-learn's parameter).
+    max_iter : int, default=-1
+        SMO's (and the subgradient method's) iteration limit; -1: no limit.  A run that
+        reaches it warns (``ConvergenceWarning``) and its answer is kept, not repaired:
+        ``fit_status_`` is 1 and ``certificate_`` is not ok, as scikit-learn's SVR
+        returns its model.  The cvxpy methods run to their own limits.
+    shrinking : bool, default=True
+        SMO's shrinking heuristic (the answer is the same either way).
+    verbose : bool, default=False
+        Progress on stdout (a line for the solved problem, SMO's every 1000
+        iterations, the conic solver's log); False: nothing is printed.
 
     Attributes
     ----------
-    support_ : ndarray of shape (n_SV,)
+    support_ : ndarray of int32 of shape (n_SV,)
     support_vectors_ : ndarray of shape (n_SV, n_features)
+    n_support_ : ndarray of int32 of shape (1,)
+        The number of support vectors (scikit-learn's layout for regression).
     dual_coef_ : ndarray of shape (1, n_SV)
         aᵢ − âᵢ of the support vectors.
     intercept_ : ndarray of shape (1,)
     coef_ : ndarray of shape (1, n_features)
-        Linear kernel only.
+        Linear kernel only; other kernels raise scikit-learn's AttributeError.
+    fit_status_ : int
+        0 when solved to its tolerance, 1 when stopped at ``max_iter``.
+    shape_fit_ : tuple
+        Shape of the training X.
     solution_ : Solution
     certificate_ : Certificate or None
     n_iter_ : int or None
@@ -70,10 +94,12 @@ class SVR(RegressorMixin, BaseEstimator):
         "tol": [Interval(numbers.Real, 0, None, closed="neither")],
         "solver_options": [dict, None],
         "certify": ["boolean"],
+        **LIBSVM_PARAMETERS,
     }
 
     def __init__(self, C=1.0, epsilon=0.1, kernel="rbf", gamma="scale", degree=3, coef0=0.0,
-                 solver="smo", tol=1e-6, solver_options=None, certify=True):
+                 solver="smo", tol=1e-6, solver_options=None, certify=True, cache_size=200,
+                 max_iter=-1, shrinking=True, verbose=False):
         self.C = C
         self.epsilon = epsilon
         self.kernel = kernel
@@ -84,6 +110,10 @@ class SVR(RegressorMixin, BaseEstimator):
         self.tol = tol
         self.solver_options = solver_options
         self.certify = certify
+        self.cache_size = cache_size
+        self.max_iter = max_iter
+        self.shrinking = shrinking
+        self.verbose = verbose
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, sample_weight=None):
@@ -121,7 +151,10 @@ class SVR(RegressorMixin, BaseEstimator):
         problem = SVRProblem(X, y, C=self.C, epsilon=self.epsilon, kernel=kernel,
                              gamma=self.gamma, degree=self.degree, coef0=self.coef0,
                              sample_weight=sample_weight)
-        fit_problem(self, problem)
+        sol = fit_problem(self, problem)
+        self.shape_fit_ = X.shape
+        self.n_support_ = np.array([self.support_.size], dtype=np.int32)
+        self.fit_status_ = fit_status([sol])
         return self
 
     def __sklearn_tags__(self):

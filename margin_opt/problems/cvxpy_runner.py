@@ -8,6 +8,9 @@ margin_opt's own exceptions instead of cvxpy tracebacks.
 
 from __future__ import annotations
 
+import os
+import sys
+import threading
 import time
 import warnings
 from dataclasses import dataclass
@@ -98,6 +101,8 @@ def run_cvxpy(problem: cp.Problem, *, solver=None, verbose=False, on_infeasible=
     except cp.error.SolverError as exc:
         raise SolverError(f"cvxpy could not compile the problem for {solver}: {exc}") from None
     t1 = time.perf_counter()
+    if solver == "HIGHS" and not verbose:
+        _silence_highs_banner()
     try:
         raw = chain.solve_via_data(problem, data, warm_start=False, verbose=verbose,
                                    solver_opts=options)
@@ -136,3 +141,40 @@ def run_cvxpy(problem: cp.Problem, *, solver=None, verbose=False, on_infeasible=
                       "check it with problem.certify(solution), or try another solver.",
                       InaccurateSolutionWarning, stacklevel=3)
     return CvxpyRun(status, timings, n_iter, solver)
+
+
+_banner_lock = threading.Lock()
+_banner_done = []
+
+
+def _silence_highs_banner():
+    """Let HiGHS print its banner to /dev/null.
+
+    HiGHS writes "Running HiGHS ... Copyright ..." on file descriptor 1 when the
+    process creates its first ``Highs`` object, whatever ``log_to_console`` says (cvxpy
+    sets that option only after creating the object).  Creating that first object here,
+    with descriptor 1 pointed at /dev/null for the moment it takes, keeps a solve with
+    ``verbose=False`` quiet; later objects print nothing unless ``verbose``.
+    """
+    if _banner_done:
+        return
+    with _banner_lock:
+        if _banner_done:
+            return
+        try:
+            import highspy
+        except ImportError:     # cvxpy's HIGHS interface is then not installed either
+            _banner_done.append(True)
+            return
+        sys.stdout.flush()
+        saved = os.dup(1)
+        try:
+            with open(os.devnull, "wb") as null:
+                os.dup2(null.fileno(), 1)
+                try:
+                    highspy.Highs()
+                finally:
+                    os.dup2(saved, 1)
+        finally:
+            os.close(saved)
+        _banner_done.append(True)

@@ -152,12 +152,18 @@ def _finish(rows, row, on_row, waits):
 
 
 def run_ok(rows) -> bool:
-    """The run's verdict: every method that claims optimality certified.
+    """The run's verdict: every method run certified at the tolerance it is held to.
 
     Not-applicable rows do not count; an iterative method (subgradient, Pegasos) is
-    held to its documented accuracy and reported, but does not fail the run.
+    held to its documented accuracy (``Method.accuracy_for``), not to 1e-6, and fails
+    the run when it misses even that.
     """
-    return all(r["ok"] for r in rows if r["status"] != "n/a" and not r.get("iterative"))
+    return not failed_methods(rows)
+
+
+def failed_methods(rows) -> list:
+    """The methods whose row failed (its certificate at its tolerance, or an error)."""
+    return [r["method"] for r in rows if r["status"] != "n/a" and not r["ok"]]
 
 
 def _cells(r):
@@ -169,7 +175,7 @@ def _cells(r):
     agreement = "-" if r.get("agreement") is None else f"{r['agreement']:.1e}"
     verdict = "OK" if r["ok"] else "FAIL " + ",".join(r.get("failed", []))
     if r.get("iterative"):
-        verdict += f" (iterative: held to {r['tol']:.0e}, gap {r['gap']:.1e}; not counted)"
+        verdict += f" (iterative: held to its accuracy {r['tol']:.0e}, gap {r['gap']:.1e})"
     return [r["method"], (r["solver"] or "")[:26], f"{r['primal']:.8f}", f"{r['dual']:.8f}",
             f"{r['gap']:.1e}", f"{r['kkt']:.1e}", sv, f"{r['time']:.3f}", agreement,
             f"{r['tol']:.0e}", verdict]
@@ -196,11 +202,15 @@ def _row_lines(r):
 
 
 def _verdict(rows):
-    if not run_ok(rows):
-        return "SOME CERTIFICATES FAILED"
+    failed = failed_methods(rows)
+    if failed:
+        slow = {r["method"]: r["tol"] for r in rows if r.get("iterative")
+                and r["status"] not in ("n/a", "error")}
+        return "CERTIFICATES FAILED: " + ", ".join(
+            f"{m} (iterative, short of its documented accuracy {slow[m]:.0e})" if m in slow
+            else m for m in failed)
     if any(r.get("iterative") and r["status"] != "n/a" for r in rows):
-        return ("all certificates passed (iterative methods are reported against their "
-                "documented accuracy and do not set the exit status)")
+        return "all certificates passed (iterative methods at their documented accuracy)"
     return "all certificates passed"
 
 
