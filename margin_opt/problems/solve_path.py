@@ -213,7 +213,7 @@ def _run(problem, name, spec, solver, formulation, quad_form, verbose, options):
 
 def _claimed_tol(problem, spec, options):
     """The accuracy a method claims: a dual backend's ``tol``, else the registry's."""
-    if spec.standard_form == "DualQP":
+    if spec.standard_form in ("DualQP", "CrammerSingerQP"):
         return float(options.get("tol", 1e-3))
     return spec.accuracy_for(problem.model)
 
@@ -298,10 +298,11 @@ def _attempt(sol, cert):
 
 def _tighter(problem, sol, spec, tol, options):
     """A dual backend restarted from its answer at a 100× tighter tolerance."""
-    if spec.standard_form != "DualQP" or sol.status != "optimal":
+    if spec.standard_form not in ("DualQP", "CrammerSingerQP") or sol.status != "optimal":
         return None
-    opts = {**options, "tol": float(options.get("tol", 1e-3)) / 100,
-            "alpha0": problem.warm_start(sol.variables.standard_alpha)}
+    start = sol.variables.alpha if spec.standard_form == "CrammerSingerQP" else \
+        problem.warm_start(sol.variables.standard_alpha)
+    opts = {**options, "tol": float(options.get("tol", 1e-3)) / 100, "alpha0": start}
     if options.get("gap_tol") is not None:
         opts["gap_tol"] = float(options["gap_tol"]) / 100
     with no_convergence_warnings():
@@ -463,6 +464,8 @@ def _solve_backend(problem, spec, options):
     fn = spec.load()
     if spec.standard_form == "DualQP":
         std = problem.to_standard_form()
+    elif spec.standard_form == "CrammerSingerQP":
+        std = problem.to_crammer_singer_qp()
     else:
         std = problem.to_primal_erm()
         if not problem.explicit_w:
@@ -488,6 +491,8 @@ def _backend_solution(problem, spec, res, t_build, t_run):
         problem.check_dual_answer(alpha, spec.name)
         b = float(res.b) if np.isfinite(res.b) else None   # e.g. every point of a class weightless
         sol = problem.solution_from_standard(alpha, b, **meta)
+    elif spec.standard_form == "CrammerSingerQP":      # W explicit, with the multipliers λ
+        sol = problem.solution_from_primal(res.w, res.b, alpha=res.x, **meta)
     elif res.get("beta") is not None:
         sol = problem.solution_from_representer(res.beta, float(res.b), **meta)
     else:

@@ -1,0 +1,533 @@
+"""The sequential dual method for the Crammer–Singer multiclass SVM, W kept explicitly.
+
+The dual (:class:`~margin_opt.standard_forms.CrammerSingerQP`, in liblinear's
+variables β = C∘Y − λ) is
+
+    min_β  ½ Σ_r ‖w_r‖² − Σᵢ β_{i yᵢ},   w_r = Σᵢ βᵢᵣ xᵢ,
+    s.t.   βᵢᵣ ≤ Cᵢ δ_{yᵢ r},   Σ_r βᵢᵣ = 0   (every sample i).
+
+Its constraints separate by sample, so the method of Keerthi et al. (2008) visits the
+samples in a random order and solves each one's sub-problem over its k variables
+*exactly*: with Aᵢ = ‖xᵢ‖² and the gradient Gᵢᵣ = w_rᵀxᵢ + eᵢᵣ (eᵢᵣ = 1 − δ_{yᵢ r}),
+the new βᵢ minimizes ½Aᵢ‖βᵢ‖² + Σ_r Bᵣβᵢᵣ with Bᵣ = Gᵢᵣ − Aᵢβᵢᵣ over the same set, whose
+solution is βᵢᵣ = min(Cᵢδ_{yᵢ r}, (θ − Bᵣ)/Aᵢ) with θ the root of the piecewise linear
+Σ_r min(…) = 0, found by sorting Dᵣ = Bᵣ + AᵢCᵢδ_{yᵢ r} (Crammer and Singer 2001, §6).
+One step costs O(k · nnz(xᵢ) + k log k); W is updated in O(nnz(xᵢ)) per changed class.
+
+A sample is optimal when max_r Gᵢᵣ ≤ min_{r: βᵢᵣ < Cᵢδ} Gᵢᵣ; the difference is its
+violation, the complementary slackness of its margin constraints in the units of f.
+Shrinking drops a class r ≠ yᵢ of sample i while βᵢᵣ = 0 and Gᵢᵣ is below the free
+minimum, and the sample when only yᵢ is left; every shrunk variable is restored and
+checked before the method stops.  The stop asks for a violation ≤ ``tol`` on a full
+pass AND a relative duality gap ≤ ``gap_tol`` computed from W (O(nnz · k)), so that
+the answer certifies at ``tol``.
+
+Unregularized intercepts (``intercept=True``) add the coupling Σᵢ βᵢᵣ = 0 per class.
+They are handled by the method of multipliers (the proximal point method on b in the
+primal): each inner problem adds ρ/2 Σ_r (Σᵢβᵢᵣ)² + Σ_r b_r Σᵢβᵢᵣ, i.e. the same
+sub-problems with Aᵢ + ρ and Gᵢᵣ + b_r + ρ Σⱼβⱼᵣ, after which b ← b + ρ Σᵢβᵢ; b
+converges to the intercepts and Σᵢβᵢ to 0.
+
+References
+----------
+S. S. Keerthi, S. Sundararajan, K.-W. Chang, C.-J. Hsieh and C.-J. Lin, "A sequential
+dual method for large scale multi-class linear SVMs", KDD 2008.
+K. Crammer and Y. Singer, "On the algorithmic implementation of multiclass
+kernel-based vector machines", JMLR 2:265–292, 2001.
+R.-E. Fan, K.-W. Chang, C.-J. Hsieh, X.-R. Wang and C.-J. Lin, "LIBLINEAR: a library
+for large linear classification", JMLR 9:1871–1874, 2008.
+D. P. Bertsekas, *Constrained Optimization and Lagrange Multiplier Methods*, Academic
+Press 1982, ch. 2 (the method of multipliers).
+"""
+
+from __future__ import annotations
+
+import numbers
+import time
+import warnings
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.sparse as sp
+from numba import njit
+from scipy.optimize import OptimizeResult
+from sklearn.exceptions import ConvergenceWarning
+
+from ...standard_forms import CrammerSingerQP
+
+__all__ = ["solve_crammer_singer", "CSOptions"]
+
+
+@dataclass(frozen=True)
+class CSOptions:
+    """Tuning of the sequential dual method.
+
+    Parameters
+    ----------
+    shrink_start : float, default=1.0
+        The first shrinking tolerance (halved at every restore, down to ``tol``).
+    rho : float or None, default=None
+        The multiplier method's penalty for intercepts; None: the mean ‖xᵢ‖² of the
+        samples with Cᵢ > 0 (a bias column of the features' scale).
+    inner_tol : float, default=0.1
+        With intercepts, each inner problem is solved to a violation of
+        max(tol, inner_tol · ‖Σᵢβᵢ‖∞ / max(1, max Cᵢ)).
+
+    Raises
+    ------
+    ValueError
+        A value ≤ 0.
+    """
+
+    shrink_start: float = 1.0
+    rho: float | None = None
+    inner_tol: float = 0.1
+
+    def __post_init__(self):
+        for name in ("shrink_start", "inner_tol"):
+            if not getattr(self, name) > 0:
+                raise ValueError(f"{name} must be > 0, got {getattr(self, name)!r}.")
+        if self.rho is not None and not (np.isfinite(self.rho) and self.rho > 0):
+            raise ValueError(f"rho must be a finite number > 0 or None, got {self.rho!r}.")
+
+
+# --------------------------------------------------------------------------- kernels
+
+
+@njit(cache=True)
+def _row_gradient(i, dense, X, data, indices, indptr, W, cls, na, G):
+    """G[c] = xᵢᵀ W[:, cls[c]] for the na active classes."""
+    for c in range(na):
+        G[c] = 0.0
+    if dense:
+        for j in range(X.shape[1]):
+            v = X[i, j]
+            if v != 0.0:
+                for c in range(na):
+                    G[c] += v * W[j, cls[c]]
+    else:
+        for p in range(indptr[i], indptr[i + 1]):
+            v = data[p]
+            j = indices[p]
+            for c in range(na):
+                G[c] += v * W[j, cls[c]]
+
+
+@njit(cache=True)
+def _row_update(i, dense, X, data, indices, indptr, W, changed, delta, nch):
+    """W[:, changed[c]] += delta[c] xᵢ."""
+    if dense:
+        for j in range(X.shape[1]):
+            v = X[i, j]
+            if v != 0.0:
+                for c in range(nch):
+                    W[j, changed[c]] += delta[c] * v
+    else:
+        for p in range(indptr[i], indptr[i + 1]):
+            v = data[p]
+            j = indices[p]
+            for c in range(nch):
+                W[j, changed[c]] += delta[c] * v
+
+
+@njit(cache=True)
+def _sub_problem(A, Ci, ypos, B, na, D, out):
+    """The exact minimizer of ½A‖β‖² + Bᵀβ s.t. Σβ = 0, β_c ≤ Ci δ_{c, ypos} (na classes)."""
+    for c in range(na):
+        D[c] = B[c]
+    D[ypos] += A * Ci
+    # insertion sort, descending (na is the number of classes)
+    for c in range(1, na):
+        v = D[c]
+        p = c - 1
+        while p >= 0 and D[p] < v:
+            D[p + 1] = D[p]
+            p -= 1
+        D[p + 1] = v
+    theta = D[0] - A * Ci
+    r = 1
+    while r < na and theta < r * D[r]:
+        theta += D[r]
+        r += 1
+    theta /= r
+    for c in range(na):
+        upper = Ci if c == ypos else 0.0
+        v = (theta - B[c]) / A
+        out[c] = v if v < upper else upper
+
+
+@njit(cache=True)
+def _one_pass(dense, X, data, indices, indptr, y, C, A, beta, W, order, n_active, cls,
+              n_cls, rho, b, s, shrinking, G, B, D, new, changed, delta):
+    """One pass over the first n_active samples of ``order`` (already shuffled).
+
+    Returns (max violation, n_active after shrinking).
+    """
+    max_viol = 0.0
+    t = 0
+    while t < n_active:
+        i = order[t]
+        na = n_cls[i]
+        ci = cls[i]
+        _row_gradient(i, dense, X, data, indices, indptr, W, ci, na, G)
+        ypos = -1
+        for c in range(na):
+            m = ci[c]
+            G[c] += b[m] + rho * s[m]
+            if m != y[i]:
+                G[c] += 1.0
+            else:
+                ypos = c
+        maxG = -np.inf
+        minG = np.inf
+        for c in range(na):
+            m = ci[c]
+            if G[c] > maxG:
+                maxG = G[c]
+            upper = C[i] if m == y[i] else 0.0
+            if beta[i, m] < upper and G[c] < minG:
+                minG = G[c]
+        if shrinking:
+            c = 0
+            while c < na:
+                m = ci[c]
+                if m != y[i] and beta[i, m] == 0.0 and G[c] < minG:
+                    na -= 1
+                    ci[c], ci[na] = ci[na], ci[c]
+                    G[c], G[na] = G[na], G[c]
+                    if ypos == na:
+                        ypos = c
+                else:
+                    c += 1
+            n_cls[i] = na
+            if na <= 1:
+                n_active -= 1
+                order[t], order[n_active] = order[n_active], order[t]
+                continue
+        viol = maxG - minG
+        if viol > max_viol:
+            max_viol = viol
+        if viol <= 1e-14 * (1.0 + abs(maxG)):
+            t += 1
+            continue
+        Ai = A[i]
+        for c in range(na):
+            B[c] = G[c] - Ai * beta[i, ci[c]]
+        _sub_problem(Ai, C[i], ypos, B, na, D, new)
+        nch = 0
+        for c in range(na):
+            m = ci[c]
+            d = new[c] - beta[i, m]
+            if d != 0.0:
+                beta[i, m] = new[c]
+                changed[nch] = m
+                delta[nch] = d
+                nch += 1
+                s[m] += d
+        if nch > 0:
+            _row_update(i, dense, X, data, indices, indptr, W, changed, delta, nch)
+        t += 1
+    return max_viol, n_active
+
+
+@njit(cache=True)
+def _shuffle(order, n, seed_state):
+    for t in range(n - 1, 0, -1):
+        # xorshift64*: a reproducible stream independent of numpy's global state
+        x = seed_state[0]
+        x ^= x >> np.uint64(12)
+        x ^= x << np.uint64(25)
+        x ^= x >> np.uint64(27)
+        seed_state[0] = x
+        r = (x * np.uint64(2685821657736338717)) >> np.uint64(33)
+        j = np.int64(r % np.uint64(t + 1))
+        order[t], order[j] = order[j], order[t]
+
+
+@njit(cache=True)
+def _restore(order, n_free, cls, n_cls, k):
+    for t in range(n_free):
+        i = order[t]
+        n_cls[i] = k
+        for c in range(k):
+            cls[i, c] = c
+
+
+@njit(cache=True)
+def _passes(dense, X, data, indices, indptr, y, C, A, beta, W, order, n_free, cls, n_cls,
+            rho, b, s, shrinking, eps, eps_shrink0, max_passes, seed_state):
+    """Passes until a full pass has violation ≤ eps, or max_passes.
+
+    Returns (passes, last max violation, converged).
+    """
+    k = W.shape[1]
+    G = np.empty(k)
+    B = np.empty(k)
+    D = np.empty(k)
+    new = np.empty(k)
+    changed = np.empty(k, dtype=np.int64)
+    delta = np.empty(k)
+    eps_shrink = max(eps_shrink0, eps)
+    n_active = n_free
+    full = True
+    viol = np.inf
+    for it in range(max_passes):
+        _shuffle(order, n_active, seed_state)
+        viol, n_active = _one_pass(dense, X, data, indices, indptr, y, C, A, beta, W, order,
+                                   n_active, cls, n_cls, rho, b, s, shrinking,
+                                   G, B, D, new, changed, delta)
+        if viol <= eps_shrink:
+            if full and viol <= eps:
+                _restore(order, n_free, cls, n_cls, k)
+                return it + 1, viol, True
+            _restore(order, n_free, cls, n_cls, k)
+            n_active = n_free
+            eps_shrink = max(0.5 * eps_shrink, eps)
+            full = True
+        else:
+            full = False
+    _restore(order, n_free, cls, n_cls, k)
+    return max_passes, viol, False
+
+
+@njit(cache=True)
+def _weights(dense, X, data, indices, indptr, beta, W):
+    """W = Σᵢ xᵢ βᵢᵀ (recomputed from β)."""
+    W[:] = 0.0
+    n, k = beta.shape
+    for i in range(n):
+        if dense:
+            for j in range(X.shape[1]):
+                v = X[i, j]
+                if v != 0.0:
+                    for m in range(k):
+                        W[j, m] += v * beta[i, m]
+        else:
+            for p in range(indptr[i], indptr[i + 1]):
+                v = data[p]
+                j = indices[p]
+                for m in range(k):
+                    W[j, m] += v * beta[i, m]
+
+
+@njit(cache=True)
+def _objectives(dense, X, data, indices, indptr, y, C, beta, W, b):
+    """(primal, dual, max violation) at (W, b, β); f = XW + b, ξ from f."""
+    n, k = beta.shape
+    G = np.empty(k)
+    cls = np.arange(k)
+    loss = 0.0
+    lin = 0.0
+    max_viol = 0.0
+    for i in range(n):
+        lin += beta[i, y[i]]
+        if C[i] <= 0.0:
+            continue
+        _row_gradient(i, dense, X, data, indices, indptr, W, cls, k, G)
+        maxG = -np.inf
+        minG = np.inf
+        for m in range(k):
+            G[m] += b[m]
+            if m != y[i]:
+                G[m] += 1.0
+            if G[m] > maxG:
+                maxG = G[m]
+            upper = C[i] if m == y[i] else 0.0
+            if beta[i, m] < upper and G[m] < minG:
+                minG = G[m]
+        loss += C[i] * (maxG - G[y[i]])
+        if maxG - minG > max_viol:
+            max_viol = maxG - minG
+    reg = 0.5 * np.sum(W * W)
+    return reg + loss, lin - reg, max_viol
+
+
+# --------------------------------------------------------------------------- driver
+
+
+def _arrays(X):
+    """(dense, X2d, data, indices, indptr) for the kernels; CSR keeps its index dtype."""
+    if sp.issparse(X):
+        X = X if X.format == "csr" else X.tocsr()
+        data = np.ascontiguousarray(X.data, dtype=np.float64)
+        indices = np.ascontiguousarray(X.indices)
+        indptr = np.ascontiguousarray(X.indptr, dtype=indices.dtype)
+        return False, np.zeros((0, 0)), data, indices, indptr
+    Xd = np.ascontiguousarray(X, dtype=np.float64)
+    empty = np.zeros(1, dtype=np.int32)
+    return True, Xd, np.zeros(0), empty, empty
+
+
+def _check_int(value, name, low):
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < low:
+        raise ValueError(f"{name} must be an integer ≥ {low}, got {value!r}.")
+    return int(value)
+
+
+def _start(alpha0, Y, C):
+    """β from the multipliers λ0 (a feasible start), or zeros."""
+    n, k = Y.shape
+    if alpha0 is None:
+        return np.zeros((n, k))
+    lam = np.array(alpha0, dtype=np.float64, copy=True)
+    if lam.shape != (n, k) or not np.all(np.isfinite(lam)):
+        raise ValueError(f"alpha0 must be finite multipliers λ of shape {(n, k)}, got shape "
+                         f"{np.shape(alpha0)}.")
+    scale = max(1.0, float(C.max(initial=0.0)))
+    if lam.min(initial=0.0) < -1e-9 * scale or \
+            np.abs(lam.sum(axis=1) - C).max(initial=0.0) > 1e-9 * scale:
+        raise ValueError("alpha0 must be feasible: λ ≥ 0 with Σ_r λᵢᵣ = Cᵢ in every row.")
+    lam = np.clip(lam, 0.0, None)
+    lam *= np.divide(C, lam.sum(axis=1), out=np.zeros(n), where=lam.sum(axis=1) > 0)[:, None]
+    beta = C[:, None] * Y - lam
+    beta[C <= 0] = 0.0
+    return beta
+
+
+def solve_crammer_singer(std: CrammerSingerQP, *, tol=1e-3, gap_tol=None, max_iter=100_000,
+                         shrinking=True, random_state=0, alpha0=None, callback=None,
+                         options: CSOptions | None = None) -> OptimizeResult:
+    """Solve the Crammer–Singer dual by the sequential dual method (W explicit).
+
+    Parameters
+    ----------
+    std : CrammerSingerQP
+        The problem (dense or CSR X, int32 or int64 indices).
+    tol : float, default=1e-3
+        Stop when every sample's violation max_r Gᵢᵣ − min_{free r} Gᵢᵣ ≤ tol on a full
+        pass (units of f), and, with intercepts, ‖Σᵢβᵢ‖∞ ≤ tol · max(1, max Cᵢ).
+    gap_tol : float or None, default=None
+        Also require the relative duality gap |P − D| / max(1, |P|) ≤ gap_tol
+        (measured from W in O(nnz · k)); the violation tolerance is divided by 10
+        until it holds.  None: no gap test.
+    max_iter : int, default=100000
+        Passes over the data (all inner problems together; a pass over the samples
+        not shrunk counts as one).
+    shrinking : bool, default=True
+    random_state : int, default=0
+        Seed of the sample order.
+    alpha0 : ndarray of shape (n_samples, n_classes), optional
+        A feasible start in the multipliers λ (λ ≥ 0, Σ_r λᵢᵣ = Cᵢ).
+    callback : callable, optional
+        Called after every pass as ``callback(n_iter, violation, W)``; returning True
+        stops the run (status ``"callback"``).
+    options : CSOptions, optional
+
+    Returns
+    -------
+    result : scipy.optimize.OptimizeResult
+        ``x`` the multipliers λ of shape (n_samples, n_classes), ``beta`` = C∘Y − λ,
+        ``w`` of shape (n_features, n_classes), ``b`` of shape (n_classes,) (zeros
+        without intercepts), ``status`` ("optimal", "max_iter" or "callback"),
+        ``success``, ``nit`` (passes), ``violation``, ``primal``, ``dual``, ``gap``,
+        ``message``, ``timings``.
+
+    Raises
+    ------
+    TypeError
+        ``std`` is not a CrammerSingerQP.
+    ValueError
+        Bad tolerances, max_iter, alpha0 or callback.
+    """
+    t0 = time.perf_counter()
+    if not isinstance(std, CrammerSingerQP):
+        raise TypeError(f"solve_crammer_singer takes a CrammerSingerQP, got "
+                        f"{type(std).__name__}.")
+    options = CSOptions() if options is None else options
+    if not isinstance(options, CSOptions):
+        raise TypeError(f"options must be a CSOptions, got {type(options).__name__}.")
+    if not (np.isfinite(tol) and tol > 0):
+        raise ValueError(f"tol must be a finite number > 0, got {tol!r}.")
+    if gap_tol is not None and not (np.isfinite(gap_tol) and gap_tol > 0):
+        raise ValueError(f"gap_tol must be a finite number > 0 or None, got {gap_tol!r}.")
+    max_iter = _check_int(max_iter, "max_iter", 1)
+    seed = _check_int(0 if random_state is None else random_state, "random_state", 0)
+    if callback is not None and not callable(callback):
+        raise ValueError(f"callback must be callable, got {callback!r}.")
+    k = int(std.n_classes)
+    y = np.ascontiguousarray(std.y, dtype=np.int64)
+    n = y.size
+    C = np.ascontiguousarray(std.upper, dtype=np.float64)
+    dense, X, data, indices, indptr = _arrays(std.X)
+    d = std.X.shape[1]
+    Y = np.zeros((n, k))
+    Y[np.arange(n), y] = 1.0
+    beta = _start(alpha0, Y, C)
+    sq = np.asarray(std.X.multiply(std.X).sum(axis=1)).ravel() if not dense else \
+        np.einsum("ij,ij->i", X, X)
+    used = C > 0
+    intercept = bool(std.intercept)
+    rho = 0.0
+    if intercept:
+        rho = float(options.rho) if options.rho is not None else \
+            max(float(sq[used].mean()) if used.any() else 1.0, 1e-12)
+    A = sq + rho
+    # a sample with xᵢ = 0 and no intercept: its sub-problem is linear, solved once
+    lone = used & (A <= 0)
+    if lone.any():
+        beta[lone] = -C[lone, None] / max(k - 1, 1)
+        beta[lone, y[lone]] = C[lone]
+    order = np.flatnonzero(used & (A > 0)).astype(np.int64)
+    n_free = order.size
+    cls = np.tile(np.arange(k, dtype=np.int64), (n, 1))
+    n_cls = np.full(n, k, dtype=np.int64)
+    W = np.zeros((d, k))
+    _weights(dense, X, data, indices, indptr, beta, W)
+    b = np.zeros(k)
+    s = beta.sum(axis=0)
+    scale = max(1.0, float(C.max(initial=0.0)))
+    state = np.array([(seed * 0x9E3779B97F4A7C15 + 1) % 2 ** 64 or 1], dtype=np.uint64)
+    t_setup = time.perf_counter() - t0
+    eps = float(tol)
+    nit, viol, status = 0, np.inf, "max_iter"
+    primal = dual = np.nan
+    step = 1 if callback is not None else max_iter
+    while nit < max_iter:
+        inner_eps = eps
+        if intercept:
+            inner_eps = max(eps, options.inner_tol * float(np.abs(s).max()) / scale)
+        passes, viol, converged = _passes(
+            dense, X, data, indices, indptr, y, C, A, beta, W, order, n_free, cls, n_cls,
+            rho, b, s, bool(shrinking), inner_eps, options.shrink_start,
+            min(step, max_iter - nit), state)
+        nit += int(passes)
+        if callback is not None and callback(nit, float(viol), W):
+            status = "callback"
+            break
+        if not converged:
+            continue
+        # W from β (no drift), then the certificate's own numbers at the effective b
+        _weights(dense, X, data, indices, indptr, beta, W)
+        b_eff = b + rho * s
+        primal, dual, viol = _objectives(dense, X, data, indices, indptr, y, C, beta, W, b_eff)
+        feasible = (not intercept) or float(np.abs(s).max()) <= tol * scale
+        gap = abs(primal - dual) / max(1.0, abs(primal))
+        if feasible and viol <= tol and (gap_tol is None or gap <= gap_tol):
+            status = "optimal"
+            break
+        if intercept:
+            b = b_eff               # the multiplier step b ← b + ρ Σᵢβᵢ
+        if feasible and viol <= tol:
+            # the gap is left: ask for a smaller violation
+            eps = max(min(eps, viol) / 10.0, 1e-15)
+    b_out = b + rho * s if intercept else np.zeros(k)
+    if status != "optimal":
+        _weights(dense, X, data, indices, indptr, beta, W)
+        primal, dual, viol = _objectives(dense, X, data, indices, indptr, y, C, beta, W, b_out)
+    gap = abs(primal - dual) / max(1.0, abs(primal))
+    message = {"optimal": f"optimal: violation {viol:.2g} ≤ tol, relative gap {gap:.2g}",
+               "max_iter": f"stopped at max_iter={max_iter} passes (violation {viol:.2g}, "
+                           f"relative gap {gap:.2g}); raise max_iter or tol",
+               "callback": "stopped by the callback"}[status]
+    if status == "max_iter":
+        warnings.warn(f"the sequential dual method {message}.", ConvergenceWarning,
+                      stacklevel=2)
+    lam = C[:, None] * Y - beta
+    np.clip(lam, 0.0, None, out=lam)
+    t_total = time.perf_counter() - t0
+    return OptimizeResult(x=lam, beta=beta, w=W, b=b_out, status=status,
+                          success=status == "optimal", nit=nit, violation=float(viol),
+                          primal=float(primal), dual=float(dual), gap=float(gap),
+                          message=message, rho=rho,
+                          timings={"setup": t_setup, "solve": t_total - t_setup,
+                                   "total": t_total})
