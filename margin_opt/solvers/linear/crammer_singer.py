@@ -93,8 +93,12 @@ class CSOptions:
 
 # --------------------------------------------------------------------------- kernels
 
+#: floating-point licences of the hot loops: reassociation and contraction (FMA) only,
+#: never "no NaN / no inf" (the loops compare with ±inf)
+_FAST = {"reassoc", "contract"}
 
-@njit(cache=True)
+
+@njit(cache=True, inline="always", error_model="numpy", fastmath=_FAST)
 def _row_gradient(i, dense, X, data, indices, indptr, W, cls, na, G):
     """G[c] = xᵢᵀ W[:, cls[c]] for the na active classes."""
     for c in range(na):
@@ -108,12 +112,12 @@ def _row_gradient(i, dense, X, data, indices, indptr, W, cls, na, G):
     else:
         for p in range(indptr[i], indptr[i + 1]):
             v = data[p]
-            j = indices[p]
+            row = W[np.uint64(indices[p])]        # unsigned: no negative-index wraparound
             for c in range(na):
-                G[c] += v * W[j, cls[c]]
+                G[c] += v * row[np.uint64(cls[c])]
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always", error_model="numpy", fastmath=_FAST)
 def _row_update(i, dense, X, data, indices, indptr, W, changed, delta, nch):
     """W[:, changed[c]] += delta[c] xᵢ."""
     if dense:
@@ -125,12 +129,12 @@ def _row_update(i, dense, X, data, indices, indptr, W, changed, delta, nch):
     else:
         for p in range(indptr[i], indptr[i + 1]):
             v = data[p]
-            j = indices[p]
+            row = W[np.uint64(indices[p])]
             for c in range(nch):
-                W[j, changed[c]] += delta[c] * v
+                row[np.uint64(changed[c])] += delta[c] * v
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always", error_model="numpy", fastmath=_FAST)
 def _sub_problem(A, Ci, ypos, B, na, D, out):
     """The exact minimizer of ½A‖β‖² + Bᵀβ s.t. Σβ = 0, β_c ≤ Ci δ_{c, ypos} (na classes)."""
     for c in range(na):
@@ -156,7 +160,7 @@ def _sub_problem(A, Ci, ypos, B, na, D, out):
         out[c] = v if v < upper else upper
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy", fastmath=_FAST)
 def _one_pass(dense, X, data, indices, indptr, y, C, A, beta, W, order, n_active, cls,
               n_cls, rho, b, s, shrinking, G, B, D, new, changed, delta):
     """One pass over the first n_active samples of ``order`` (already shuffled).
@@ -230,7 +234,7 @@ def _one_pass(dense, X, data, indices, indptr, y, C, A, beta, W, order, n_active
     return max_viol, n_active
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy", fastmath=_FAST)
 def _shuffle(order, n, seed_state):
     for t in range(n - 1, 0, -1):
         # xorshift64*: a reproducible stream independent of numpy's global state
@@ -244,7 +248,7 @@ def _shuffle(order, n, seed_state):
         order[t], order[j] = order[j], order[t]
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy", fastmath=_FAST)
 def _restore(order, n_free, cls, n_cls, k):
     for t in range(n_free):
         i = order[t]
@@ -253,7 +257,7 @@ def _restore(order, n_free, cls, n_cls, k):
             cls[i, c] = c
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy", fastmath=_FAST)
 def _passes(dense, X, data, indices, indptr, y, C, A, beta, W, order, n_free, cls, n_cls,
             rho, b, s, shrinking, eps, eps_shrink0, max_passes, seed_state):
     """Passes until a full pass has violation ≤ eps, or max_passes.
@@ -290,7 +294,7 @@ def _passes(dense, X, data, indices, indptr, y, C, A, beta, W, order, n_free, cl
     return max_passes, viol, False
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy", fastmath=_FAST)
 def _weights(dense, X, data, indices, indptr, beta, W):
     """W = Σᵢ xᵢ βᵢᵀ (recomputed from β)."""
     W[:] = 0.0
@@ -310,7 +314,7 @@ def _weights(dense, X, data, indices, indptr, beta, W):
                     W[j, m] += v * beta[i, m]
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy", fastmath=_FAST)
 def _objectives(dense, X, data, indices, indptr, y, C, beta, W, b):
     """(primal, dual, max violation) at (W, b, β); f = XW + b, ξ from f."""
     n, k = beta.shape
