@@ -13,5 +13,6 @@ SUITES = {
     "adaboost": "margin_opt.bench.adaboost",
     "truth": "margin_opt.bench.truth",
     "multiclass": "margin_opt.bench.multiclass",
+    "crammer-singer": "margin_opt.bench.crammer_singer",
     "bias-variance": "margin_opt.bench.bias_variance",
 }

@@ -197,7 +197,10 @@ class MulticlassSVMProblem:
 
     # ------------------------------------------------------------------ cvxpy forms
     def primal(self, formulation: str = "slack") -> cp.Problem:
-        """The primal as a cvxpy Problem in ``W`` (r, k), ``b`` (k,) and ``xi`` (n,).
+        """The primal as a cvxpy Problem in ``W`` (r, k), ``b`` (k,) and ``xi`` (n_kept,).
+
+        Over the samples with Cᵢ > 0 (``kept``), the objective divided by
+        ``cvxpy_scale`` (see :meth:`dual`).
 
         W is in the coordinates of :meth:`KernelData.features` (X for the linear
         kernel, the pivoted Cholesky factor of K otherwise).  Constraint r holds the
@@ -225,7 +228,12 @@ class MulticlassSVMProblem:
         return cp.Problem(cp.Minimize(objective), margins)
 
     def dual(self, quad_form: str = "auto") -> cp.Problem:
-        """The dual as a cvxpy Problem in ``beta`` of shape (n_samples, n_classes).
+        """The dual as a cvxpy Problem in ``beta`` of shape (n_kept, n_classes).
+
+        Over the samples with Cᵢ > 0 (``kept``; a zero-weight sample's β is 0), and,
+        when some Cᵢ > 1, in β / s with s = max Cᵢ (``cvxpy_scale``: the objective
+        divided by s), so that the conic solver sees bounds ≤ 1 (at Cᵢ ~ 1e8 Clarabel
+        reported the bounded problem unbounded).
 
         ``max Σᵢ β_{i yᵢ} − ½ Σ_r β_rᵀKβ_r`` s.t. ``β ≤ C∘Y`` (constraint 0),
         ``Σ_r βᵢᵣ = 0`` (constraint 1) and, with intercepts, ``Σᵢ βᵢᵣ = 0`` for the first
@@ -239,8 +247,11 @@ class MulticlassSVMProblem:
         k = self.n_classes
         s = self.cvxpy_scale
         tau = cp.Variable((self.kept.size, k), name="beta")
-        lift = self._lift()
-        quad = sum(self.data.quadratic(lift @ tau[:, r], quad_form) for r in range(k))
+        if self.kept.size == self.n_samples:
+            quad = sum(self.data.quadratic(tau[:, r], quad_form) for r in range(k))
+        else:       # zero-weight samples left: their β (zero) is put back in place
+            lift = self._lift()
+            quad = sum(self.data.quadratic(lift @ tau[:, r], quad_form) for r in range(k))
         C = self.C_i[self.kept] / s
         Y = self.Y[self.kept]
         cons = [tau <= C[:, None] * Y, cp.sum(tau, axis=1) == 0]
