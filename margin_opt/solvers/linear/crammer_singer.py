@@ -412,7 +412,9 @@ def polish(X, y, C, beta, b, intercept, max_size):
     m = ei.size
     first = np.r_[True, ei[1:] != ei[:-1]] if m else np.zeros(0, dtype=bool)
     q = np.flatnonzero(~first)                  # the entries left after Σ_r βᵢᵣ = 0
-    size = q.size + (k if intercept else 0)
+    # intercepts: k − 1 of them (b is determined up to a constant, and the k-th class
+    # sum Σᵢβᵢᵣ = 0 follows from the others and the samples' sums)
+    size = q.size + (k - 1 if intercept else 0)
     if m == 0 or size > max_size:
         return None
     pivot = np.maximum.accumulate(np.where(first, np.arange(m), 0))
@@ -435,10 +437,10 @@ def polish(X, y, C, beta, b, intercept, max_size):
     if intercept:
         R = np.zeros((m, k))
         R[np.arange(m), er] = 1.0
-        Rt = R[q] - R[pq]
+        Rt = (R[q] - R[pq])[:, :k - 1]
         M[:q.size, q.size:] = Rt
         M[q.size:, :q.size] = Rt.T
-        rhs[q.size:] = -(beta.sum(axis=0) + R.T @ d0)
+        rhs[q.size:] = -(beta.sum(axis=0) + R.T @ d0)[:k - 1]
     # K_E is singular when the free samples outnumber the features: a ridge of rounding
     # size (a proximal term) makes the system solvable and picks a correction of nearly
     # least norm; two refinement steps remove its bias
@@ -446,8 +448,8 @@ def polish(X, y, C, beta, b, intercept, max_size):
     Mr = M.copy()
     Mr[np.arange(q.size), np.arange(q.size)] += ridge
     try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", sla.LinAlgWarning)
+        with warnings.catch_warnings(), np.errstate(all="ignore"):
+            warnings.simplefilter("ignore", sla.LinAlgWarning)   # a singular one: checked
             lu = sla.lu_factor(Mr, check_finite=False)
             sol = sla.lu_solve(lu, rhs, check_finite=False)
             for _ in range(2):
@@ -462,7 +464,7 @@ def polish(X, y, C, beta, b, intercept, max_size):
     new = beta.copy()
     new[ei, er] += delta
     new = np.minimum(new, upper)
-    b_new = b + sol[q.size:] if intercept else b
+    b_new = b + np.r_[sol[q.size:], 0.0] if intercept else b
     b_new = b_new - b_new.mean() if intercept else b_new   # only differences matter
     return new, b_new
 
