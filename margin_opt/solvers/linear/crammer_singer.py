@@ -154,10 +154,13 @@ def _row_update(i, dense, X, data, indices, indptr, W, changed, delta, nch):
 
 @njit(cache=True, inline="always", error_model="numpy", fastmath=_FAST)
 def _sub_problem(A, Ci, ypos, B, na, D, out):
-    """The exact minimizer of ½A‖β‖² + Bᵀβ s.t. Σβ = 0, β_c ≤ Ci δ_{c, ypos} (na classes)."""
+    """The exact minimizer of ½A‖β‖² + Bᵀβ over na classes, β_c ≤ Ci δ_{c, ypos}, with
+    Σβ = 0 when the label's class is among them (ypos ≥ 0), else Σβ = −Ci (its β is
+    then fixed at Ci): in both cases θ = (Σ_{top r} D − A·Ci) / r."""
     for c in range(na):
         D[c] = B[c]
-    D[ypos] += A * Ci
+    if ypos >= 0:
+        D[ypos] += A * Ci
     # insertion sort, descending (na is the number of classes)
     for c in range(1, na):
         v = D[c]
@@ -213,11 +216,14 @@ def _one_pass(dense, X, data, indices, indptr, y, C, A, beta, W, order, n_active
             c = 0
             while c < na:
                 m = ci[c]
-                if m != y[i] and beta[i, m] == 0.0 and G[c] < minG:
+                upper = C[i] if m == y[i] else 0.0
+                if beta[i, m] == upper and G[c] < minG:   # at its bound, safely
                     na -= 1
                     ci[c], ci[na] = ci[na], ci[c]
                     G[c], G[na] = G[na], G[c]
-                    if ypos == na:
+                    if ypos == c:
+                        ypos = -1
+                    elif ypos == na:
                         ypos = c
                 else:
                     c += 1
