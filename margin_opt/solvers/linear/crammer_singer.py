@@ -72,7 +72,10 @@ class CSOptions:
     Parameters
     ----------
     shrink_start : float, default=1.0
-        The first shrinking tolerance (halved at every restore, down to ``tol``).
+        The first shrinking tolerance: every variable is restored when a pass's
+        violation falls below it, and it is multiplied by ``shrink_decay`` (down to
+        ``tol``).
+    shrink_decay : float, default=0.5
     rho : float or None, default=None
         The multiplier method's penalty for intercepts; None: the mean ‖xᵢ‖² of the
         samples with Cᵢ > 0 (a bias column of the features' scale).
@@ -94,6 +97,7 @@ class CSOptions:
     """
 
     shrink_start: float = 1.0
+    shrink_decay: float = 0.5
     rho: float | None = None
     inner_tol: float = 0.1
     polish_max: int = 2000
@@ -102,6 +106,8 @@ class CSOptions:
     def __post_init__(self):
         if int(self.polish_max) < 0:
             raise ValueError(f"polish_max must be >= 0, got {self.polish_max!r}.")
+        if not 0 < self.shrink_decay < 1:
+            raise ValueError(f"shrink_decay must be in (0, 1), got {self.shrink_decay!r}.")
         for name in ("shrink_start", "inner_tol", "polish_from"):
             if not getattr(self, name) > 0:
                 raise ValueError(f"{name} must be > 0, got {getattr(self, name)!r}.")
@@ -283,7 +289,7 @@ def _restore(order, n_free, cls, n_cls, k):
 
 @njit(cache=True, error_model="numpy", fastmath=_FAST)
 def _passes(dense, X, data, indices, indptr, y, C, A, beta, W, order, n_free, cls, n_cls,
-            rho, b, s, shrinking, eps, eps_shrink0, max_passes, seed_state):
+            rho, b, s, shrinking, eps, eps_shrink0, decay, max_passes, seed_state):
     """Passes until a full pass has violation ≤ eps, or max_passes.
 
     Returns (passes, last max violation, converged).
@@ -310,7 +316,7 @@ def _passes(dense, X, data, indices, indptr, y, C, A, beta, W, order, n_free, cl
                 return it + 1, viol, True
             _restore(order, n_free, cls, n_cls, k)
             n_active = n_free
-            eps_shrink = max(0.5 * eps_shrink, eps)
+            eps_shrink = max(decay * eps_shrink, eps)
             full = True
         else:
             full = False
@@ -645,7 +651,7 @@ def solve_crammer_singer(std: CrammerSingerQP, *, tol=1e-3, gap_tol=None, max_it
         passes, viol, converged = _passes(
             dense, X, data, indices, indptr, y, C, A, beta, W, order, n_free, cls, n_cls,
             rho, b, s, bool(shrinking), inner_eps, options.shrink_start,
-            min(step, max_iter - nit), state)
+            options.shrink_decay, min(step, max_iter - nit), state)
         nit += int(passes)
         if callback is not None and callback(nit, float(viol), W):
             status = "callback"
