@@ -317,7 +317,7 @@ def _exact_in(name, max_n):
 
     def repair(problem, sol, spec, tol, options):
         if sol.method == name or name not in method_names(problem.model) or (
-                not _explicit(problem) and problem.n_samples > max_n):
+                _sized_by_n(problem) and problem.n_samples > max_n):
             return None
         try:
             new = _run(problem, name, get_method(name, problem.model), None, None, None,
@@ -394,6 +394,13 @@ def _explicit(problem) -> bool:
     return problem.data.explicit_w if hasattr(problem, "data") else True
 
 
+def _sized_by_n(problem) -> bool:
+    """Whether the exact cvxpy repairs are limited to ``exact_max_n`` samples: a kernel
+    problem (its dual holds the n × n matrix), and the Crammer–Singer problem whatever
+    its kernel (n · k dual variables and n · k margin constraints)."""
+    return not _explicit(problem) or problem.model == "multiclass"
+
+
 def _rounding_advice(problem, sol, tol) -> str:
     """Where the residuals are at the rounding level of f = Kβ, say so (and by how much)."""
     alpha = getattr(sol.variables, "standard_alpha", None)
@@ -419,10 +426,11 @@ def _rounding_advice(problem, sol, tol) -> str:
 
 
 def _advice(problem, rounding="", max_n=FALLBACK_MAX_N) -> str:
-    if not _explicit(problem) and problem.n_samples > max_n:
+    if _sized_by_n(problem) and problem.n_samples > max_n:
         return (rounding + " " if rounding else "") + (
             f"The exact fallback (cvxpy-dual) was not tried at n = {problem.n_samples} > "
-            f"{max_n} with a kernel: scale the features (StandardScaler), use a "
+            f"{max_n} with a kernel or k classes at once: scale the features "
+            "(StandardScaler), use a "
             "smaller C, or call problem.solve('cvxpy-dual') yourself.")
     return rounding or "Scale the features (e.g. StandardScaler) or use a smaller C."
 
