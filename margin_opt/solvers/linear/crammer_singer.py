@@ -23,9 +23,9 @@ the polished answer is kept only when it meets the stop, else the passes go on.
 
 A sample is optimal when max_r Gᵢᵣ ≤ min_{r: βᵢᵣ < Cᵢδ} Gᵢᵣ; the difference is its
 violation, the complementary slackness of its margin constraints in the units of f.
-Shrinking drops a class r ≠ yᵢ of sample i while βᵢᵣ = 0 and Gᵢᵣ is below the free
-minimum, and the sample when only yᵢ is left; every shrunk variable is restored and
-checked before the method stops.  The stop asks for a violation ≤ ``tol`` on a full
+Shrinking drops a class r of sample i while βᵢᵣ is at its bound (0, or Cᵢ for r = yᵢ)
+and Gᵢᵣ is below the free minimum, and the sample when one class is left (its β is
+then fixed); every shrunk variable is restored and checked before the method stops.  The stop asks for a violation ≤ ``tol`` on a full
 pass AND a relative duality gap ≤ ``gap_tol`` computed from W (O(nnz · k)), so that
 the answer certifies at ``tol``.
 
