@@ -25,9 +25,9 @@ A sample is optimal when max_r Gᵢᵣ ≤ min_{r: βᵢᵣ < Cᵢδ} Gᵢᵣ; t
 violation, the complementary slackness of its margin constraints in the units of f.
 Shrinking drops a class r of sample i while βᵢᵣ is at its bound (0, or Cᵢ for r = yᵢ)
 and Gᵢᵣ is below the free minimum, and the sample when one class is left (its β is
-then fixed); every shrunk variable is restored and checked before the method stops.  The stop asks for a violation ≤ ``tol`` on a full
-pass AND a relative duality gap ≤ ``gap_tol`` computed from W (O(nnz · k)), so that
-the answer certifies at ``tol``.
+then fixed); every shrunk variable is restored and checked before the method stops.
+The stop asks for a violation ≤ ``tol`` on a full pass AND a relative duality gap
+≤ ``gap_tol`` computed from W (O(nnz · k)), so that the answer certifies at ``tol``.
 
 Unregularized intercepts (``intercept=True``) add the coupling Σᵢ βᵢᵣ = 0 per class.
 They are handled by the method of multipliers (the proximal point method on b in the
@@ -650,7 +650,9 @@ def solve_crammer_singer(std: CrammerSingerQP, *, tol=1e-3, gap_tol=None, max_it
             inner_eps = max(eps, options.inner_tol * float(np.abs(s).max()) / scale)
         passes, viol, converged = _passes(
             dense, X, data, indices, indptr, y, C, A, beta, W, order, n_free, cls, n_cls,
-            rho, b, s, bool(shrinking), inner_eps, options.shrink_start,
+            rho, b, s, bool(shrinking), inner_eps,
+            # a later call goes on from the violation reached (no restores from the top)
+            options.shrink_start if nit == 0 else min(options.shrink_start, 2.0 * viol),
             options.shrink_decay, min(step, max_iter - nit), state)
         nit += int(passes)
         if callback is not None and callback(nit, float(viol), W):
