@@ -556,7 +556,7 @@ def solve_crammer_singer(std: CrammerSingerQP, *, tol=1e-3, gap_tol=None, max_it
         Stop when every sample's violation max_r Gᵢᵣ − min_{free r} Gᵢᵣ ≤ tol on a full
         pass (units of f), and, with intercepts, ‖Σᵢβᵢ‖∞ ≤ tol · max(1, max Cᵢ).
     gap_tol : float or None, default=None
-        Also require the relative duality gap |P − D| / max(1, |P|) ≤ gap_tol
+        Also require the relative duality gap ``|P − D| / max(1, |P|)`` ≤ gap_tol
         (measured from W in O(nnz · k)); the violation tolerance is divided by 10
         until it holds.  None: no gap test.
     max_iter : int, default=100000
