@@ -25,7 +25,7 @@ from importlib import import_module
 GAP_MARGIN = 0.9
 
 __all__ = ["Method", "METHODS", "get_method", "method_names", "stopping_options",
-           "available", "not_applicable"]
+           "available", "not_applicable", "preferred_method", "PREFERRED"]
 
 
 @dataclass(frozen=True)
@@ -138,6 +138,11 @@ METHODS = {m.name: m for m in (
            "the perceptron rule on Σ max(0, −y f), λ = 0 (kernel form on the Gram matrix)",
            standard_form="PrimalERM", backend="margin_opt.solvers.perceptron:perceptron",
            accuracy=0.5, iterative=True, accepts_gram=True),
+    Method("sequential-dual", "backend", "dual", ("multiclass",),
+           "Crammer–Singer by the sequential dual method, W explicit (liblinear's; linear "
+           "kernel)", standard_form="CrammerSingerQP",
+           backend="margin_opt.solvers.linear.crammer_singer:solve_crammer_singer",
+           accuracy=1e-6, stopping="certified_gap", verify_options={"tol": 1e-6}),
     Method("libsvm", "peer", "dual", ("svc", "svr"),
            "LIBSVM through scikit-learn (float32 kernel cache), certified like ours",
            accuracy={"svc": 1e-5, "svr": 1e-4}, estimator=False,
@@ -197,12 +202,31 @@ def not_applicable(name: str, problem) -> str | None:
             return "LIBSVM has no hard margin (C = inf)"
         if not problem.fit_intercept:
             return "LIBSVM always fits an intercept"
+    if m.standard_form == "CrammerSingerQP" and not problem.data.explicit_w:
+        return f"{name} keeps W explicitly: it needs the linear kernel or a feature map"
     if m.standard_form == "PrimalERM":
         if problem.hard_margin:
             return "the hard margin has no λ form (λ = 1/(C n) = 0)"
         if not problem.explicit_w and not m.accepts_gram:
             return f"{name} needs the linear kernel or a feature map"
     return None
+
+
+#: The methods tried in order by :func:`preferred_method` (the first that applies).
+PREFERRED = {"multiclass": ("sequential-dual", "cvxpy-dual")}
+
+
+def preferred_method(problem) -> str:
+    """The registry's choice for ``problem`` (an estimator's ``solver="auto"``).
+
+    The first method of :data:`PREFERRED` for the problem's model that poses it
+    (:func:`not_applicable`): for the Crammer–Singer SVM the sequential dual method
+    where W is explicit (linear kernel), else the cvxpy dual.
+    """
+    for name in PREFERRED.get(problem.model, ()):
+        if not_applicable(name, problem) is None:
+            return name
+    raise ValueError(f"no preferred method for the {problem.model} problem.")
 
 
 def stopping_options(name: str, tol: float, max_box: float) -> dict:

@@ -1,4 +1,5 @@
-"""Standard forms that solvers take: the LIBSVM dual QP and the regularized primal ERM.
+"""Standard forms that solvers take: the LIBSVM dual QP, the regularized primal ERM and the
+Crammer–Singer dual.
 
 Solvers never see a model or an estimator, only one of these.  A problem
 (:mod:`margin_opt.problems`) knows how to write itself in a standard form and how
@@ -21,7 +22,7 @@ import numpy as np
 from .kernels import Kernel
 from .losses import Hinge, Loss
 
-__all__ = ["DualQP", "PrimalERM"]
+__all__ = ["DualQP", "PrimalERM", "CrammerSingerQP"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -175,3 +176,36 @@ class PrimalERM:
         """J(w, b) in the average-loss scale."""
         reg = float(w @ w) + (b * b if self.regularize_intercept else 0.0)
         return 0.5 * self.lam * reg + float(self.sample_weight @ self.losses(w, b)) / self.n_samples
+
+
+@dataclass(frozen=True, eq=False)
+class CrammerSingerQP:
+    """The Crammer–Singer dual with an explicit W (linear kernel).
+
+    ``min_β ½ Σ_r ‖Σᵢ βᵢᵣ xᵢ‖² − Σᵢ β_{i yᵢ}``  s.t.  ``βᵢᵣ ≤ uᵢ δ_{yᵢ r}``,
+    ``Σ_r βᵢᵣ = 0`` (every i) and, with ``intercept``, ``Σᵢ βᵢᵣ = 0`` (every r); the
+    weights are ``W = Σᵢ xᵢ βᵢᵀ`` of shape (n_features, n_classes).  The multipliers of
+    the margin constraints are ``λ = u∘Y − β ≥ 0`` with ``Σ_r λᵢᵣ = uᵢ``.
+
+    Parameters
+    ----------
+    X : {ndarray, csr_matrix} of shape (n_samples, n_features)
+    y : ndarray of int of shape (n_samples,)
+        Class index of each sample, in ``0 .. n_classes − 1``.
+    upper : ndarray of shape (n_samples,)
+        Per-sample bounds uᵢ = Cᵢ ≥ 0 (a sample with uᵢ = 0 has β = 0: it leaves the problem).
+    n_classes : int
+    intercept : bool, default=False
+        Unregularized intercepts b_r (the equality constraints Σᵢ βᵢᵣ = 0).
+    """
+
+    X: object
+    y: np.ndarray
+    upper: np.ndarray
+    n_classes: int
+    intercept: bool = False
+
+    @property
+    def n_samples(self) -> int:
+        """Number of samples n."""
+        return self.y.shape[0]

@@ -57,7 +57,7 @@ def test_printable_problems_and_registry(iris):
     X, y = iris
     p = MulticlassSVMProblem(X[::5], y[::5], C=2.0)
     assert "beta" in str(p.dual()) and "xi" in str(p.primal())
-    assert method_names("multiclass") == ["cvxpy-dual", "cvxpy-primal"]
+    assert method_names("multiclass") == ["cvxpy-dual", "cvxpy-primal", "sequential-dual"]
     with pytest.raises(ValueError, match="unknown method 'smo' for the multiclass problem"):
         p.solve("smo")
     with pytest.raises(ValueError, match="finite C"):
@@ -70,9 +70,14 @@ def test_estimator(iris):
     p = MulticlassSVMProblem(X, y, C=1.0)
     sol = p.solve("cvxpy-dual")
     assert clf.certificate_.ok and clf.dual_coef_.shape == (3, clf.support_.size)
-    np.testing.assert_allclose(clf.decision_function(X), sol.decision, atol=1e-6)
+    assert clf.solution_.method == "sequential-dual"    # the registry's choice for linear
+    # certified at tol=1e-6: a relative gap ≤ 1e-6 bounds ½‖W − W*‖² ≤ 1e-6·P (P ≈ 17
+    # here, ‖ΔW‖ ≤ 6e-3); the answers agree far closer than that bound
+    np.testing.assert_allclose(clf.decision_function(X), sol.decision, atol=1e-4)
     np.testing.assert_array_equal(clf.predict(X), np.argmax(sol.decision, axis=1))
-    np.testing.assert_allclose(clf.coef_, sol.variables.w.T, atol=1e-8)
+    np.testing.assert_allclose(clf.coef_, sol.variables.w.T, atol=1e-4)
+    assert abs(clf.certificate_.quantities["primal_objective"] - sol.primal_objective) \
+        <= 1e-6 * sol.primal_objective
     rbf = SVC(multi_class="crammer_singer", gamma=0.5).fit(X, y)
     assert rbf.certificate_.ok and rbf.score(X, y) > 0.95
     with pytest.raises(ValueError, match="crammer_singer"):

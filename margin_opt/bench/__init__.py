@@ -22,6 +22,7 @@ SUITES = {
     "adaboost": "margin_opt.bench.adaboost",
     "truth": "margin_opt.bench.truth",
     "multiclass": "margin_opt.bench.multiclass",
+    "crammer-singer": "margin_opt.bench.crammer_singer",
     "bias-variance": "margin_opt.bench.bias_variance",
     "cvxpy-dual": "margin_opt.bench.cvxpy_dual",
 }

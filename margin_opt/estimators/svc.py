@@ -12,7 +12,7 @@ from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import validate_data
 
 from ..kernels import KERNELS, make_kernel
-from ..methods import method_names
+from ..methods import method_names, preferred_method
 from ..problems.multiclass import MulticlassSVMProblem
 from ..validation import (
     canonical,
@@ -59,8 +59,11 @@ class SVC(KernelCoefMixin, ClassifierMixin, BaseEstimator):
     solver : str, default="auto"
         Method of :meth:`SVMProblem.solve`: ``"smo"`` (LIBSVM's algorithm, compiled),
         ``"cvxpy-dual"``, ``"cvxpy-primal"``, ``"subgradient"``, ``"pegasos"``.
-        ``"auto"`` is ``"smo"`` for one-vs-one and ``"cvxpy-dual"`` for Crammer–Singer
-        (which takes only the cvxpy methods).
+        ``"auto"`` is ``"smo"`` for one-vs-one; for Crammer–Singer the registry's
+        choice (:func:`~margin_opt.methods.preferred_method`): ``"sequential-dual"``
+        (Keerthi et al.'s method, W explicit) for the linear kernel, ``"cvxpy-dual"``
+        otherwise.  Crammer–Singer takes ``"sequential-dual"``, ``"cvxpy-dual"`` and
+        ``"cvxpy-primal"``.
     tol : float, default=1e-6
         Tolerance of the certificates computed after fitting.  SMO stops at
         m(α) − M(α) ≤ tol / max(1, C) (the duality gap is bounded by that times
@@ -157,7 +160,9 @@ class SVC(KernelCoefMixin, ClassifierMixin, BaseEstimator):
         "coef0": [Interval(numbers.Real, None, None, closed="neither")],
         "fit_intercept": ["boolean"],
         "class_weight": [dict, StrOptions({"balanced"}), None],
-        "solver": [StrOptions(set(method_names("svc", estimator=True))), StrOptions({"auto"})],
+        "solver": [StrOptions(set(method_names("svc", estimator=True))
+                              | set(method_names("multiclass", estimator=True))),
+                   StrOptions({"auto"})],
         "tol": [Interval(numbers.Real, 0, None, closed="neither")],
         "solver_options": [dict, None],
         "certify": ["boolean"],
@@ -205,12 +210,16 @@ class SVC(KernelCoefMixin, ClassifierMixin, BaseEstimator):
     def _resolved_solver(self) -> str:
         joint = self.multi_class == "crammer_singer"
         if self.solver == "auto":
-            return "cvxpy-dual" if joint else "smo"
+            return "auto" if joint else "smo"     # Crammer–Singer: chosen with the problem
         if joint and self.solver not in method_names("multiclass", estimator=True):
             raise ValueError(
-                f"multi_class='crammer_singer' is one joint problem solved in cvxpy; solver must "
-                f"be one of {method_names('multiclass', estimator=True)} or 'auto', got "
+                f"multi_class='crammer_singer' is one joint problem; solver must be one of "
+                f"{method_names('multiclass', estimator=True)} or 'auto', got "
                 f"{self.solver!r}.")
+        if not joint and self.solver not in method_names("svc", estimator=True):
+            raise ValueError(
+                f"solver {self.solver!r} solves the Crammer–Singer problem only; use "
+                f"multi_class='crammer_singer', or one of {method_names('svc', estimator=True)}.")
         return self.solver
 
     def _class_weights(self, y, classes):
@@ -299,6 +308,8 @@ class SVC(KernelCoefMixin, ClassifierMixin, BaseEstimator):
                              "multi_class='ovo' for probabilities.")
         problem = MulticlassSVMProblem(X, y_index, C=self.C, kernel=kernel,
                                        fit_intercept=self.fit_intercept, sample_weight=weight)
+        if solver == "auto":
+            solver = preferred_method(problem)
         sol, cert = solve_and_certify(self, problem, solver=solver)
         is_sv = np.zeros(X.shape[0], dtype=bool)
         is_sv[sol.support_] = True

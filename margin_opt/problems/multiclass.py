@@ -33,9 +33,12 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ..display import problem_latex
+from ..exceptions import SolverError
 from ..lazy import lazy_module
 from ..solution import MulticlassVariables, Solution
+from ..standard_forms import CrammerSingerQP
 from ..validation import (
+    C_MAX,
     check_C,
     check_class_labels,
     check_data,
@@ -51,10 +54,28 @@ if TYPE_CHECKING:
 else:
     cp = lazy_module("cvxpy")  # imported on first use: the cvxpy forms only
 
-__all__ = ["MulticlassSVMProblem"]
+__all__ = ["MulticlassSVMProblem", "check_box_bounds"]
 
 #: Relative floor under which a multiplier never counts as a support vector.
 SV_THRESHOLD = 1e-12
+
+
+def check_box_bounds(C_i) -> None:
+    """Refuse per-sample bounds Cᵢ = C · weightᵢ above :data:`~margin_opt.validation.C_MAX`.
+
+    Raises
+    ------
+    ValueError
+        Some Cᵢ > C_MAX (1e12), where a bound is numerically infinite for the solvers
+        (the rule on C, applied to C · sample_weight · class_weight).
+    """
+    top = float(np.max(C_i, initial=0.0))
+    if top > C_MAX:
+        i = int(np.argmax(C_i))
+        raise ValueError(
+            f"C · sample_weight reaches {top:g} (sample {i}), above {C_MAX:g}, where a box "
+            "bound is numerically infinite for the solvers: scale the weights down (or C), "
+            f"so that every C · weight ≤ {C_MAX:g}.")
 
 
 class MulticlassSVMProblem:
@@ -126,6 +147,11 @@ class MulticlassSVMProblem:
         self.X = self.data.X
         self.sample_weight = check_sample_weight(sample_weight, self.X)
         self.C_i = self.C * self.sample_weight
+        check_box_bounds(self.C_i)
+        #: samples with Cᵢ > 0; the others (weight 0) leave the problem: their β is 0
+        self.kept = np.flatnonzero(self.C_i > 0)
+        #: the cvxpy forms are divided by this (max(1, max Cᵢ)), their variables by it
+        self.cvxpy_scale = max(1.0, float(self.C_i.max()))
         self.n_classes = self.classes_.size
         self.Y = np.zeros((self.n_samples, self.n_classes))
         self.Y[np.arange(self.n_samples), self.y] = 1.0
@@ -141,7 +167,12 @@ class MulticlassSVMProblem:
 
         Parameters
         ----------
-        method : {"cvxpy-dual", "cvxpy-primal"}, default="cvxpy-dual"
+        method : {"cvxpy-dual", "cvxpy-primal", "sequential-dual"}, default="cvxpy-dual"
+            ``"sequential-dual"``: the sequential dual method of Keerthi et al. (2008)
+            with W explicit (linear kernel;
+            :func:`~margin_opt.solvers.linear.crammer_singer.solve_crammer_singer`,
+            options ``tol``, ``gap_tol``, ``max_iter``, ``shrinking``,
+            ``random_state``, ``alpha0``, ``callback``).
         solver : str, optional
             cvxpy solver (default CLARABEL).
         formulation, quad_form : str, optional
@@ -167,7 +198,10 @@ class MulticlassSVMProblem:
 
     # ------------------------------------------------------------------ cvxpy forms
     def primal(self, formulation: str = "slack") -> cp.Problem:
-        """The primal as a cvxpy Problem in ``W`` (r, k), ``b`` (k,) and ``xi`` (n,).
+        """The primal as a cvxpy Problem in ``W`` (r, k), ``b`` (k,) and ``xi`` (n_kept,).
+
+        Over the samples with Cᵢ > 0 (``kept``), the objective divided by
+        ``cvxpy_scale`` (see :meth:`dual`).
 
         W is in the coordinates of :meth:`KernelData.features` (X for the linear
         kernel, the pivoted Cholesky factor of K otherwise).  Constraint r holds the
@@ -181,18 +215,26 @@ class MulticlassSVMProblem:
         if formulation not in self.formulations:
             raise ValueError(f"formulation must be one of {self.formulations}, got "
                              f"{formulation!r}.")
-        Phi = self.data.features()
+        Phi = self.data.features()[self.kept]
         k = self.n_classes
+        s = self.cvxpy_scale
+        Y = self.Y[self.kept]
         W = cp.Variable((Phi.shape[1], k), name="W")
         b = cp.Variable(k, name="b") if self.fit_intercept else np.zeros(k)
-        xi = cp.Variable(self.n_samples, name="xi")
+        xi = cp.Variable(self.kept.size, name="xi")
         f = [Phi @ W[:, r] + b[r] for r in range(k)]
-        f_y = sum(cp.multiply(self.Y[:, r], f[r]) for r in range(k))
-        margins = [f_y - f[r] >= (1.0 - self.Y[:, r]) - xi for r in range(k)]
-        return cp.Problem(cp.Minimize(0.5 * cp.sum_squares(W) + self.C_i @ xi), margins)
+        f_y = sum(cp.multiply(Y[:, r], f[r]) for r in range(k))
+        margins = [f_y - f[r] >= (1.0 - Y[:, r]) - xi for r in range(k)]
+        objective = (0.5 * cp.sum_squares(W) + self.C_i[self.kept] @ xi) / s
+        return cp.Problem(cp.Minimize(objective), margins)
 
     def dual(self, quad_form: str = "auto") -> cp.Problem:
-        """The dual as a cvxpy Problem in ``beta`` of shape (n_samples, n_classes).
+        """The dual as a cvxpy Problem in ``beta`` of shape (n_kept, n_classes).
+
+        Over the samples with Cᵢ > 0 (``kept``; a zero-weight sample's β is 0), and,
+        when some Cᵢ > 1, in β / s with s = max Cᵢ (``cvxpy_scale``: the objective
+        divided by s), so that the conic solver sees bounds ≤ 1 (at Cᵢ ~ 1e8 Clarabel
+        reported the bounded problem unbounded).
 
         ``max Σᵢ β_{i yᵢ} − ½ Σ_r β_rᵀKβ_r`` s.t. ``β ≤ C∘Y`` (constraint 0),
         ``Σ_r βᵢᵣ = 0`` (constraint 1) and, with intercepts, ``Σᵢ βᵢᵣ = 0`` for the first
@@ -204,19 +246,34 @@ class MulticlassSVMProblem:
             How each β_rᵀKβ_r is written (:meth:`KernelData.quadratic`).
         """
         k = self.n_classes
-        beta = cp.Variable((self.n_samples, k), name="beta")
-        quad = sum(self.data.quadratic(beta[:, r], quad_form) for r in range(k))
-        cons = [beta <= self.C_i[:, None] * self.Y, cp.sum(beta, axis=1) == 0]
+        s = self.cvxpy_scale
+        tau = cp.Variable((self.kept.size, k), name="beta")
+        if self.kept.size == self.n_samples:
+            quad = sum(self.data.quadratic(tau[:, r], quad_form) for r in range(k))
+        else:       # zero-weight samples left: their β (zero) is put back in place
+            lift = self._lift()
+            quad = sum(self.data.quadratic(lift @ tau[:, r], quad_form) for r in range(k))
+        C = self.C_i[self.kept] / s
+        Y = self.Y[self.kept]
+        cons = [tau <= C[:, None] * Y, cp.sum(tau, axis=1) == 0]
         if self.fit_intercept:
-            cons.append(cp.sum(beta[:, :k - 1], axis=0) == 0)
-        return cp.Problem(cp.Maximize(cp.sum(cp.multiply(self.Y, beta)) - 0.5 * quad), cons)
+            cons.append(cp.sum(tau[:, :k - 1], axis=0) == 0)
+        return cp.Problem(cp.Maximize(cp.sum(cp.multiply(Y, tau)) - 0.5 * s * quad), cons)
+
+    def _lift(self):
+        """The (n_samples, n_kept) selection matrix that puts the kept rows' β in place."""
+        import scipy.sparse as sp
+
+        m = self.kept.size
+        return sp.csr_matrix((np.ones(m), (self.kept, np.arange(m))), shape=(self.n_samples, m))
 
     def _intercept(self, b):
         b = np.zeros(self.n_classes) if not self.fit_intercept else np.asarray(b, float).ravel()
         return b - b.mean()
 
     def _read_cvxpy_dual(self, cvx):
-        beta = np.asarray(cvx.var_dict["beta"].value, dtype=float)
+        beta = np.zeros((self.n_samples, self.n_classes))
+        beta[self.kept] = self.cvxpy_scale * np.asarray(cvx.var_dict["beta"].value, dtype=float)
         alpha = np.clip(self.C_i[:, None] * self.Y - beta, 0.0, None)
         b = np.zeros(self.n_classes)
         if self.fit_intercept:
@@ -226,12 +283,37 @@ class MulticlassSVMProblem:
     def _read_cvxpy_primal(self, cvx):
         W = np.asarray(cvx.var_dict["W"].value, dtype=float)
         b = cvx.var_dict["b"].value if self.fit_intercept else None
-        alpha = np.column_stack([np.asarray(c.dual_value, dtype=float) for c in cvx.constraints])
-        return W, self._intercept(b), np.clip(alpha, 0.0, None)
+        alpha = np.zeros((self.n_samples, self.n_classes))
+        alpha[self.kept] = self.cvxpy_scale * np.column_stack(
+            [np.asarray(c.dual_value, dtype=float) for c in cvx.constraints])
+        alpha[self.kept] = np.clip(alpha[self.kept], 0.0, None)
+        # a sample that left the problem (Cᵢ = 0) has λᵢ = 0 = Cᵢ: nothing to fill
+        return W, self._intercept(b), alpha
 
     def infeasible_error(self, status):
-        """None: the problem is always feasible (ξ large enough)."""
-        return None
+        """The error for a cvxpy status "infeasible" or "unbounded", which this problem
+        cannot have (always feasible, ξ large enough; the dual's set is compact): a
+        :class:`~margin_opt.exceptions.SolverError` saying that the solver failed."""
+        return SolverError(
+            f"the conic solver reported the Crammer–Singer problem {status}, which it cannot "
+            "be (it always has an optimum): a numerical failure. Scale the features, use a "
+            "smaller C or smaller weights, or the linear kernel's solver "
+            "(solver='sequential-dual', fit_intercept=False).")
+
+    def to_crammer_singer_qp(self) -> CrammerSingerQP:
+        """The standard form of the sequential dual method (explicit features only).
+
+        Raises
+        ------
+        ValueError
+            A kernel without explicit features (w lives in the kernel's space).
+        """
+        if not self.data.explicit_w:
+            raise ValueError("the sequential dual method keeps W explicitly: it needs the "
+                             "linear kernel (or a feature map); use solver='cvxpy-dual' for "
+                             f"the {self.kernel.describe()} kernel.")
+        return CrammerSingerQP(self.data.features(), self.y, self.C_i, self.n_classes,
+                               intercept=self.fit_intercept)
 
     def check_dual_answer(self, alpha, where: str) -> None:
         """Nothing to check: the dual is bounded."""

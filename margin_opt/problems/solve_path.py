@@ -213,7 +213,7 @@ def _run(problem, name, spec, solver, formulation, quad_form, verbose, options):
 
 def _claimed_tol(problem, spec, options):
     """The accuracy a method claims: a dual backend's ``tol``, else the registry's."""
-    if spec.standard_form == "DualQP":
+    if spec.standard_form in ("DualQP", "CrammerSingerQP"):
         return float(options.get("tol", 1e-3))
     return spec.accuracy_for(problem.model)
 
@@ -298,10 +298,11 @@ def _attempt(sol, cert):
 
 def _tighter(problem, sol, spec, tol, options):
     """A dual backend restarted from its answer at a 100× tighter tolerance."""
-    if spec.standard_form != "DualQP" or sol.status != "optimal":
+    if spec.standard_form not in ("DualQP", "CrammerSingerQP") or sol.status != "optimal":
         return None
-    opts = {**options, "tol": float(options.get("tol", 1e-3)) / 100,
-            "alpha0": problem.warm_start(sol.variables.standard_alpha)}
+    start = sol.variables.alpha if spec.standard_form == "CrammerSingerQP" else \
+        problem.warm_start(sol.variables.standard_alpha)
+    opts = {**options, "tol": float(options.get("tol", 1e-3)) / 100, "alpha0": start}
     if options.get("gap_tol") is not None:
         opts["gap_tol"] = float(options["gap_tol"]) / 100
     with no_convergence_warnings():
@@ -316,7 +317,7 @@ def _exact_in(name, max_n):
 
     def repair(problem, sol, spec, tol, options):
         if sol.method == name or name not in method_names(problem.model) or (
-                not _explicit(problem) and problem.n_samples > max_n):
+                _sized_by_n(problem) and problem.n_samples > max_n):
             return None
         try:
             new = _run(problem, name, get_method(name, problem.model), None, None, None,
@@ -393,6 +394,13 @@ def _explicit(problem) -> bool:
     return problem.data.explicit_w if hasattr(problem, "data") else True
 
 
+def _sized_by_n(problem) -> bool:
+    """Whether the exact cvxpy repairs are limited to ``exact_max_n`` samples: a kernel
+    problem (its dual holds the n × n matrix), and the Crammer–Singer problem whatever
+    its kernel (n · k dual variables and n · k margin constraints)."""
+    return not _explicit(problem) or problem.model == "multiclass"
+
+
 def _rounding_advice(problem, sol, tol) -> str:
     """Where the residuals are at the rounding level of f = Kβ, say so (and by how much)."""
     alpha = getattr(sol.variables, "standard_alpha", None)
@@ -418,10 +426,11 @@ def _rounding_advice(problem, sol, tol) -> str:
 
 
 def _advice(problem, rounding="", max_n=FALLBACK_MAX_N) -> str:
-    if not _explicit(problem) and problem.n_samples > max_n:
+    if _sized_by_n(problem) and problem.n_samples > max_n:
         return (rounding + " " if rounding else "") + (
             f"The exact fallback (cvxpy-dual) was not tried at n = {problem.n_samples} > "
-            f"{max_n} with a kernel: scale the features (StandardScaler), use a "
+            f"{max_n} with a kernel or k classes at once: scale the features "
+            "(StandardScaler), use a "
             "smaller C, or call problem.solve('cvxpy-dual') yourself.")
     return rounding or "Scale the features (e.g. StandardScaler) or use a smaller C."
 
@@ -463,6 +472,8 @@ def _solve_backend(problem, spec, options):
     fn = spec.load()
     if spec.standard_form == "DualQP":
         std = problem.to_standard_form()
+    elif spec.standard_form == "CrammerSingerQP":
+        std = problem.to_crammer_singer_qp()
     else:
         std = problem.to_primal_erm()
         if not problem.explicit_w:
@@ -488,6 +499,8 @@ def _backend_solution(problem, spec, res, t_build, t_run):
         problem.check_dual_answer(alpha, spec.name)
         b = float(res.b) if np.isfinite(res.b) else None   # e.g. every point of a class weightless
         sol = problem.solution_from_standard(alpha, b, **meta)
+    elif spec.standard_form == "CrammerSingerQP":      # W explicit, with the multipliers λ
+        sol = problem.solution_from_primal(res.w, res.b, alpha=res.x, **meta)
     elif res.get("beta") is not None:
         sol = problem.solution_from_representer(res.beta, float(res.b), **meta)
     else:

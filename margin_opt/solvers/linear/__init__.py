@@ -1,0 +1,1 @@
+"""Linear solvers with w explicit (liblinear's family)."""

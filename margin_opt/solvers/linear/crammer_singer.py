@@ -1,0 +1,708 @@
+"""The sequential dual method for the Crammer–Singer multiclass SVM, W kept explicitly.
+
+The dual (:class:`~margin_opt.standard_forms.CrammerSingerQP`, in liblinear's
+variables β = C∘Y − λ) is
+
+    min_β  ½ Σ_r ‖w_r‖² − Σᵢ β_{i yᵢ},   w_r = Σᵢ βᵢᵣ xᵢ,
+    s.t.   βᵢᵣ ≤ Cᵢ δ_{yᵢ r},   Σ_r βᵢᵣ = 0   (every sample i).
+
+Its constraints separate by sample, so the method of Keerthi et al. (2008) visits the
+samples in a random order and solves each one's sub-problem over its k variables
+*exactly*: with Aᵢ = ‖xᵢ‖² and the gradient Gᵢᵣ = w_rᵀxᵢ + eᵢᵣ (eᵢᵣ = 1 − δ_{yᵢ r}),
+the new βᵢ minimizes ½Aᵢ‖βᵢ‖² + Σ_r Bᵣβᵢᵣ with Bᵣ = Gᵢᵣ − Aᵢβᵢᵣ over the same set, whose
+solution is βᵢᵣ = min(Cᵢδ_{yᵢ r}, (θ − Bᵣ)/Aᵢ) with θ the root of the piecewise linear
+Σ_r min(…) = 0, found by sorting Dᵣ = Bᵣ + AᵢCᵢδ_{yᵢ r} (Crammer and Singer 2001, §6).
+One step costs O(k · nnz(xᵢ) + k log k); W is updated in O(nnz(xᵢ)) per changed class.
+
+Coordinate steps converge linearly, slowly on problems near the hard margin (large C),
+where the duality gap Σᵢ Cᵢ ξᵢ-like terms need violations at the rounding level.  So
+the passes first stop at a moderate violation and :func:`polish` solves the
+optimality conditions on the active set they found (the free variables βᵢᵣ <
+Cᵢδ_{yᵢ r}) exactly, as LIBSVM-style solvers end with a Newton step on the free set;
+the polished answer is kept only when it meets the stop, else the passes go on.
+
+A sample is optimal when max_r Gᵢᵣ ≤ min_{r: βᵢᵣ < Cᵢδ} Gᵢᵣ; the difference is its
+violation, the complementary slackness of its margin constraints in the units of f.
+Shrinking drops a class r of sample i while βᵢᵣ is at its bound (0, or Cᵢ for r = yᵢ)
+and Gᵢᵣ is below the free minimum, and the sample when one class is left (its β is
+then fixed); every shrunk variable is restored and checked before the method stops.
+The stop asks for a violation ≤ ``tol`` on a full pass AND a relative duality gap
+≤ ``gap_tol`` computed from W (O(nnz · k)), so that the answer certifies at ``tol``.
+
+Unregularized intercepts (``intercept=True``) add the coupling Σᵢ βᵢᵣ = 0 per class.
+They are handled by the method of multipliers (the proximal point method on b in the
+primal): each inner problem adds ρ/2 Σ_r (Σᵢβᵢᵣ)² + Σ_r b_r Σᵢβᵢᵣ, i.e. the same
+sub-problems with Aᵢ + ρ and Gᵢᵣ + b_r + ρ Σⱼβⱼᵣ, after which b ← b + ρ Σᵢβᵢ; b
+converges to the intercepts and Σᵢβᵢ to 0.
+
+References
+----------
+S. S. Keerthi, S. Sundararajan, K.-W. Chang, C.-J. Hsieh and C.-J. Lin, "A sequential
+dual method for large scale multi-class linear SVMs", KDD 2008.
+K. Crammer and Y. Singer, "On the algorithmic implementation of multiclass
+kernel-based vector machines", JMLR 2:265–292, 2001.
+R.-E. Fan, K.-W. Chang, C.-J. Hsieh, X.-R. Wang and C.-J. Lin, "LIBLINEAR: a library
+for large linear classification", JMLR 9:1871–1874, 2008.
+D. P. Bertsekas, *Constrained Optimization and Lagrange Multiplier Methods*, Academic
+Press 1982, ch. 2 (the method of multipliers).
+"""
+
+from __future__ import annotations
+
+import numbers
+import time
+import warnings
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.sparse as sp
+from numba import njit
+from scipy.optimize import OptimizeResult
+from sklearn.exceptions import ConvergenceWarning
+
+from ...standard_forms import CrammerSingerQP
+
+__all__ = ["solve_crammer_singer", "CSOptions", "polish"]
+
+
+@dataclass(frozen=True)
+class CSOptions:
+    """Tuning of the sequential dual method.
+
+    Parameters
+    ----------
+    shrink_start : float, default=1.0
+        The first shrinking tolerance: every variable is restored when a pass's
+        violation falls below it, and it is multiplied by ``shrink_decay`` (down to
+        ``tol``).
+    shrink_decay : float, default=0.5
+    rho : float or None, default=None
+        The multiplier method's penalty for intercepts; None: the mean ‖xᵢ‖² of the
+        samples with Cᵢ > 0 (a bias column of the features' scale).
+    inner_tol : float, default=0.1
+        With intercepts, each inner problem is solved to a violation of
+        max(tol, inner_tol · ‖Σᵢβᵢ‖∞ / max(1, max Cᵢ)).
+    polish_max : int, default=2000
+        The exact finish (:func:`polish`) is tried when its linear system has at most
+        this many unknowns (0: never).
+    polish_from : float, default=1e-2
+        Where a polish may apply, the passes first stop at a violation of
+        max(tol, polish_from) and try it (a failed polish costs one solve; the passes
+        then go on to ``tol``).
+
+    Raises
+    ------
+    ValueError
+        A value ≤ 0.
+    """
+
+    shrink_start: float = 1.0
+    shrink_decay: float = 0.5
+    rho: float | None = None
+    inner_tol: float = 0.1
+    polish_max: int = 2000
+    polish_from: float = 1e-2
+
+    def __post_init__(self):
+        if int(self.polish_max) < 0:
+            raise ValueError(f"polish_max must be >= 0, got {self.polish_max!r}.")
+        if not 0 < self.shrink_decay < 1:
+            raise ValueError(f"shrink_decay must be in (0, 1), got {self.shrink_decay!r}.")
+        for name in ("shrink_start", "inner_tol", "polish_from"):
+            if not getattr(self, name) > 0:
+                raise ValueError(f"{name} must be > 0, got {getattr(self, name)!r}.")
+        if self.rho is not None and not (np.isfinite(self.rho) and self.rho > 0):
+            raise ValueError(f"rho must be a finite number > 0 or None, got {self.rho!r}.")
+
+
+# --------------------------------------------------------------------------- kernels
+
+#: floating-point licences of the hot loops: reassociation and contraction (FMA) only,
+#: never "no NaN / no inf" (the loops compare with ±inf)
+_FAST = {"reassoc", "contract"}
+
+
+@njit(cache=True, inline="always", error_model="numpy", fastmath=_FAST)
+def _row_gradient(i, dense, X, data, indices, indptr, W, cls, na, G):
+    """G[c] = xᵢᵀ W[:, cls[c]] for the na active classes."""
+    for c in range(na):
+        G[c] = 0.0
+    if dense:
+        for j in range(X.shape[1]):
+            v = X[i, j]
+            if v != 0.0:
+                for c in range(na):
+                    G[c] += v * W[j, cls[c]]
+    else:
+        for p in range(indptr[i], indptr[i + 1]):
+            v = data[p]
+            row = W[np.uint64(indices[p])]        # unsigned: no negative-index wraparound
+            for c in range(na):
+                G[c] += v * row[np.uint64(cls[c])]
+
+
+@njit(cache=True, inline="always", error_model="numpy", fastmath=_FAST)
+def _row_update(i, dense, X, data, indices, indptr, W, changed, delta, nch):
+    """W[:, changed[c]] += delta[c] xᵢ."""
+    if dense:
+        for j in range(X.shape[1]):
+            v = X[i, j]
+            if v != 0.0:
+                for c in range(nch):
+                    W[j, changed[c]] += delta[c] * v
+    else:
+        for p in range(indptr[i], indptr[i + 1]):
+            v = data[p]
+            row = W[np.uint64(indices[p])]
+            for c in range(nch):
+                row[np.uint64(changed[c])] += delta[c] * v
+
+
+@njit(cache=True, inline="always", error_model="numpy", fastmath=_FAST)
+def _sub_problem(A, Ci, ypos, B, na, D, out):
+    """The exact minimizer of ½A‖β‖² + Bᵀβ over na classes, β_c ≤ Ci δ_{c, ypos}, with
+    Σβ = 0 when the label's class is among them (ypos ≥ 0), else Σβ = −Ci (its β is
+    then fixed at Ci): in both cases θ = (Σ_{top r} D − A·Ci) / r."""
+    for c in range(na):
+        D[c] = B[c]
+    if ypos >= 0:
+        D[ypos] += A * Ci
+    # insertion sort, descending (na is the number of classes)
+    for c in range(1, na):
+        v = D[c]
+        p = c - 1
+        while p >= 0 and D[p] < v:
+            D[p + 1] = D[p]
+            p -= 1
+        D[p + 1] = v
+    theta = D[0] - A * Ci
+    r = 1
+    while r < na and theta < r * D[r]:
+        theta += D[r]
+        r += 1
+    theta /= r
+    for c in range(na):
+        upper = Ci if c == ypos else 0.0
+        v = (theta - B[c]) / A
+        out[c] = v if v < upper else upper
+
+
+@njit(cache=True, error_model="numpy", fastmath=_FAST)
+def _one_pass(dense, X, data, indices, indptr, y, C, A, beta, W, order, n_active, cls,
+              n_cls, rho, b, s, shrinking, G, B, D, new, changed, delta):
+    """One pass over the first n_active samples of ``order`` (already shuffled).
+
+    Returns (max violation, n_active after shrinking).
+    """
+    max_viol = 0.0
+    t = 0
+    while t < n_active:
+        i = order[t]
+        na = n_cls[i]
+        ci = cls[i]
+        _row_gradient(i, dense, X, data, indices, indptr, W, ci, na, G)
+        ypos = -1
+        for c in range(na):
+            m = ci[c]
+            G[c] += b[m] + rho * s[m]
+            if m != y[i]:
+                G[c] += 1.0
+            else:
+                ypos = c
+        maxG = -np.inf
+        minG = np.inf
+        for c in range(na):
+            m = ci[c]
+            if G[c] > maxG:
+                maxG = G[c]
+            upper = C[i] if m == y[i] else 0.0
+            if beta[i, m] < upper and G[c] < minG:
+                minG = G[c]
+        if shrinking:
+            c = 0
+            while c < na:
+                m = ci[c]
+                upper = C[i] if m == y[i] else 0.0
+                if beta[i, m] == upper and G[c] < minG:   # at its bound, safely
+                    na -= 1
+                    ci[c], ci[na] = ci[na], ci[c]
+                    G[c], G[na] = G[na], G[c]
+                    if ypos == c:
+                        ypos = -1
+                    elif ypos == na:
+                        ypos = c
+                else:
+                    c += 1
+            n_cls[i] = na
+            if na <= 1:
+                n_active -= 1
+                order[t], order[n_active] = order[n_active], order[t]
+                continue
+        viol = maxG - minG
+        if viol > max_viol:
+            max_viol = viol
+        if viol <= 1e-14 * (1.0 + abs(maxG)):
+            t += 1
+            continue
+        Ai = A[i]
+        for c in range(na):
+            B[c] = G[c] - Ai * beta[i, ci[c]]
+        _sub_problem(Ai, C[i], ypos, B, na, D, new)
+        nch = 0
+        for c in range(na):
+            m = ci[c]
+            d = new[c] - beta[i, m]
+            if d != 0.0:
+                beta[i, m] = new[c]
+                changed[nch] = m
+                delta[nch] = d
+                nch += 1
+                s[m] += d
+        if nch > 0:
+            _row_update(i, dense, X, data, indices, indptr, W, changed, delta, nch)
+        t += 1
+    return max_viol, n_active
+
+
+@njit(cache=True, error_model="numpy", fastmath=_FAST)
+def _shuffle(order, n, seed_state):
+    for t in range(n - 1, 0, -1):
+        # xorshift64*: a reproducible stream independent of numpy's global state
+        x = seed_state[0]
+        x ^= x >> np.uint64(12)
+        x ^= x << np.uint64(25)
+        x ^= x >> np.uint64(27)
+        seed_state[0] = x
+        r = (x * np.uint64(2685821657736338717)) >> np.uint64(33)
+        j = np.int64(r % np.uint64(t + 1))
+        order[t], order[j] = order[j], order[t]
+
+
+@njit(cache=True, error_model="numpy", fastmath=_FAST)
+def _restore(order, n_free, cls, n_cls, k):
+    for t in range(n_free):
+        i = order[t]
+        n_cls[i] = k
+        for c in range(k):
+            cls[i, c] = c
+
+
+@njit(cache=True, error_model="numpy", fastmath=_FAST)
+def _passes(dense, X, data, indices, indptr, y, C, A, beta, W, order, n_free, cls, n_cls,
+            rho, b, s, shrinking, eps, eps_shrink0, decay, max_passes, seed_state):
+    """Passes until a full pass has violation ≤ eps, or max_passes.
+
+    Returns (passes, last max violation, converged).
+    """
+    k = W.shape[1]
+    G = np.empty(k)
+    B = np.empty(k)
+    D = np.empty(k)
+    new = np.empty(k)
+    changed = np.empty(k, dtype=np.int64)
+    delta = np.empty(k)
+    eps_shrink = max(eps_shrink0, eps)
+    n_active = n_free
+    full = True
+    viol = np.inf
+    for it in range(max_passes):
+        _shuffle(order, n_active, seed_state)
+        viol, n_active = _one_pass(dense, X, data, indices, indptr, y, C, A, beta, W, order,
+                                   n_active, cls, n_cls, rho, b, s, shrinking,
+                                   G, B, D, new, changed, delta)
+        if viol <= eps_shrink:
+            if full and viol <= eps:
+                _restore(order, n_free, cls, n_cls, k)
+                return it + 1, viol, True
+            _restore(order, n_free, cls, n_cls, k)
+            n_active = n_free
+            eps_shrink = max(decay * eps_shrink, eps)
+            full = True
+        else:
+            full = False
+    _restore(order, n_free, cls, n_cls, k)
+    return max_passes, viol, False
+
+
+@njit(cache=True, error_model="numpy", fastmath=_FAST)
+def _weights(dense, X, data, indices, indptr, beta, W):
+    """W = Σᵢ xᵢ βᵢᵀ (recomputed from β)."""
+    W[:] = 0.0
+    n, k = beta.shape
+    for i in range(n):
+        if dense:
+            for j in range(X.shape[1]):
+                v = X[i, j]
+                if v != 0.0:
+                    for m in range(k):
+                        W[j, m] += v * beta[i, m]
+        else:
+            for p in range(indptr[i], indptr[i + 1]):
+                v = data[p]
+                j = indices[p]
+                for m in range(k):
+                    W[j, m] += v * beta[i, m]
+
+
+@njit(cache=True, error_model="numpy", fastmath=_FAST)
+def _objectives(dense, X, data, indices, indptr, y, C, beta, W, b):
+    """(primal, dual, max violation) at (W, b, β); f = XW + b, ξ from f."""
+    n, k = beta.shape
+    G = np.empty(k)
+    cls = np.arange(k)
+    loss = 0.0
+    lin = 0.0
+    max_viol = 0.0
+    for i in range(n):
+        lin += beta[i, y[i]]
+        if C[i] <= 0.0:
+            continue
+        _row_gradient(i, dense, X, data, indices, indptr, W, cls, k, G)
+        maxG = -np.inf
+        minG = np.inf
+        for m in range(k):
+            G[m] += b[m]
+            if m != y[i]:
+                G[m] += 1.0
+            if G[m] > maxG:
+                maxG = G[m]
+            upper = C[i] if m == y[i] else 0.0
+            if beta[i, m] < upper and G[m] < minG:
+                minG = G[m]
+        loss += C[i] * (maxG - G[y[i]])
+        if maxG - minG > max_viol:
+            max_viol = maxG - minG
+    reg = 0.5 * np.sum(W * W)
+    return reg + loss, lin - reg, max_viol
+
+
+# --------------------------------------------------------------------------- exact finish
+
+
+def polish(X, y, C, beta, b, intercept, max_size):
+    """The exact solution on the active set of ``beta`` (a Newton step), or None.
+
+    The free variables E = {(i, r): βᵢᵣ < Cᵢδ_{yᵢ r}} of the samples with βᵢ ≠ 0 keep
+    their bounds' complement; the others are set to their bounds.  On E the optimality
+    conditions are linear: Gᵢᵣ + νᵢ (+ b_r) = 0 for (i, r) ∈ E, Σ_r βᵢᵣ = 0 (and
+    Σᵢ βᵢᵣ = 0 with intercepts), with Gᵢᵣ = w_rᵀxᵢ + eᵢᵣ and w_r = Σᵢ βᵢᵣxᵢ; the
+    correction of least norm is solved for (least squares: K_E is singular when the
+    free samples outnumber the features) and the bounds clipped.  Whether the result
+    is optimal is for the caller to check (the duality gap); the active set of a run
+    stopped at a small violation is usually the optimal one.
+
+    Parameters
+    ----------
+    X : {ndarray, csr_matrix} of shape (n_samples, n_features)
+    y : ndarray of int of shape (n_samples,)
+    C : ndarray of shape (n_samples,)
+    beta : ndarray of shape (n_samples, n_classes)
+        Feasible β (not modified).
+    b : ndarray of shape (n_classes,)
+        The intercepts at which ``beta`` was solved (zeros without).
+    intercept : bool
+    max_size : int
+        Give up (None) when the linear system has more unknowns.
+
+    Returns
+    -------
+    (beta, b) or None
+    """
+    import scipy.linalg as sla
+
+    n, k = beta.shape
+    rows = np.arange(n)
+    Y = np.zeros((n, k), dtype=bool)
+    Y[rows, y] = True
+    upper = np.where(Y, C[:, None], 0.0)
+    beta = np.minimum(beta, upper)
+    free = beta < upper
+    support = (beta < 0).any(axis=1) & (C > 0)
+    beta = np.where(support[:, None], np.where(free, beta, upper), 0.0)
+    free &= support[:, None]
+    ei, er = np.nonzero(free)                   # row-major: grouped by sample
+    m = ei.size
+    first = np.r_[True, ei[1:] != ei[:-1]] if m else np.zeros(0, dtype=bool)
+    q = np.flatnonzero(~first)                  # the entries left after Σ_r βᵢᵣ = 0
+    # intercepts: k − 1 of them (b is determined up to a constant, and the k-th class
+    # sum Σᵢβᵢᵣ = 0 follows from the others and the samples' sums)
+    size = q.size + (k - 1 if intercept else 0)
+    if m == 0 or size > max_size:
+        return None
+    pivot = np.maximum.accumulate(np.where(first, np.arange(m), 0))
+    pq = pivot[q]
+    F = np.asarray(X @ np.asarray(X.T @ beta)) + b
+    G = F + 1.0 - Y
+    Xe = X[ei]
+    Xe = Xe.toarray() if sp.issparse(Xe) else np.asarray(Xe)
+    K = np.where(er[:, None] == er[None, :], Xe @ Xe.T, 0.0)
+    # Δ = Δ0 + T Δ': Δ0 restores each sample's Σ_r βᵢᵣ = 0 on its first free entry, T's
+    # columns move mass from an entry to its sample's first one (ν eliminated)
+    d0 = np.zeros(m)
+    d0[first] = -beta[support].sum(axis=1)
+    g = G[ei, er] + K @ d0
+    Kt = K[np.ix_(q, q)] - K[np.ix_(q, pq)] - K[np.ix_(pq, q)] + K[np.ix_(pq, pq)]
+    M = np.zeros((size, size))
+    M[:q.size, :q.size] = Kt
+    rhs = np.zeros(size)
+    rhs[:q.size] = -(g[q] - g[pq])
+    if intercept:
+        R = np.zeros((m, k))
+        R[np.arange(m), er] = 1.0
+        Rt = (R[q] - R[pq])[:, :k - 1]
+        M[:q.size, q.size:] = Rt
+        M[q.size:, :q.size] = Rt.T
+        rhs[q.size:] = -(beta.sum(axis=0) + R.T @ d0)[:k - 1]
+    # K_E is singular when the free samples outnumber the features: a ridge of rounding
+    # size (a proximal term) makes the system solvable and picks a correction of nearly
+    # least norm; two refinement steps remove its bias
+    ridge = 1e-12 * max(1.0, float(np.max(np.diag(Kt), initial=0.0)))
+    Mr = M.copy()
+    Mr[np.arange(q.size), np.arange(q.size)] += ridge
+    try:
+        with warnings.catch_warnings(), np.errstate(all="ignore"):
+            warnings.simplefilter("ignore", sla.LinAlgWarning)   # a singular one: checked
+            lu = sla.lu_factor(Mr, check_finite=False)
+            sol = sla.lu_solve(lu, rhs, check_finite=False)
+            for _ in range(2):
+                sol += sla.lu_solve(lu, rhs - M @ sol, check_finite=False)
+    except (np.linalg.LinAlgError, ValueError):
+        return None
+    if not np.all(np.isfinite(sol)):
+        return None
+    delta = d0.copy()
+    delta[q] += sol[:q.size]
+    np.subtract.at(delta, pq, sol[:q.size])
+    new = beta.copy()
+    new[ei, er] += delta
+    new = np.minimum(new, upper)
+    b_new = b + np.r_[sol[q.size:], 0.0] if intercept else b
+    b_new = b_new - b_new.mean() if intercept else b_new   # only differences matter
+    return new, b_new
+
+
+# --------------------------------------------------------------------------- driver
+
+
+def _try_polish(Xs, dense, X, data, indices, indptr, y, C, beta, W, b, intercept,
+                max_size, tol, gap_tol, scale):
+    """(β, b, primal, dual, violation) of a polish that meets the stop, or None."""
+    out = polish(Xs, y, C, beta, b, intercept, max_size)
+    if out is None:
+        return None
+    new, b_new = out
+    W_new = np.empty_like(W)
+    _weights(dense, X, data, indices, indptr, new, W_new)
+    primal, dual, viol = _objectives(dense, X, data, indices, indptr, y, C, new, W_new, b_new)
+    gap = abs(primal - dual) / max(1.0, abs(primal))
+    sums = np.abs(new.sum(axis=1)).max(initial=0.0)
+    if intercept:
+        sums = max(sums, np.abs(new.sum(axis=0)).max(initial=0.0))
+    if viol <= tol and sums <= 0.1 * tol * scale and (gap_tol is None or gap <= gap_tol):
+        W[:] = W_new
+        return new, b_new, primal, dual, viol
+    return None
+
+
+def _arrays(X):
+    """(dense, X2d, data, indices, indptr) for the kernels; CSR keeps its index dtype."""
+    if sp.issparse(X):
+        X = X if X.format == "csr" else X.tocsr()
+        data = np.ascontiguousarray(X.data, dtype=np.float64)
+        indices = np.ascontiguousarray(X.indices)
+        indptr = np.ascontiguousarray(X.indptr, dtype=indices.dtype)
+        return False, np.zeros((0, 0)), data, indices, indptr
+    Xd = np.ascontiguousarray(X, dtype=np.float64)
+    empty = np.zeros(1, dtype=np.int32)
+    return True, Xd, np.zeros(0), empty, empty
+
+
+def _check_int(value, name, low):
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < low:
+        raise ValueError(f"{name} must be an integer ≥ {low}, got {value!r}.")
+    return int(value)
+
+
+def _start(alpha0, Y, C):
+    """β from the multipliers λ0 (a feasible start), or zeros."""
+    n, k = Y.shape
+    if alpha0 is None:
+        return np.zeros((n, k))
+    lam = np.array(alpha0, dtype=np.float64, copy=True)
+    if lam.shape != (n, k) or not np.all(np.isfinite(lam)):
+        raise ValueError(f"alpha0 must be finite multipliers λ of shape {(n, k)}, got shape "
+                         f"{np.shape(alpha0)}.")
+    scale = max(1.0, float(C.max(initial=0.0)))
+    if lam.min(initial=0.0) < -1e-9 * scale or \
+            np.abs(lam.sum(axis=1) - C).max(initial=0.0) > 1e-9 * scale:
+        raise ValueError("alpha0 must be feasible: λ ≥ 0 with Σ_r λᵢᵣ = Cᵢ in every row.")
+    lam = np.clip(lam, 0.0, None)
+    lam *= np.divide(C, lam.sum(axis=1), out=np.zeros(n), where=lam.sum(axis=1) > 0)[:, None]
+    beta = C[:, None] * Y - lam
+    beta[C <= 0] = 0.0
+    return beta
+
+
+def solve_crammer_singer(std: CrammerSingerQP, *, tol=1e-3, gap_tol=None, max_iter=100_000,
+                         shrinking=True, random_state=0, alpha0=None, callback=None,
+                         options: CSOptions | None = None) -> OptimizeResult:
+    """Solve the Crammer–Singer dual by the sequential dual method (W explicit).
+
+    Parameters
+    ----------
+    std : CrammerSingerQP
+        The problem (dense or CSR X, int32 or int64 indices).
+    tol : float, default=1e-3
+        Stop when every sample's violation max_r Gᵢᵣ − min_{free r} Gᵢᵣ ≤ tol on a full
+        pass (units of f), and, with intercepts, ‖Σᵢβᵢ‖∞ ≤ tol · max(1, max Cᵢ).
+    gap_tol : float or None, default=None
+        Also require the relative duality gap ``|P − D| / max(1, |P|)`` ≤ gap_tol
+        (measured from W in O(nnz · k)); the violation tolerance is divided by 10
+        until it holds.  None: no gap test.
+    max_iter : int, default=100000
+        Passes over the data (all inner problems together; a pass over the samples
+        not shrunk counts as one).
+    shrinking : bool, default=True
+    random_state : int, default=0
+        Seed of the sample order.
+    alpha0 : ndarray of shape (n_samples, n_classes), optional
+        A feasible start in the multipliers λ (λ ≥ 0, Σ_r λᵢᵣ = Cᵢ).
+    callback : callable, optional
+        Called after every pass as ``callback(n_iter, violation, W)``; returning True
+        stops the run (status ``"callback"``).
+    options : CSOptions, optional
+
+    Returns
+    -------
+    result : scipy.optimize.OptimizeResult
+        ``x`` the multipliers λ of shape (n_samples, n_classes), ``beta`` = C∘Y − λ,
+        ``w`` of shape (n_features, n_classes), ``b`` of shape (n_classes,) (zeros
+        without intercepts), ``status`` ("optimal", "max_iter" or "callback"),
+        ``success``, ``nit`` (passes), ``violation``, ``primal``, ``dual``, ``gap``,
+        ``message``, ``timings``.
+
+    Raises
+    ------
+    TypeError
+        ``std`` is not a CrammerSingerQP.
+    ValueError
+        Bad tolerances, max_iter, alpha0 or callback.
+    """
+    t0 = time.perf_counter()
+    if not isinstance(std, CrammerSingerQP):
+        raise TypeError(f"solve_crammer_singer takes a CrammerSingerQP, got "
+                        f"{type(std).__name__}.")
+    options = CSOptions() if options is None else options
+    if not isinstance(options, CSOptions):
+        raise TypeError(f"options must be a CSOptions, got {type(options).__name__}.")
+    if not (np.isfinite(tol) and tol > 0):
+        raise ValueError(f"tol must be a finite number > 0, got {tol!r}.")
+    if gap_tol is not None and not (np.isfinite(gap_tol) and gap_tol > 0):
+        raise ValueError(f"gap_tol must be a finite number > 0 or None, got {gap_tol!r}.")
+    max_iter = _check_int(max_iter, "max_iter", 1)
+    seed = _check_int(0 if random_state is None else random_state, "random_state", 0)
+    if callback is not None and not callable(callback):
+        raise ValueError(f"callback must be callable, got {callback!r}.")
+    k = int(std.n_classes)
+    y = np.ascontiguousarray(std.y, dtype=np.int64)
+    n = y.size
+    C = np.ascontiguousarray(std.upper, dtype=np.float64)
+    dense, X, data, indices, indptr = _arrays(std.X)
+    d = std.X.shape[1]
+    Y = np.zeros((n, k))
+    Y[np.arange(n), y] = 1.0
+    beta = _start(alpha0, Y, C)
+    sq = np.asarray(std.X.multiply(std.X).sum(axis=1)).ravel() if not dense else \
+        np.einsum("ij,ij->i", X, X)
+    used = C > 0
+    intercept = bool(std.intercept)
+    rho = 0.0
+    if intercept:
+        rho = float(options.rho) if options.rho is not None else \
+            max(float(sq[used].mean()) if used.any() else 1.0, 1e-12)
+    A = sq + rho
+    # a sample with xᵢ = 0 and no intercept: its sub-problem is linear, solved once
+    lone = used & (A <= 0)
+    if lone.any():
+        beta[lone] = -C[lone, None] / max(k - 1, 1)
+        beta[lone, y[lone]] = C[lone]
+    order = np.flatnonzero(used & (A > 0)).astype(np.int64)
+    n_free = order.size
+    cls = np.tile(np.arange(k, dtype=np.int64), (n, 1))
+    n_cls = np.full(n, k, dtype=np.int64)
+    W = np.zeros((d, k))
+    _weights(dense, X, data, indices, indptr, beta, W)
+    b = np.zeros(k)
+    s = beta.sum(axis=0)
+    scale = max(1.0, float(C.max(initial=0.0)))
+    state = np.array([(seed * 0x9E3779B97F4A7C15 + 1) % 2 ** 64 or 1], dtype=np.uint64)
+    t_setup = time.perf_counter() - t0
+    Xs = std.X if not dense else X
+    # a polish may apply when the free variables can be few: try it from polish_from
+    may_polish = options.polish_max > 0 and min(n, options.polish_max) > 0
+    eps = max(float(tol), options.polish_from) if may_polish else float(tol)
+    nit, viol, status, polished = 0, np.inf, "max_iter", False
+    primal = dual = np.nan
+    step = 1 if callback is not None else max_iter
+    while nit < max_iter:
+        inner_eps = eps
+        if intercept:
+            inner_eps = max(eps, options.inner_tol * float(np.abs(s).max()) / scale)
+        passes, viol, converged = _passes(
+            dense, X, data, indices, indptr, y, C, A, beta, W, order, n_free, cls, n_cls,
+            rho, b, s, bool(shrinking), inner_eps,
+            # a later call goes on from the violation reached (no restores from the top)
+            options.shrink_start if nit == 0 else min(options.shrink_start, 2.0 * viol),
+            options.shrink_decay, min(step, max_iter - nit), state)
+        nit += int(passes)
+        if callback is not None and callback(nit, float(viol), W):
+            status = "callback"
+            break
+        if not converged:
+            continue
+        # W from β (no drift), then the certificate's own numbers at the effective b
+        _weights(dense, X, data, indices, indptr, beta, W)
+        b_eff = b + rho * s
+        primal, dual, viol = _objectives(dense, X, data, indices, indptr, y, C, beta, W, b_eff)
+        feasible = (not intercept) or float(np.abs(s).max()) <= tol * scale
+        gap = abs(primal - dual) / max(1.0, abs(primal))
+        if feasible and viol <= tol and (gap_tol is None or gap <= gap_tol):
+            status = "optimal"
+            break
+        if may_polish:
+            done = _try_polish(Xs, dense, X, data, indices, indptr, y, C, beta, W, b_eff,
+                               intercept, options.polish_max, tol, gap_tol, scale)
+            if done is not None:
+                beta, b_pol, primal, dual, viol = done
+                b, s, status, polished = b_pol - rho * beta.sum(axis=0), beta.sum(axis=0), \
+                    "optimal", True
+                break
+        if intercept:
+            b = b_eff               # the multiplier step b ← b + ρ Σᵢβᵢ
+        if eps > tol:
+            eps = float(tol)        # the polish did not certify: passes down to tol
+        elif feasible and viol <= tol:
+            # the gap is left: ask for a smaller violation
+            eps = max(min(eps, viol) / 10.0, 1e-15)
+    b_out = b + rho * s if intercept else np.zeros(k)
+    if status != "optimal":
+        _weights(dense, X, data, indices, indptr, beta, W)
+        primal, dual, viol = _objectives(dense, X, data, indices, indptr, y, C, beta, W, b_out)
+    gap = abs(primal - dual) / max(1.0, abs(primal))
+    message = {"optimal": f"optimal: violation {viol:.2g} ≤ tol, relative gap {gap:.2g}"
+                          + (" (after the exact finish on the active set)" if polished else ""),
+               "max_iter": f"stopped at max_iter={max_iter} passes (violation {viol:.2g}, "
+                           f"relative gap {gap:.2g}); raise max_iter or tol",
+               "callback": "stopped by the callback"}[status]
+    if status == "max_iter":
+        warnings.warn(f"the sequential dual method {message}.", ConvergenceWarning,
+                      stacklevel=2)
+    lam = C[:, None] * Y - beta
+    np.clip(lam, 0.0, None, out=lam)
+    t_total = time.perf_counter() - t0
+    return OptimizeResult(x=lam, beta=beta, w=W, b=b_out, status=status,
+                          success=status == "optimal", nit=nit, violation=float(viol),
+                          primal=float(primal), dual=float(dual), gap=float(gap),
+                          message=message, rho=rho, polished=polished,
+                          timings={"setup": t_setup, "solve": t_total - t_setup,
+                                   "total": t_total})
