@@ -60,7 +60,7 @@ from ..solvers.smo import block_pair_matrix, solve_block_pair, solve_smo_gram
 from ..solvers.smo import rows as _rows
 from .base import backend_options, certify_result, solve_and_certify
 
-__all__ = ["class_pairs", "OneVsOneFit", "ClassBlocks", "fit_one_vs_one", "ovo_decision",
+__all__ = ["class_pairs", "OneVsOneFit", "ClassBlocks", "fit_one_vs_one",
            "ovo_votes", "ovr_from_ovo", "linear_decision", "GRAM_BUDGET_MB"]
 
 #: Memory budget (MB) under which the whole kernel matrix is computed once and shared
@@ -428,34 +428,6 @@ def _assemble(est, X, y_index, classes, pairs, solutions, certs, rows, kernel, s
                 keys=[(classes[i], classes[j]) for i, j in pairs])
     return OneVsOneFit(support, n_support, dual_coef, intercept, n_iter, solutions, certificate,
                        coef, rows, share)
-
-
-def ovo_decision(K_sv, n_support, dual_coef, intercept) -> np.ndarray:
-    """The pairs' decision values from the kernel against the support vectors.
-
-    Parameters
-    ----------
-    K_sv : ndarray of shape (n_samples, n_SV)
-        K(x, svₘ) for the support vectors in ``support_`` order.
-    n_support : ndarray of shape (n_classes,)
-    dual_coef : ndarray of shape (n_classes − 1, n_SV)
-    intercept : ndarray of shape (n_pairs,)
-
-    Returns
-    -------
-    dec : ndarray of shape (n_samples, n_pairs)
-        Pair (i, j): Σ over the SVs of i and j of their coefficient × K + intercept;
-        > 0 votes for class i (for two classes: > 0 means ``classes_[1]``).
-    """
-    k = len(n_support)
-    stop = np.cumsum(n_support)
-    start = stop - n_support
-    dec = np.empty((K_sv.shape[0], len(intercept)))
-    for p, (i, j) in enumerate(class_pairs(k)):
-        si, sj = slice(start[i], stop[i]), slice(start[j], stop[j])
-        dec[:, p] = K_sv[:, si] @ dual_coef[j - 1, si] + K_sv[:, sj] @ dual_coef[i, sj] \
-            + intercept[p]
-    return dec
 
 
 def linear_decision(X, coef, intercept) -> np.ndarray:
