@@ -254,33 +254,44 @@ def fit_one_vs_one(est, X, y_index, classes, weight, kernel, *, solver, on_pair=
     # (not the hard margin: its infeasibility is decided by the separability LP first)
     if on_pair is None and solver == "smo" and share and est.fit_intercept and \
             np.isfinite(est.C) and set(est.solver_options or {}) <= _GRAM_OPTIONS:
-        workers = _pair_workers(members, pairs, budget)
-        # pairs submitted and not yet read (each holds its kernel block once solved):
-        # one per worker, and up to _AHEAD more where the budget holds their blocks
-        window = max(workers, min(workers + _AHEAD, _blocks_in_budget(members, pairs,
-                                                                      budget) - 1))
+        nthr = fit_threads()
+        workers = _pair_workers(members, pairs, budget, nthr)
         # the RBF distances of the pairs' own rows (their standard forms, a repair's
         # rows) on the data centred once, not on a centred copy made per pair
         Xc = X - X.mean(axis=0) if kernel.name == "rbf" and not sp.issparse(X) else None
         done = []
-        with one_blas_thread(), ThreadPoolExecutor(
-                workers, initializer=numba.set_num_threads, initargs=(1,)) as pool:
-            ahead = deque()
-            try:
+        if workers == 0:
+            # one thread (a parallel job's worker, a busy machine): no pool, each pair's
+            # compiled call on this thread, then its answer read and certified
+            with one_blas_thread():
                 for pair in pairs:
                     problem, options, idx = pair_problem(pair, Xc)
-                    # the layout (y, p, upper) only: its arrays are read, never written
-                    job = _PairJob(pool, (blocks, *pair, problem._qp, options,
-                                          bool(est.certify)))
-                    ahead.append((problem, options, idx, job))
-                    if len(ahead) > window:
+                    job = _Ran(_smo_on_block(blocks, *pair, problem._qp, options,
+                                             bool(est.certify)))
+                    done.append(_finish_pair(est, problem, options, idx, job))
+        else:
+            # pairs submitted and not yet read (each holds its kernel block once solved):
+            # one per worker, and up to _AHEAD more where the budget holds their blocks
+            window = max(workers, min(workers + _AHEAD,
+                                      _blocks_in_budget(members, pairs, budget) - 1))
+            with one_blas_thread(), ThreadPoolExecutor(
+                    workers, initializer=numba.set_num_threads, initargs=(1,)) as pool:
+                ahead = deque()
+                try:
+                    for pair in pairs:
+                        problem, options, idx = pair_problem(pair, Xc)
+                        # the layout (y, p, upper) only: its arrays are read, never written
+                        job = _PairJob(pool, (blocks, *pair, problem._qp, options,
+                                              bool(est.certify)))
+                        ahead.append((problem, options, idx, job))
+                        if len(ahead) > window:
+                            done.append(_finish_pair(est, *ahead.popleft(), _jobs(ahead)))
+                    while ahead:
                         done.append(_finish_pair(est, *ahead.popleft(), _jobs(ahead)))
-                while ahead:
-                    done.append(_finish_pair(est, *ahead.popleft(), _jobs(ahead)))
-            except BaseException:
-                for *_, job in ahead:       # the error is raised now, not after them
-                    job.future.cancel()
-                raise
+                except BaseException:
+                    for *_, job in ahead:       # the error is raised now, not after them
+                        job.future.cancel()
+                    raise
     else:
         done = [solve_pair(pair, p) for p, pair in enumerate(pairs)]
     solutions = [sol for sol, _, _ in done]
@@ -349,6 +360,16 @@ class _PairJob:
         return self.future.result()
 
 
+class _Ran:
+    """A pair's compiled call already run on this thread (the pool-free path)."""
+
+    def __init__(self, value):
+        self.value = value
+
+    def result(self, later=()):
+        return self.value
+
+
 def _jobs(ahead):
     """The jobs of the pairs submitted and not yet read, in pair order."""
     return (job for *_, job in ahead)
@@ -362,25 +383,30 @@ def _finish_pair(est, problem, options, idx, job, later=()):
     return sol, cert, idx
 
 
-def _pair_workers(members, pairs, budget_mb):
-    """Worker threads of the compiled pairs: the fitting thread's Python is their
-    critical path, so it keeps a core and the workers share the others (on 2 cores one
-    worker: two measured 5–15 % slower on digits), within :func:`_pair_threads`; or the
-    thread policy's own count (:attr:`ThreadPolicy.pair_workers
-    <margin_opt.parallel.ThreadPolicy>`) where it gives one."""
+def _pair_workers(members, pairs, budget_mb, nthr):
+    """Worker threads of the compiled pairs, for ``nthr`` threads
+    (:func:`margin_opt.parallel.fit_threads`, read once by the caller): the fitting
+    thread's Python is their critical path, so it keeps a core and the workers share
+    the others (on 2 cores one worker: two measured 5–15 % slower on digits), no more
+    than the pairs nor than the cache budget holds (:func:`_blocks_in_budget`, one
+    block per thread); 0 (no pool: the pairs run on the fitting thread) where
+    ``nthr`` is 1 (a joblib worker's share, busy cores).  The thread policy's own count
+    (:attr:`ThreadPolicy.pair_workers <margin_opt.parallel.ThreadPolicy>`) where it
+    gives one."""
     forced = current_policy().pair_workers
     if forced is not None:
         return int(forced)
-    return max(1, min(_pair_threads(members, pairs, budget_mb),
-                      fit_threads() - 1))
+    if nthr <= 1:
+        return 0
+    return max(1, min(_pair_threads(members, pairs, budget_mb, nthr), nthr - 1))
 
 
-def _pair_threads(members, pairs, budget_mb):
-    """Pairs solved side by side: the thread policy's count
-    (:func:`margin_opt.parallel.fit_threads`), at most the number of pairs, and no more
+def _pair_threads(members, pairs, budget_mb, nthr=None):
+    """Pairs solved side by side: ``nthr`` threads (None: the thread policy's count,
+    :func:`margin_opt.parallel.fit_threads`), at most the number of pairs, and no more
     than the cache budget holds (:func:`_blocks_in_budget`, one per thread)."""
-    return max(1, min(fit_threads(), len(pairs),
-                      _blocks_in_budget(members, pairs, budget_mb)))
+    nthr = fit_threads() if nthr is None else nthr
+    return max(1, min(nthr, len(pairs), _blocks_in_budget(members, pairs, budget_mb)))
 
 
 def _blocks_in_budget(members, pairs, budget_mb) -> int:
