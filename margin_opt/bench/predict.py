@@ -17,7 +17,8 @@ Rows
   every pair certified at 1e-6) against LIBSVM's SVC at its defaults.
 - ``GridSearchCV digits``: ``GridSearchCV(SVC(), {"C": [1, 10], "gamma": [0.01, 0.05,
   "scale"]}, cv=3, n_jobs=1)`` on digits (X / 16) against the same search of
-  scikit-learn's SVC, in this process (warm).
+  scikit-learn's SVC, in this process (warm); and with ``n_jobs=2`` (joblib's workers
+  started by a first search, then kept).
 
 ``quick``: small sizes, one repeat (a smoke test).
 """
@@ -177,7 +178,7 @@ def run(quick=False, repeats=None, rows=None):
     repeats : int, optional
         Alternated runs per row (the best is kept).
     rows : sequence of str, optional
-        A subset of "dense", "a9a", "probability", "ovo", "grid".
+        A subset of "dense", "a9a", "probability", "ovo", "grid", "grid2" (n_jobs=2).
 
     Returns
     -------
@@ -186,7 +187,8 @@ def run(quick=False, repeats=None, rows=None):
     from ..progress import progress
 
     table = {"dense": decision_dense, "a9a": predict_a9a, "probability": probability_fit,
-             "ovo": ovo_digits, "grid": grid_digits}
+             "ovo": ovo_digits, "grid": grid_digits,
+             "grid2": lambda **kw: grid_digits(n_jobs=2, **kw)}
     out = []
     for name in progress(list(rows or table), desc="predict: rows"):
         kw = {} if repeats is None and not quick else {"repeats": 1 if quick else repeats}

@@ -50,6 +50,11 @@ __all__ = ["ExpansionOptions", "Expansion", "binary_expansion", "ovo_expansion",
            "joint_expansion", "evaluate"]
 
 _FM = {"nnan", "ninf", "nsz", "contract", "arcp"}   # as the rows': exp stays exact
+# placeholders for the arrays one kind of data does not use (global constants: numba
+# freezes them into the compiled code)
+_NOF = np.zeros(1)
+_NOI = np.zeros(1, dtype=np.int64)
+_NO2 = np.zeros((1, 1))
 
 
 @dataclass(frozen=True)
@@ -139,25 +144,13 @@ def ovo_expansion(n_support, dual_coef, intercept) -> Expansion:
 # ---------------------------------------------------------------- compiled blocks
 
 @njit(cache=True, nogil=True, fastmath=_FM)
-def _dense_values(D, nb, Qn, SV, sqq, lo, sqs, kind, gamma, coef0, degree, kbuf):
-    """D[i, :m] (inner products of the dense query Qn[i] with the tile of support
-    vectors starting at row lo of SV) turned into kernel values, i < nb (RBF: the
-    distances that lost their digits recomputed coordinate by coordinate)."""
-    m = D.shape[1]
-    for i in range(nb):
-        b = D[i]
-        if kind == _rows.K_RBF and _rows.squared_distances(b, m, sqq[i], sqs[lo:lo + m]):
-            for k in range(m):
-                if b[k] <= _rows.GUARD * (sqq[i] + sqs[lo + k]):
-                    b[k] = _rows.dense_d2(Qn[i], SV[lo + k])
-        _rows.transform(b, m, kind, gamma, coef0, degree, kbuf)
-
-
-@njit(cache=True, nogil=True, fastmath=_FM)
-def _sparse_values(D, nb, q0, qdata, qind, qptr, sdata, sind, sptr, sqq, lo, sqs, kind, gamma,
-                   coef0, degree, kbuf):
-    """:func:`_dense_values` for the sparse queries q0 + i (CSR arrays) and sparse
-    support vectors (CSR arrays)."""
+def _values(D, nb, q0, sparse, Qn, SV, qdata, qind, qptr, sdata, sind, sptr, sqq, lo, sqs,
+            kind, gamma, coef0, degree, kbuf):
+    """D[i, :m] (inner products of query i of the block with the tile of support
+    vectors starting at row lo) turned into kernel values, i < nb; RBF: the distances
+    that lost their digits recomputed coordinate by coordinate, from the dense query
+    Qn[i] and SV's rows, or (``sparse``) from the CSR rows q0 + i of the queries and
+    those of the support vectors."""
     m = D.shape[1]
     for i in range(nb):
         b = D[i]
@@ -165,8 +158,11 @@ def _sparse_values(D, nb, q0, qdata, qind, qptr, sdata, sind, sptr, sqq, lo, sqs
             for k in range(m):
                 if b[k] <= _rows.GUARD * (sqq[i] + sqs[lo + k]):
                     c = lo + k
-                    b[k] = _rows.sparse_d2(qdata, qind, qptr[q0 + i], qptr[q0 + i + 1], sdata,
-                                           sind, sptr[c], sptr[c + 1])
+                    if sparse:
+                        b[k] = _rows.sparse_d2(qdata, qind, qptr[q0 + i], qptr[q0 + i + 1],
+                                               sdata, sind, sptr[c], sptr[c + 1])
+                    else:
+                        b[k] = _rows.dense_d2(Qn[i], SV[c])
         _rows.transform(b, m, kind, gamma, coef0, degree, kbuf)
 
 
@@ -200,94 +196,64 @@ def _combine(G, nb, q0, a_slot, a_col, b_slot, b_col, intercept, out):
 
 
 @njit(cache=True, nogil=True, fastmath=_FM)
-def _dense_blocks(Q, shift, SV, sqs, W, tiles, ex, kind, gamma, coef0, degree, out, h, nthr,
-                  bq, tw):
-    """Blocks h, h + nthr, … of ``bq`` dense queries (``Q`` less ``shift``) against the
-    dense (centred) support vectors ``SV``."""
-    n, d = Q.shape
+def _blocks(sparse, Q, shift, SV, qdata, qind, qptr, SVT, sdata, sind, sptr, sqs, W, tiles, ex,
+            kind, gamma, coef0, degree, out, h, nthr, bq, tw):
+    """Blocks h, h + nthr, … of ``bq`` queries against the support vectors, tile by tile.
+
+    Dense (``sparse`` False): the queries ``Q`` less ``shift`` against the (centred)
+    support vectors ``SV``, the inner products by one BLAS product per tile.  Sparse:
+    the queries' CSR arrays against the support vectors' (``SVT`` their dense
+    transpose), four nonzeros of the query per sweep over the tile, as SMO's sparse
+    rows.  The arrays of the other kind are placeholders."""
+    n = qptr.shape[0] - 1 if sparse else Q.shape[0]
+    d = Q.shape[1]
     ngroups = ex.bounds.shape[0] - 1
-    Qb = np.empty((bq, d))
+    Qb = np.empty((bq, 1 if sparse else d))
     sqq = np.empty(bq)
     G = np.empty((bq, ngroups, W.shape[1]))
+    Dbuf = np.empty(bq * tw if sparse else 1)
     kbuf = np.empty(tw, dtype=np.int64)
     for blk in range(h, (n + bq - 1) // bq, nthr):
         q0 = blk * bq
         nb = min(bq, n - q0)
         for i in range(nb):
             s = 0.0
-            for f in range(d):
-                v = Q[q0 + i, f] - shift[f]
-                Qb[i, f] = v
-                s += v * v
+            if sparse:
+                for p in range(qptr[q0 + i], qptr[q0 + i + 1]):
+                    s += qdata[p] * qdata[p]
+            else:
+                for f in range(d):
+                    v = Q[q0 + i, f] - shift[f]
+                    Qb[i, f] = v
+                    s += v * v
             sqq[i] = s
         G[:nb] = 0.0
         Qn = Qb[:nb]
         for t in range(tiles.shape[0]):
             lo, hi, slot = tiles[t, 0], tiles[t, 1], tiles[t, 2]
-            D = np.dot(Qn, SV[lo:hi].T)
-            _dense_values(D, nb, Qn, SV, sqq, lo, sqs, kind, gamma, coef0, degree, kbuf)
-            _accumulate(D, nb, W, lo, slot, G)
-        _combine(G, nb, q0, ex.a_slot, ex.a_col, ex.b_slot, ex.b_col, ex.intercept, out)
-
-
-@njit(cache=True, nogil=True, fastmath=_FM)
-def _sparse_blocks(qdata, qind, qptr, SVT, sdata, sind, sptr, sqs, W, tiles, ex, kind, gamma,
-                   coef0, degree, out, h, nthr, bq, tw):
-    """Blocks h, h + nthr, … of ``bq`` sparse queries (CSR arrays) against sparse
-    support vectors (CSR arrays, and ``SVT`` their dense transpose): four nonzeros of
-    the query per sweep over the tile, as SMO's sparse rows."""
-    n = qptr.shape[0] - 1
-    ngroups = ex.bounds.shape[0] - 1
-    sqq = np.empty(bq)
-    G = np.empty((bq, ngroups, W.shape[1]))
-    Dbuf = np.empty(bq * tw)
-    kbuf = np.empty(tw, dtype=np.int64)
-    for blk in range(h, (n + bq - 1) // bq, nthr):
-        q0 = blk * bq
-        nb = min(bq, n - q0)
-        for i in range(nb):
-            s = 0.0
-            for p in range(qptr[q0 + i], qptr[q0 + i + 1]):
-                s += qdata[p] * qdata[p]
-            sqq[i] = s
-        G[:nb] = 0.0
-        for t in range(tiles.shape[0]):
-            lo, hi, slot = tiles[t, 0], tiles[t, 1], tiles[t, 2]
             m = hi - lo
-            D = Dbuf[:nb * m].reshape((nb, m))
-            for i in range(nb):
-                b = D[i]
-                for k in range(m):
-                    b[k] = 0.0
-                q, qe = qptr[q0 + i], qptr[q0 + i + 1]
-                while q + 4 <= qe:
-                    _rows.sweep4(b, m, SVT, lo, hi, qdata[q], qdata[q + 1], qdata[q + 2],
-                                 qdata[q + 3], qind[q], qind[q + 1], qind[q + 2], qind[q + 3])
-                    q += 4
-                for p in range(q, qe):
-                    v = qdata[p]
-                    xt = SVT[qind[p], lo:hi]
+            if sparse:
+                D = Dbuf[:nb * m].reshape((nb, m))
+                for i in range(nb):
+                    b = D[i]
                     for k in range(m):
-                        b[k] += v * xt[k]
-            _sparse_values(D, nb, q0, qdata, qind, qptr, sdata, sind, sptr, sqq, lo, sqs, kind,
-                           gamma, coef0, degree, kbuf)
+                        b[k] = 0.0
+                    _rows.sparse_dots(b, m, SVT, lo, hi, qdata, qind, qptr[q0 + i],
+                                      qptr[q0 + i + 1])
+            else:
+                D = np.dot(Qn, SV[lo:hi].T)
+            _values(D, nb, q0, sparse, Qn, SV, qdata, qind, qptr, sdata, sind, sptr, sqq, lo,
+                    sqs, kind, gamma, coef0, degree, kbuf)
             _accumulate(D, nb, W, lo, slot, G)
         _combine(G, nb, q0, ex.a_slot, ex.a_col, ex.b_slot, ex.b_col, ex.intercept, out)
 
 
 @njit(cache=True, parallel=True)
-def _dense_par(Q, shift, SV, sqs, W, tiles, ex, kind, gamma, coef0, degree, out, nthr, bq, tw):
+def _blocks_par(sparse, Q, shift, SV, qdata, qind, qptr, SVT, sdata, sind, sptr, sqs, W, tiles,
+                ex, kind, gamma, coef0, degree, out, nthr, bq, tw):
     for h in prange(nthr):
-        _dense_blocks(Q, shift, SV, sqs, W, tiles, ex, kind, gamma, coef0, degree, out, h,
-                      nthr, bq, tw)
-
-
-@njit(cache=True, parallel=True)
-def _sparse_par(qdata, qind, qptr, SVT, sdata, sind, sptr, sqs, W, tiles, ex, kind, gamma,
-                coef0, degree, out, nthr, bq, tw):
-    for h in prange(nthr):
-        _sparse_blocks(qdata, qind, qptr, SVT, sdata, sind, sptr, sqs, W, tiles, ex, kind,
-                       gamma, coef0, degree, out, h, nthr, bq, tw)
+        _blocks(sparse, Q, shift, SV, qdata, qind, qptr, SVT, sdata, sind, sptr, sqs, W, tiles,
+                ex, kind, gamma, coef0, degree, out, h, nthr, bq, tw)
 
 
 # ---------------------------------------------------------------- the driver
@@ -338,7 +304,8 @@ def evaluate(kernel, X, support_vectors, ex: Expansion, *, support=None,
     Memory beyond the returned array: the support vectors' prepared copy (dense:
     centred for RBF; sparse: their dense transpose, at most
     ``options.sparse_transpose_bytes``) and at most ``options.block_bytes`` of
-    scratch, whatever n_samples (e.g. 10⁶ queries).
+    scratch, whatever n_samples (e.g. 10⁶ queries); dense X that is not
+    C-contiguous float64 is copied first.
     """
     opts = options or ExpansionOptions()
     n = X.shape[0]
@@ -365,30 +332,24 @@ def evaluate(kernel, X, support_vectors, ex: Expansion, *, support=None,
         args = (W, tiles, ex, _rows.KINDS[kernel.name],
                 float(kernel.gamma) if kernel.gamma is not None else 1.0,
                 float(kernel.coef0), int(kernel.degree), out)
+        if x_sparse:
+            Q, S = _csr(X), _csr(support_vectors)
+            sqs = np.asarray(S.multiply(S).sum(axis=1), dtype=np.float64).ravel()
+            arrays = (True, _NO2, _NOF, _NO2, Q.data, Q.indices.astype(np.int64),
+                      Q.indptr.astype(np.int64), np.ascontiguousarray(S.T.toarray()), S.data,
+                      S.indices.astype(np.int64), S.indptr.astype(np.int64), sqs)
+        else:
+            SV = (support_vectors.toarray() if sv_sparse
+                  else np.asarray(support_vectors, dtype=np.float64))
+            shift = SV.mean(axis=0) if kernel.name == "rbf" else np.zeros(d)
+            SVc = np.ascontiguousarray(SV - shift)
+            arrays = (False, np.ascontiguousarray(X, dtype=np.float64), shift, SVc, _NOF, _NOI,
+                      _NOI, _NO2, _NOF, _NOI, _NOI, np.einsum("ij,ij->i", SVc, SVc))
         with one_blas_thread():
-            if x_sparse:
-                Q = _csr(X)
-                S = _csr(support_vectors)
-                SVT = np.ascontiguousarray(S.T.toarray())
-                sqs = np.asarray(S.multiply(S).sum(axis=1), dtype=np.float64).ravel()
-                sarr = (Q.data, Q.indices.astype(np.int64), Q.indptr.astype(np.int64), SVT,
-                        S.data, S.indices.astype(np.int64), S.indptr.astype(np.int64), sqs)
-                if nthr > 1:
-                    _sparse_par(*sarr, *args, nthr, bq, tw)
-                else:
-                    _sparse_blocks(*sarr, *args, 0, 1, bq, tw)
+            if nthr > 1:
+                _blocks_par(*arrays, *args, nthr, bq, tw)
             else:
-                SV = (support_vectors.toarray() if sv_sparse
-                      else np.asarray(support_vectors, dtype=np.float64))
-                Q = np.ascontiguousarray(X, dtype=np.float64)    # (a copy if not C order)
-                shift = SV.mean(axis=0) if kernel.name == "rbf" else np.zeros(d)
-                SVc = np.ascontiguousarray(SV - shift)
-                sqs = np.einsum("ij,ij->i", SVc, SVc)
-                darr = (Q, shift, SVc, sqs)
-                if nthr > 1:
-                    _dense_par(*darr, *args, nthr, bq, tw)
-                else:
-                    _dense_blocks(*darr, *args, 0, 1, bq, tw)
+                _blocks(*arrays, *args, 0, 1, bq, tw)
         return out
     # a callable, a precomputed matrix, or sparse support vectors too wide to transpose:
     # blocks of the kernel matrix by Kernel and numpy

@@ -59,9 +59,9 @@ from ...parallel import fit_threads, one_blas_thread
 
 __all__ = ["KernelArrays", "KINDS", "K_LINEAR", "K_POLY", "K_RBF", "K_SIGMOID", "K_PRECOMPUTED",
            "kernel_row", "packed_kernel_row", "kernel_values", "squared_distances", "transform",
-           "sparse_d2", "dense_d2", "sweep4", "combination_gemm", "arrays", "for_smo",
-           "named_kernel_arrays", "kernel_block", "by_tiles", "dense_named", "combination",
-           "symmetric_block"]
+           "sparse_d2", "dense_d2", "sweep4", "sparse_dots", "combination_gemm", "arrays",
+           "for_smo", "named_kernel_arrays", "kernel_block", "by_tiles", "dense_named",
+           "combination", "symmetric_block"]
 
 #: How kernel rows are computed.  ``kind`` (K_*), ``gamma``, ``coef0``, ``degree``;
 #: ``sparse``; dense ``X`` (n, d) and its transpose ``XT`` (d, n) — for sparse X,
@@ -173,6 +173,22 @@ def sweep4(b, m, XTc, lo, hi, v0, v1, v2, v3, f0, f1, f2, f3):
 
 
 @njit(cache=True, nogil=True, fastmath=_FM)
+def sparse_dots(b, m, XTc, lo, hi, data, indices, q, qe):
+    """b[k] += Σ_p data[p]·XTc[indices[p], lo + k] over the nonzeros p in [q, qe) of a
+    sparse row, k < m = hi − lo: four nonzeros per sweep over the tile (a quarter of
+    the loads and stores of b), then the rest, each entry summed in the row's order."""
+    while q + 4 <= qe:
+        sweep4(b, m, XTc, lo, hi, data[q], data[q + 1], data[q + 2], data[q + 3],
+               indices[q], indices[q + 1], indices[q + 2], indices[q + 3])
+        q += 4
+    for p in range(q, qe):
+        v = data[p]
+        xt = XTc[indices[p], lo:hi]
+        for k in range(m):
+            b[k] += v * xt[k]
+
+
+@njit(cache=True, nogil=True, fastmath=_FM)
 def _tile(r, b, lo, hi, XTc, sqc, cols, full, kd, kbuf):
     """b[k] = K[r, c] for the columns c of XTc[:, lo:hi] (b has length hi − lo).
 
@@ -186,17 +202,7 @@ def _tile(r, b, lo, hi, XTc, sqc, cols, full, kd, kbuf):
     if kd.sparse:
         # four nonzeros per sweep over the tile, as for dense rows below (the same sums
         # in the same order: a quarter of the loads and stores of b)
-        data, indices, indptr = kd.data, kd.indices, kd.indptr
-        q, qe = indptr[r], indptr[r + 1]
-        while q + 4 <= qe:
-            sweep4(b, m, XTc, lo, hi, data[q], data[q + 1], data[q + 2], data[q + 3],
-                    indices[q], indices[q + 1], indices[q + 2], indices[q + 3])
-            q += 4
-        for p in range(q, qe):
-            v = data[p]
-            xt = XTc[indices[p], lo:hi]
-            for k in range(m):
-                b[k] += v * xt[k]
+        sparse_dots(b, m, XTc, lo, hi, kd.data, kd.indices, kd.indptr[r], kd.indptr[r + 1])
     else:
         # the row's nonzero features, four per sweep over the tile (a quarter of the
         # loads and stores of b); each entry sums its products in feature order, zero
