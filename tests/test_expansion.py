@@ -141,3 +141,12 @@ def test_a_million_queries_hold_only_the_block_budget_beyond_the_output():
     assert Xq.shape[0] * n_sv * 8 > 4 * budget      # the whole matrix would not fit
     np.testing.assert_allclose(dec[:50], svm.SVC(gamma=1.0).fit(X, y).decision_function(Xq[:50]),
                                atol=1e-2)
+
+
+def test_bench_predict_rows_run_and_print():
+    from margin_opt.bench import predict as bench
+
+    rows = bench.run(quick=True, rows=["ovo"])
+    assert rows[0]["certified"] and rows[0]["time_ours"] > 0 and rows[0]["peer"] == "libsvm"
+    text = bench.format_rows(rows)
+    assert "one-vs-one fit" in text and "every pair certified" in text and "load average" in text

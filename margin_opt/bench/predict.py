@@ -20,6 +20,8 @@ Rows
   scikit-learn's SVC, in this process (warm); and with ``n_jobs=2`` (joblib's workers
   started by a first search, then kept).
 
+The prediction rows also give each one's CPU time (all its threads, one more run):
+the work done, which a shared machine's load changes far less than the wall time.
 ``quick``: small sizes, one repeat (a smoke test).
 """
 
@@ -39,6 +41,19 @@ def _blobs(n, n_classes=2, seed=0):
     X, y = make_classification(n, 20, n_informative=10 if n_classes > 2 else 2,
                                n_classes=n_classes, random_state=seed)
     return StandardScaler().fit_transform(X), y
+
+
+def _cpu(fns) -> dict:
+    """CPU seconds of one more run of each (all the process's threads): the work
+    done, which the other processes' load changes far less than the wall time."""
+    import time
+
+    out = {}
+    for name, fn in fns.items():
+        t = time.process_time()
+        fn()
+        out[name] = time.process_time() - t
+    return out
 
 
 def _row(work, data, times, ours="ours", peer=None, **extra):
@@ -68,12 +83,13 @@ def decision_dense(quick=False, repeats=3):
     lib = SkSVC(gamma=0.05).fit(X, y)
     load = load_average()
     times, out = best_of(fns, repeats)
+    cpu = _cpu(fns)
     sub = slice(0, 2000)
     ref = lib.decision_function(Xq[sub])
     return _row("decision_function dense", f"{n} train, {m} queries, d=20", times,
                 n_sv=int(ours.support_.size),
                 max_diff_libsvm=float(np.max(np.abs(out["ours"][sub] - ref))),
-                load=load, repeats=repeats)
+                cpu=cpu, load=load, repeats=repeats)
 
 
 def predict_a9a(quick=False, repeats=3):
@@ -94,10 +110,11 @@ def predict_a9a(quick=False, repeats=3):
         fns["onedal"] = lambda: dal.predict(X)
     load = load_average()
     times, out = best_of(fns, repeats)
+    cpu = _cpu(fns)
     agree = None if "onedal" not in out else int(np.sum(out["ours"] != out["onedal"]))
     return _row("predict sparse", f"a9a.t {X.shape[0]} rows", times,
-                n_sv=int(ours.support_.size), disagreements_onedal=agree, load=load,
-                repeats=repeats)
+                n_sv=int(ours.support_.size), disagreements_onedal=agree, cpu=cpu,
+                load=load, repeats=repeats)
 
 
 def probability_fit(quick=False, repeats=3):
@@ -219,6 +236,10 @@ def format_rows(rows) -> str:
             notes.append(f"{r['disagreements_onedal']} labels differ from oneDAL's")
         if "log_loss_ours" in r:
             notes.append(f"log-loss {r['log_loss_ours']:.4f} vs {r['log_loss_libsvm']:.4f}")
+        if r.get("cpu", {}).get(r["peer"]):
+            c = r["cpu"]
+            notes.append(f"CPU {c['ours']:.2f} vs {c[r['peer']]:.2f} s "
+                         f"({c['ours'] / c[r['peer']]:.2f}×)")
         if "certified" in r:
             notes.append("every pair certified" if r["certified"] else "NOT certified")
         if "best_ours" in r:
