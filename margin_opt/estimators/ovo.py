@@ -17,7 +17,9 @@ kernel block and SMO in one call that releases the GIL, no Python between SMO's
 phases), a few pairs ahead of the fitting thread, which builds the pairs' problems and
 reads, certifies and repairs their answers in pair order
 (:func:`~margin_opt.problems.solve_path.finish`), and runs a pair's call itself when no
-worker has started it by the time it is needed (or while it waits for another).  At
+worker has started it by the time it is needed (or while it waits for another).  Where
+the thread policy gives one thread (a parallel job's worker, busy cores) there is no
+pool: each pair's call runs on the fitting thread, just before its answer is read.  At
 tol ≥ 1e-3 each pair's answer is the one the whole solve path gives, bit for bit;
 below, SMO's tail is one compiled Newton step instead of the polish (the same optimum
 within tol).  On any number of threads, whichever thread runs a pair, the fit is the
