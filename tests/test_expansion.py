@@ -150,3 +150,10 @@ def test_bench_predict_rows_run_and_print():
     assert rows[0]["certified"] and rows[0]["time_ours"] > 0 and rows[0]["peer"] == "libsvm"
     text = bench.format_rows(rows)
     assert "one-vs-one fit" in text and "every pair certified" in text and "load average" in text
+
+
+def test_kernel_overflow_on_the_queries_is_a_clear_error():
+    X, y = load_iris(return_X_y=True)
+    model = SVC(kernel="poly", degree=3, gamma=0.1).fit(X, y)
+    with pytest.raises(ValueError, match="overflowed on these queries.*scale the features"):
+        model.decision_function(X * 1e120)

@@ -299,6 +299,12 @@ def evaluate(kernel, X, support_vectors, ex: Expansion, *, support=None,
     -------
     values : ndarray of shape (n_samples, n_functions)
 
+    Raises
+    ------
+    ValueError
+        The kernel overflowed on these queries (e.g. a polynomial kernel on features far
+        larger than those of the fit).
+
     Notes
     -----
     Memory beyond the returned array: the support vectors' prepared copy (dense:
@@ -350,6 +356,11 @@ def evaluate(kernel, X, support_vectors, ex: Expansion, *, support=None,
                 _blocks_par(*arrays, *args, nthr, bq, tw)
             else:
                 _blocks(*arrays, *args, 0, 1, bq, tw)
+        if not np.all(np.isfinite(out)):
+            raise ValueError(
+                f"the {kernel.describe()} kernel overflowed on these queries (NaN or infinite "
+                "decision values): scale the features as for fit (e.g. the same "
+                "sklearn.preprocessing.StandardScaler), or lower gamma/degree.")
         return out
     # a callable, a precomputed matrix, or sparse support vectors too wide to transpose:
     # blocks of the kernel matrix by Kernel and numpy
