@@ -63,7 +63,8 @@ from ..solvers.smo import rows as _rows
 from .base import backend_options, certify_result, solve_and_certify
 
 __all__ = ["class_pairs", "OneVsOneFit", "ClassBlocks", "fit_one_vs_one",
-           "ovo_votes", "ovr_from_ovo", "linear_decision", "GRAM_BUDGET_MB"]
+           "ovo_votes", "ovr_from_ovo", "linear_decision", "GRAM_BUDGET_MB",
+           "GRAM_OPTIONS", "SHARED_KERNELS"]
 
 #: Memory budget (MB) under which the whole kernel matrix is computed once and shared
 #: by the pairs, unless the estimator's ``solver_options`` give a ``cache_size``.
@@ -255,7 +256,7 @@ def fit_one_vs_one(est, X, y_index, classes, weight, kernel, *, solver, on_pair=
     # NumPy's global generator; cvxpy's fits are not worth it).
     # (not the hard margin: its infeasibility is decided by the separability LP first)
     if on_pair is None and solver == "smo" and share and est.fit_intercept and \
-            np.isfinite(est.C) and set(est.solver_options or {}) <= _GRAM_OPTIONS:
+            np.isfinite(est.C) and set(est.solver_options or {}) <= GRAM_OPTIONS:
         nthr = fit_threads()
         workers = _pair_workers(members, pairs, budget, nthr)
         # the RBF distances of the pairs' own rows (their standard forms, a repair's
@@ -305,7 +306,7 @@ def fit_one_vs_one(est, X, y_index, classes, weight, kernel, *, solver, on_pair=
 #: ``solver_options`` under which the pairs run in compiled calls on worker threads
 #: (the others: a callback, a warm start, the block algorithm, the polish switch, go
 #: through :func:`~margin_opt.solvers.smo.solve_smo`)
-_GRAM_OPTIONS = {"tol", "gap_tol", "max_iter", "shrinking", "wss", "cache_size"}
+GRAM_OPTIONS = {"tol", "gap_tol", "max_iter", "shrinking", "wss", "cache_size"}
 
 
 def _smo_on_block(blocks, i, j, qp, options, quiet):
