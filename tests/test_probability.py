@@ -95,3 +95,31 @@ def test_tiny_classes_still_calibrate():
     clf = SVC(probability=True, random_state=0).fit(X, y)
     p = clf.predict_proba(X)
     assert p.shape == (6, 4) and np.allclose(p.sum(axis=1), 1.0) and np.all(p > 0)
+
+
+def test_folds_on_the_pairs_matrix_are_the_folds_own_problems():
+    """The cross-validated decision values of a pair whose kernel matrix is at hand
+    (each fold solved on its rows of it, no copy) are those of the folds' own problems
+    solved through the whole solve path, to the tolerance."""
+    from sklearn.metrics.pairwise import rbf_kernel
+
+    from margin_opt.estimators import probability
+    from margin_opt.kernels import make_kernel
+    from margin_opt.problems.svm import SVMProblem
+
+    X, y = load_breast_cancer(return_X_y=True)
+    X = StandardScaler().fit_transform(X)[:300]
+    y = np.where(y[:300] == 1, 1.0, -1.0)
+    w = np.linspace(0.5, 2.0, y.size)
+    est = SVC(gamma=0.05)
+    kernel = make_kernel("rbf", X, gamma=0.05)
+    args = dict(C=1.0, kernel=kernel, sample_weight=w)
+    shared = SVMProblem.from_validated(X, y, **args, gram=rbf_kernel(X, gamma=0.05))
+    own = SVMProblem.from_validated(X, y, **args)
+    assert probability._on_pair_matrix(est, shared, "smo", shared.data.gram_if_computed)
+    assert not probability._on_pair_matrix(est, own, "smo", own.data.gram_if_computed)
+    d_shared, y_shared = probability.cv_decision_values(est, shared, "smo", 7)
+    d_own, y_own = probability.cv_decision_values(est, own, "smo", 7)
+    np.testing.assert_array_equal(y_shared, y_own)
+    np.testing.assert_allclose(d_shared, d_own, atol=1e-4)
+    assert np.corrcoef(d_shared, y_shared)[0, 1] > 0.5       # not all ±1 fallbacks

@@ -12,6 +12,7 @@ from test_smo import assert_kkt, cvxpy_optimum, data, svc_qp
 from margin_opt import SVC
 from margin_opt.exceptions import ConvergenceWarning
 from margin_opt.kernels import make_kernel
+from margin_opt.parallel import ThreadPolicy, fit_threads, use_policy
 from margin_opt.solvers.smo import block_pair_matrix, solve_block_pair, solve_smo, solve_smo_gram
 from margin_opt.solvers.smo import rows as _kb
 
@@ -187,7 +188,8 @@ def test_one_vs_one_pairs_taken_by_the_fitting_thread_are_the_workers_pairs(monk
     pools = []
     monkeypatch.setattr(ovo, "ThreadPoolExecutor",
                         lambda *a, **k: pools.append(_IdlePool()) or pools[-1])
-    here = SVC().fit(X, y)
+    with use_policy(ThreadPolicy(pair_workers=1)):        # the pool whatever the load
+        here = SVC().fit(X, y)
     assert pools[0].submitted == 10 and here.certificate_.ok
     np.testing.assert_array_equal(here.dual_coef_, ref.dual_coef_)
     np.testing.assert_array_equal(here.intercept_, ref.intercept_)
@@ -200,8 +202,32 @@ def test_one_vs_one_pairs_taken_by_the_fitting_thread_are_the_workers_pairs(monk
 
     run = ovo._smo_on_block
     monkeypatch.setattr(ovo, "_smo_on_block", fails)
-    with pytest.raises(RuntimeError, match=r"pair \(1, 3\) failed"):
-        SVC().fit(X, y)
+    for policy in (ThreadPolicy(pair_workers=1), ThreadPolicy(max_threads=1)):
+        with use_policy(policy), pytest.raises(RuntimeError, match=r"pair \(1, 3\) failed"):
+            SVC().fit(X, y)
+
+
+def test_one_thread_fits_the_pairs_without_a_pool(monkeypatch):
+    # one thread (a parallel job's share, busy cores): each pair's compiled call on the
+    # fitting thread, no pool; the fit is the pool's, bit for bit
+    from margin_opt.estimators import ovo
+
+    X, y = load_digits(return_X_y=True)
+    X = StandardScaler().fit_transform(X)[:400]
+    y = y[:400] % 5
+    with use_policy(ThreadPolicy(pair_workers=1)):
+        ref = SVC().fit(X, y)
+
+    def no_pool(*a, **k):
+        raise AssertionError("a pool was started")
+
+    monkeypatch.setattr(ovo, "ThreadPoolExecutor", no_pool)
+    with use_policy(ThreadPolicy(max_threads=1)):
+        here = SVC().fit(X, y)
+    assert here.certificate_.ok and len(here.certificate_) == 10
+    np.testing.assert_array_equal(here.dual_coef_, ref.dual_coef_)
+    np.testing.assert_array_equal(here.intercept_, ref.intercept_)
+    np.testing.assert_array_equal(here.n_iter_, ref.n_iter_)
 
 
 def test_waiting_fitting_thread_runs_later_pairs_not_started(monkeypatch):
@@ -249,7 +275,8 @@ def test_fitting_thread_error_cancels_the_pairs_queued_behind_it(monkeypatch):
         raise RuntimeError("reading failed")
 
     monkeypatch.setattr(ovo, "certify_result", broken)
-    with pytest.raises(RuntimeError, match="reading failed"):
+    with use_policy(ThreadPolicy(pair_workers=1)), \
+            pytest.raises(RuntimeError, match="reading failed"):
         SVC().fit(X, y)
     queued = pools[0].futures[1:]           # the first was run by the fitting thread
     assert queued and all(f.cancelled() for f in queued)
@@ -294,12 +321,16 @@ def test_pairs_held_ahead_stay_within_the_cache_budget(monkeypatch):
 
     monkeypatch.setattr(ovo._PairJob, "__init__", counted_submit)
     monkeypatch.setattr(ovo, "_finish_pair", counted_finish)
-    est = SVC(solver_options={"cache_size": budget}).fit(X, y)
-    assert est.certificate_.ok and state["most"] == 2
-    state["most"] = 0
-    SVC().fit(X, y)                          # the default budget: queued further ahead
-    assert state["most"] == ovo._pair_workers(
-        [np.flatnonzero(y == c) for c in range(4)], ovo.class_pairs(4), 200) + ovo._AHEAD + 1
+    with use_policy(ThreadPolicy(watch_load=False)):      # the pool whatever the load
+        if fit_threads() < 2:
+            pytest.skip("one thread (NUMBA_NUM_THREADS=1 or one core): no pool of pairs")
+        est = SVC(solver_options={"cache_size": budget}).fit(X, y)
+        assert est.certificate_.ok and state["most"] == 2
+        state["most"] = 0
+        SVC().fit(X, y)                          # the default budget: queued further ahead
+        assert state["most"] == ovo._pair_workers(
+            [np.flatnonzero(y == c) for c in range(4)], ovo.class_pairs(4), 200,
+            fit_threads()) + ovo._AHEAD + 1
 
 
 def test_one_vs_one_pair_stopped_short_is_repaired_and_certified():

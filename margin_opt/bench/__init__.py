@@ -25,6 +25,7 @@ SUITES = {
     "crammer-singer": "margin_opt.bench.crammer_singer",
     "bias-variance": "margin_opt.bench.bias_variance",
     "cvxpy-dual": "margin_opt.bench.cvxpy_dual",
+    "predict": "margin_opt.bench.predict",
 }
 
 

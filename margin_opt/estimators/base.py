@@ -13,9 +13,10 @@ from ..exceptions import ConvergenceWarning
 from ..methods import get_method, stopping_options
 from ..problems.solve_path import finish, warn_nonconvex
 from ..validation import canonical, check_precomputed_kernel
+from .expansion import binary_expansion, evaluate
 
 __all__ = ["backend_options", "certify_result", "fit_problem", "kernel_decision",
-           "solve_and_certify", "check_predict_input", "support_kernel", "fit_status",
+           "solve_and_certify", "check_predict_input", "fit_status",
            "KernelCoefMixin", "LIBSVM_PARAMETERS"]
 
 #: scikit-learn's LIBSVM parameters of SVC and SVR, for their ``_parameter_constraints``
@@ -245,17 +246,9 @@ def check_predict_input(est, X):
     return check_precomputed_kernel(X, n_train=est._n_train) if precomputed else canonical(X)
 
 
-def support_kernel(est, X) -> np.ndarray:
-    """K(X, support_vectors_) of shape (n_samples, n_SV) for validated X."""
-    if est._kernel.name == "precomputed":
-        return X[:, est.support_]
-    if est.support_.size == 0:
-        return np.zeros((X.shape[0], 0))
-    return est._kernel(X, est.support_vectors_)
-
-
 def kernel_decision(est, X) -> np.ndarray:
-    """f(x) = Σᵢ dual_coef_ᵢ K(x, svᵢ) + intercept_ for a single decision function.
+    """f(x) = Σᵢ dual_coef_ᵢ K(x, svᵢ) + intercept_ for a single decision function, from
+    the fitted attributes alone, by blocks (:func:`margin_opt.estimators.expansion.evaluate`).
 
     Returns
     -------
@@ -267,7 +260,8 @@ def kernel_decision(est, X) -> np.ndarray:
         See :func:`check_predict_input`.
     """
     X = check_predict_input(est, X)
-    coef, b = est.dual_coef_[0], est.intercept_[0]
     if hasattr(est, "coef_"):
-        return np.asarray(X @ est.coef_[0]).ravel() + b
-    return support_kernel(est, X) @ coef + b
+        return np.asarray(X @ est.coef_[0]).ravel() + est.intercept_[0]
+    return evaluate(est._kernel, X, est.support_vectors_,
+                    binary_expansion(est.dual_coef_[:1], est.intercept_[:1]),
+                    support=est.support_)[:, 0]

@@ -17,7 +17,9 @@ kernel block and SMO in one call that releases the GIL, no Python between SMO's
 phases), a few pairs ahead of the fitting thread, which builds the pairs' problems and
 reads, certifies and repairs their answers in pair order
 (:func:`~margin_opt.problems.solve_path.finish`), and runs a pair's call itself when no
-worker has started it by the time it is needed (or while it waits for another).  At
+worker has started it by the time it is needed (or while it waits for another).  Where
+the thread policy gives one thread (a parallel job's worker, busy cores) there is no
+pool: each pair's call runs on the fitting thread, just before its answer is read.  At
 tol ≥ 1e-3 each pair's answer is the one the whole solve path gives, bit for bit;
 below, SMO's tail is one compiled Newton step instead of the polish (the same optimum
 within tol).  On any number of threads, whichever thread runs a pair, the fit is the
@@ -60,8 +62,9 @@ from ..solvers.smo import block_pair_matrix, solve_block_pair, solve_smo_gram
 from ..solvers.smo import rows as _rows
 from .base import backend_options, certify_result, solve_and_certify
 
-__all__ = ["class_pairs", "OneVsOneFit", "ClassBlocks", "fit_one_vs_one", "ovo_decision",
-           "ovo_votes", "ovr_from_ovo", "linear_decision", "GRAM_BUDGET_MB"]
+__all__ = ["class_pairs", "OneVsOneFit", "ClassBlocks", "fit_one_vs_one",
+           "ovo_votes", "ovr_from_ovo", "linear_decision", "GRAM_BUDGET_MB",
+           "GRAM_OPTIONS", "SHARED_KERNELS"]
 
 #: Memory budget (MB) under which the whole kernel matrix is computed once and shared
 #: by the pairs, unless the estimator's ``cache_size`` (or its ``solver_options``'
@@ -255,35 +258,46 @@ def fit_one_vs_one(est, X, y_index, classes, weight, kernel, *, solver, on_pair=
     # NumPy's global generator; cvxpy's fits are not worth it).
     # (not the hard margin: its infeasibility is decided by the separability LP first)
     if on_pair is None and solver == "smo" and share and est.fit_intercept and \
-            np.isfinite(est.C) and set(est.solver_options or {}) <= _GRAM_OPTIONS and \
+            np.isfinite(est.C) and set(est.solver_options or {}) <= GRAM_OPTIONS and \
             not getattr(est, "verbose", False):
-        workers = _pair_workers(members, pairs, budget)
-        # pairs submitted and not yet read (each holds its kernel block once solved):
-        # one per worker, and up to _AHEAD more where the budget holds their blocks
-        window = max(workers, min(workers + _AHEAD, _blocks_in_budget(members, pairs,
-                                                                      budget) - 1))
+        nthr = fit_threads()
+        workers = _pair_workers(members, pairs, budget, nthr)
         # the RBF distances of the pairs' own rows (their standard forms, a repair's
         # rows) on the data centred once, not on a centred copy made per pair
         Xc = X - X.mean(axis=0) if kernel.name == "rbf" and not sp.issparse(X) else None
         done = []
-        with one_blas_thread(), ThreadPoolExecutor(
-                workers, initializer=numba.set_num_threads, initargs=(1,)) as pool:
-            ahead = deque()
-            try:
+        if workers == 0:
+            # one thread (a parallel job's worker, a busy machine): no pool, each pair's
+            # compiled call on this thread, then its answer read and certified
+            with one_blas_thread():
                 for pair in pairs:
                     problem, options, idx = pair_problem(pair, Xc)
-                    # the layout (y, p, upper) only: its arrays are read, never written
-                    job = _PairJob(pool, (blocks, *pair, problem._qp, options,
-                                          bool(est.certify)))
-                    ahead.append((problem, options, idx, job))
-                    if len(ahead) > window:
+                    job = _Ran(_smo_on_block(blocks, *pair, problem._qp, options,
+                                             bool(est.certify)))
+                    done.append(_finish_pair(est, problem, options, idx, job))
+        else:
+            # pairs submitted and not yet read (each holds its kernel block once solved):
+            # one per worker, and up to _AHEAD more where the budget holds their blocks
+            window = max(workers, min(workers + _AHEAD,
+                                      _blocks_in_budget(members, pairs, budget) - 1))
+            with one_blas_thread(), ThreadPoolExecutor(
+                    workers, initializer=numba.set_num_threads, initargs=(1,)) as pool:
+                ahead = deque()
+                try:
+                    for pair in pairs:
+                        problem, options, idx = pair_problem(pair, Xc)
+                        # the layout (y, p, upper) only: its arrays are read, never written
+                        job = _PairJob(pool, (blocks, *pair, problem._qp, options,
+                                              bool(est.certify)))
+                        ahead.append((problem, options, idx, job))
+                        if len(ahead) > window:
+                            done.append(_finish_pair(est, *ahead.popleft(), _jobs(ahead)))
+                    while ahead:
                         done.append(_finish_pair(est, *ahead.popleft(), _jobs(ahead)))
-                while ahead:
-                    done.append(_finish_pair(est, *ahead.popleft(), _jobs(ahead)))
-            except BaseException:
-                for *_, job in ahead:       # the error is raised now, not after them
-                    job.future.cancel()
-                raise
+                except BaseException:
+                    for *_, job in ahead:       # the error is raised now, not after them
+                        job.future.cancel()
+                    raise
     else:
         done = [solve_pair(pair, p) for p, pair in enumerate(pairs)]
     solutions = [sol for sol, _, _ in done]
@@ -295,7 +309,7 @@ def fit_one_vs_one(est, X, y_index, classes, weight, kernel, *, solver, on_pair=
 #: ``solver_options`` under which the pairs run in compiled calls on worker threads
 #: (the others: a callback, a warm start, the block algorithm, the polish switch, go
 #: through :func:`~margin_opt.solvers.smo.solve_smo`)
-_GRAM_OPTIONS = {"tol", "gap_tol", "max_iter", "shrinking", "wss", "cache_size"}
+GRAM_OPTIONS = {"tol", "gap_tol", "max_iter", "shrinking", "wss", "cache_size"}
 
 
 def _smo_on_block(blocks, i, j, qp, options, quiet):
@@ -352,6 +366,16 @@ class _PairJob:
         return self.future.result()
 
 
+class _Ran:
+    """A pair's compiled call already run on this thread (the pool-free path)."""
+
+    def __init__(self, value):
+        self.value = value
+
+    def result(self, later=()):
+        return self.value
+
+
 def _jobs(ahead):
     """The jobs of the pairs submitted and not yet read, in pair order."""
     return (job for *_, job in ahead)
@@ -365,25 +389,30 @@ def _finish_pair(est, problem, options, idx, job, later=()):
     return sol, cert, idx
 
 
-def _pair_workers(members, pairs, budget_mb):
-    """Worker threads of the compiled pairs: the fitting thread's Python is their
-    critical path, so it keeps a core and the workers share the others (on 2 cores one
-    worker: two measured 5–15 % slower on digits), within :func:`_pair_threads`; or the
-    thread policy's own count (:attr:`ThreadPolicy.pair_workers
-    <margin_opt.parallel.ThreadPolicy>`) where it gives one."""
+def _pair_workers(members, pairs, budget_mb, nthr):
+    """Worker threads of the compiled pairs, for ``nthr`` threads
+    (:func:`margin_opt.parallel.fit_threads`, read once by the caller): the fitting
+    thread's Python is their critical path, so it keeps a core and the workers share
+    the others (on 2 cores one worker: two measured 5–15 % slower on digits), no more
+    than the pairs nor than the cache budget holds (:func:`_blocks_in_budget`, one
+    block per thread); 0 (no pool: the pairs run on the fitting thread) where
+    ``nthr`` is 1 (a joblib worker's share, busy cores).  The thread policy's own count
+    (:attr:`ThreadPolicy.pair_workers <margin_opt.parallel.ThreadPolicy>`) where it
+    gives one."""
     forced = current_policy().pair_workers
     if forced is not None:
         return int(forced)
-    return max(1, min(_pair_threads(members, pairs, budget_mb),
-                      fit_threads() - 1))
+    if nthr <= 1:
+        return 0
+    return max(1, min(_pair_threads(members, pairs, budget_mb, nthr), nthr - 1))
 
 
-def _pair_threads(members, pairs, budget_mb):
-    """Pairs solved side by side: the thread policy's count
-    (:func:`margin_opt.parallel.fit_threads`), at most the number of pairs, and no more
+def _pair_threads(members, pairs, budget_mb, nthr=None):
+    """Pairs solved side by side: ``nthr`` threads (None: the thread policy's count,
+    :func:`margin_opt.parallel.fit_threads`), at most the number of pairs, and no more
     than the cache budget holds (:func:`_blocks_in_budget`, one per thread)."""
-    return max(1, min(fit_threads(), len(pairs),
-                      _blocks_in_budget(members, pairs, budget_mb)))
+    nthr = fit_threads() if nthr is None else nthr
+    return max(1, min(nthr, len(pairs), _blocks_in_budget(members, pairs, budget_mb)))
 
 
 def _blocks_in_budget(members, pairs, budget_mb) -> int:
@@ -431,34 +460,6 @@ def _assemble(est, X, y_index, classes, pairs, solutions, certs, rows, kernel, s
                 keys=[(classes[i], classes[j]) for i, j in pairs])
     return OneVsOneFit(support, n_support, dual_coef, intercept, n_iter, solutions, certificate,
                        coef, rows, share)
-
-
-def ovo_decision(K_sv, n_support, dual_coef, intercept) -> np.ndarray:
-    """The pairs' decision values from the kernel against the support vectors.
-
-    Parameters
-    ----------
-    K_sv : ndarray of shape (n_samples, n_SV)
-        K(x, svₘ) for the support vectors in ``support_`` order.
-    n_support : ndarray of shape (n_classes,)
-    dual_coef : ndarray of shape (n_classes − 1, n_SV)
-    intercept : ndarray of shape (n_pairs,)
-
-    Returns
-    -------
-    dec : ndarray of shape (n_samples, n_pairs)
-        Pair (i, j): Σ over the SVs of i and j of their coefficient × K + intercept;
-        > 0 votes for class i (for two classes: > 0 means ``classes_[1]``).
-    """
-    k = len(n_support)
-    stop = np.cumsum(n_support)
-    start = stop - n_support
-    dec = np.empty((K_sv.shape[0], len(intercept)))
-    for p, (i, j) in enumerate(class_pairs(k)):
-        si, sj = slice(start[i], stop[i]), slice(start[j], stop[j])
-        dec[:, p] = K_sv[:, si] @ dual_coef[j - 1, si] + K_sv[:, sj] @ dual_coef[i, sj] \
-            + intercept[p]
-    return dec
 
 
 def linear_decision(X, coef, intercept) -> np.ndarray:

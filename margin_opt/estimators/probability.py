@@ -18,14 +18,17 @@ Lin, Lin and Weng (2007); Wu, Lin and Weng (2004): see :mod:`margin_opt.calibrat
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 from sklearn.model_selection import KFold, StratifiedKFold
 from sklearn.utils import check_random_state
 
 from ..calibration import MIN_PROB, pairwise_coupling, sigmoid_fit, sigmoid_predict
 from ..problems.svm import SVMProblem
-from .base import solve_and_certify
-from .ovo import class_pairs
+from ..solvers.smo import solve_smo_gram
+from .base import backend_options, solve_and_certify
+from .ovo import GRAM_OPTIONS, SHARED_KERNELS, class_pairs
 
 __all__ = ["PairCalibrator", "ovo_probabilities", "N_FOLDS"]
 
@@ -82,6 +85,31 @@ def _fold_decision(problem, sub, sol, tr, te, K):
     return Kte @ coef + sol.b
 
 
+def _on_pair_matrix(est, problem, solver, K) -> bool:
+    """Whether the folds are solved on the pair's own kernel matrix ``K`` (their rows
+    of it by index, no copy): SMO with an intercept, a finite C, a PSD kernel and no
+    option beyond those of :func:`~margin_opt.solvers.smo.solve_smo_gram`."""
+    return (K is not None and solver == "smo" and problem.fit_intercept
+            and problem.kernel.name in SHARED_KERNELS
+            and set(est.solver_options or {}) <= GRAM_OPTIONS
+            and bool(np.all(np.isfinite(problem._qp.upper))))
+
+
+def _fold_on_pair_matrix(est, problem, solver, K, tr, te):
+    """A fold's model solved on the rows ``tr`` of the pair's kernel matrix ``K`` (the
+    standard form's variables restricted to the fold, ``index=tr``: the same QP as the
+    fold's own problem, its matrix never copied), and its decision values on ``te``;
+    None where SMO gave no intercept (the caller solves the fold's own problem)."""
+    qp = problem._qp
+    fold = replace(qp, y=qp.y[tr], p=qp.p[tr], upper=qp.upper[tr], gram=K,
+                   index=tr if qp.index is None else qp.index[tr])
+    res = solve_smo_gram(fold, **backend_options(est, problem, solver))
+    if not np.isfinite(res.b):
+        return None
+    sv = np.flatnonzero(res.x)
+    return K[np.ix_(te, fold.data_index[sv])] @ (fold.y[sv] * res.x[sv]) + float(res.b)
+
+
 def cv_decision_values(est, problem, solver, seed):
     """Cross-validated decision values of a binary pair problem (LIBSVM's procedure).
 
@@ -90,6 +118,10 @@ def cv_decision_values(est, problem, solver, seed):
     than 5 samples, plain folds when it has one); each fold is scored by the model
     trained on the other folds, with the same C, weights and kernel.  A training
     part with one class only scores its held-out samples +1 or −1, as LIBSVM does.
+    Where the pair's kernel matrix is at hand (the one-vs-one pairs that share the
+    classes' blocks) and SMO solves, each fold is solved on its rows of that matrix
+    (:func:`~margin_opt.solvers.smo.solve_smo_gram` with the fold's variables indexing
+    it) instead of on a copy: the same QP, to the same tolerance.
 
     Returns
     -------
@@ -108,12 +140,18 @@ def cv_decision_values(est, problem, solver, seed):
     else:   # a class with one sample: plain folds (a training part may lack it)
         splitter = KFold(n_splits=min(N_FOLDS, keep.size), shuffle=True, random_state=seed)
     folds = list(splitter.split(np.zeros(keep.size), y))
+    shared = _on_pair_matrix(est, problem, solver, K)
     for tr_k, te_k in folds:
         tr, te = keep[tr_k], keep[te_k]
         y_tr = problem.y[tr]
         if np.all(y_tr > 0) or np.all(y_tr < 0):
             dec[te_k] = 1.0 if y_tr[0] > 0 else -1.0
             continue
+        if shared:
+            d = _fold_on_pair_matrix(est, problem, solver, K, tr, te)
+            if d is not None:
+                dec[te_k] = d
+                continue
         X_tr = problem.X[np.ix_(tr, tr)] if problem.kernel.name == "precomputed" \
             else problem.X[tr]
         sub = SVMProblem.from_validated(

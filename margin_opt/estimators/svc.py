@@ -27,9 +27,9 @@ from .base import (
     check_predict_input,
     fit_status,
     solve_and_certify,
-    support_kernel,
 )
-from .ovo import fit_one_vs_one, linear_decision, ovo_decision, ovo_votes, ovr_from_ovo
+from .expansion import evaluate, joint_expansion, ovo_expansion
+from .ovo import fit_one_vs_one, linear_decision, ovo_votes, ovr_from_ovo
 from .probability import PairCalibrator, ovo_probabilities
 
 __all__ = ["SVC"]
@@ -335,16 +335,21 @@ class SVC(KernelCoefMixin, ClassifierMixin, BaseEstimator):
 
     # ------------------------------------------------------------------ prediction
     def _raw_decision(self, X) -> np.ndarray:
-        """(n_samples, n_pairs) one-vs-one values, or (n_samples, k) Crammer–Singer f."""
+        """(n_samples, n_pairs) one-vs-one values, or (n_samples, k) Crammer–Singer f,
+        from the fitted attributes alone, by blocks of queries and support vectors (the
+        pairs share each class's kernel values: :mod:`margin_opt.estimators.expansion`)."""
         X = check_predict_input(self, X)
         if self.multi_class == "crammer_singer":
             if hasattr(self, "coef_"):
                 return linear_decision(X, self.coef_, self.intercept_)
-            return support_kernel(self, X) @ self.dual_coef_.T + self.intercept_
+            return evaluate(self._kernel, X, self.support_vectors_,
+                            joint_expansion(self.dual_coef_, self.intercept_),
+                            support=self.support_)
         if hasattr(self, "coef_"):
             return linear_decision(X, self.coef_, self.intercept_)
-        return ovo_decision(support_kernel(self, X), self.n_support_, self.dual_coef_,
-                            self.intercept_)
+        return evaluate(self._kernel, X, self.support_vectors_,
+                        ovo_expansion(self.n_support_, self.dual_coef_, self.intercept_),
+                        support=self.support_)
 
     def decision_function(self, X):
         """Decision values.

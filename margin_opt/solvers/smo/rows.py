@@ -58,9 +58,10 @@ from scipy.linalg import blas
 from ...parallel import fit_threads, one_blas_thread
 
 __all__ = ["KernelArrays", "KINDS", "K_LINEAR", "K_POLY", "K_RBF", "K_SIGMOID", "K_PRECOMPUTED",
-           "kernel_row", "packed_kernel_row", "combination_gemm", "arrays", "for_smo",
-           "named_kernel_arrays", "kernel_block", "by_tiles", "dense_named", "combination",
-           "symmetric_block"]
+           "kernel_row", "packed_kernel_row", "kernel_values", "squared_distances", "transform",
+           "sparse_d2", "dense_d2", "sweep4", "sparse_dots", "combination_gemm", "arrays",
+           "for_smo", "named_kernel_arrays", "kernel_block", "by_tiles", "dense_named",
+           "combination", "symmetric_block"]
 
 #: How kernel rows are computed.  ``kind`` (K_*), ``gamma``, ``coef0``, ``degree``;
 #: ``sparse``; dense ``X`` (n, d) and its transpose ``XT`` (d, n) — for sparse X,
@@ -118,45 +119,73 @@ def vexp(a, n, kbuf):
 
 
 @njit(cache=True, nogil=True)
+def sparse_d2(adata, aind, p, pe, bdata, bind, q, qe):
+    """‖a − b‖² of two sparse rows, a = (adata, aind)[p:pe] and b = (bdata, bind)[q:qe],
+    merged on their sorted column indices, summed coordinate by coordinate."""
+    s = 0.0
+    while p < pe or q < qe:
+        fp = aind[p] if p < pe else np.iinfo(np.int64).max
+        fq = bind[q] if q < qe else np.iinfo(np.int64).max
+        if fp == fq:
+            t = adata[p] - bdata[q]
+            p += 1
+            q += 1
+        elif fp < fq:
+            t = adata[p]
+            p += 1
+        else:
+            t = bdata[q]
+            q += 1
+        s += t * t
+    return s
+
+
+@njit(cache=True, nogil=True)
+def dense_d2(x, z):
+    """‖x − z‖² of two dense rows, summed coordinate by coordinate."""
+    s = 0.0
+    for f in range(x.shape[0]):
+        t = x[f] - z[f]
+        s += t * t
+    return s
+
+
+@njit(cache=True, nogil=True)
 def exact_d2(r, c, kd):
     """‖x_r − x_c‖² summed coordinate by coordinate (no cancellation).
 
     Sparse rows are merged on their sorted column indices.
     """
     if not kd.sparse:
-        X = kd.X
-        s = 0.0
-        for f in range(X.shape[1]):
-            t = X[r, f] - X[c, f]
-            s += t * t
-        return s
+        return dense_d2(kd.X[r], kd.X[c])
     data, indices, indptr = kd.data, kd.indices, kd.indptr
-    p, pe, q, qe = indptr[r], indptr[r + 1], indptr[c], indptr[c + 1]
-    s = 0.0
-    while p < pe or q < qe:
-        fp = indices[p] if p < pe else np.iinfo(np.int64).max
-        fq = indices[q] if q < qe else np.iinfo(np.int64).max
-        if fp == fq:
-            t = data[p] - data[q]
-            p += 1
-            q += 1
-        elif fp < fq:
-            t = data[p]
-            p += 1
-        else:
-            t = data[q]
-            q += 1
-        s += t * t
-    return s
+    return sparse_d2(data, indices, indptr[r], indptr[r + 1], data, indices, indptr[c],
+                     indptr[c + 1])
 
 
 @njit(cache=True, inline="always", fastmath=_FM)
-def _sweep4(b, m, XTc, lo, hi, v0, v1, v2, v3, f0, f1, f2, f3):
+def sweep4(b, m, XTc, lo, hi, v0, v1, v2, v3, f0, f1, f2, f3):
     """b[k] += v0·XTc[f0, lo + k] + … + v3·XTc[f3, lo + k], summed in that order."""
     x0, x1 = XTc[f0, lo:hi], XTc[f1, lo:hi]
     x2, x3 = XTc[f2, lo:hi], XTc[f3, lo:hi]
     for k in range(m):
         b[k] = (((b[k] + v0 * x0[k]) + v1 * x1[k]) + v2 * x2[k]) + v3 * x3[k]
+
+
+@njit(cache=True, nogil=True, fastmath=_FM)
+def sparse_dots(b, m, XTc, lo, hi, data, indices, q, qe):
+    """b[k] += Σ_p data[p]·XTc[indices[p], lo + k] over the nonzeros p in [q, qe) of a
+    sparse row, k < m = hi − lo: four nonzeros per sweep over the tile (a quarter of
+    the loads and stores of b), then the rest, each entry summed in the row's order."""
+    while q + 4 <= qe:
+        sweep4(b, m, XTc, lo, hi, data[q], data[q + 1], data[q + 2], data[q + 3],
+               indices[q], indices[q + 1], indices[q + 2], indices[q + 3])
+        q += 4
+    for p in range(q, qe):
+        v = data[p]
+        xt = XTc[indices[p], lo:hi]
+        for k in range(m):
+            b[k] += v * xt[k]
 
 
 @njit(cache=True, nogil=True, fastmath=_FM)
@@ -173,17 +202,7 @@ def _tile(r, b, lo, hi, XTc, sqc, cols, full, kd, kbuf):
     if kd.sparse:
         # four nonzeros per sweep over the tile, as for dense rows below (the same sums
         # in the same order: a quarter of the loads and stores of b)
-        data, indices, indptr = kd.data, kd.indices, kd.indptr
-        q, qe = indptr[r], indptr[r + 1]
-        while q + 4 <= qe:
-            _sweep4(b, m, XTc, lo, hi, data[q], data[q + 1], data[q + 2], data[q + 3],
-                    indices[q], indices[q + 1], indices[q + 2], indices[q + 3])
-            q += 4
-        for p in range(q, qe):
-            v = data[p]
-            xt = XTc[indices[p], lo:hi]
-            for k in range(m):
-                b[k] += v * xt[k]
+        sparse_dots(b, m, XTc, lo, hi, kd.data, kd.indices, kd.indptr[r], kd.indptr[r + 1])
     else:
         # the row's nonzero features, four per sweep over the tile (a quarter of the
         # loads and stores of b); each entry sums its products in feature order, zero
@@ -195,7 +214,7 @@ def _tile(r, b, lo, hi, XTc, sqc, cols, full, kd, kbuf):
             if X[r, f] == 0.0:
                 continue
             if held == 3:
-                _sweep4(b, m, XTc, lo, hi, X[r, fa], X[r, fb], X[r, fc], X[r, f], fa, fb, fc, f)
+                sweep4(b, m, XTc, lo, hi, X[r, fa], X[r, fb], X[r, fc], X[r, f], fa, fb, fc, f)
                 held = 0
                 continue
             if held == 0:
@@ -226,24 +245,41 @@ def kernel_values(r, b, lo, hi, sqc, cols, full, kd, kbuf):
     against ‖x‖² + ‖z‖² (the data are centred once, which removes the common case:
     a large offset of the features); the distances are formed in a loop without
     branches (it vectorizes), and the few below :data:`GUARD` recomputed coordinate
-    by coordinate (:func:`exact_d2`) in a second pass.
+    by coordinate (:func:`exact_d2`) in a second pass.  The formulas are
+    :func:`squared_distances` and :func:`transform`, shared with prediction.
     """
     m = hi - lo
-    kind, gamma, coef0 = kd.kind, kd.gamma, kd.coef0
-    if kind == K_RBF:
+    if kd.kind == K_RBF:
         sr = kd.sq[r]
-        s = sqc[lo:hi]
-        nbad = 0
-        for k in range(m):
-            norms = sr + s[k]
-            d2 = norms - 2.0 * b[k]
-            nbad += d2 <= GUARD * norms
-            b[k] = d2
-        if nbad:
+        if squared_distances(b, m, sr, sqc[lo:hi]):
             for k in range(m):
-                if b[k] <= GUARD * (sr + s[k]):
+                if b[k] <= GUARD * (sr + sqc[lo + k]):
                     c = lo + k if full else cols[lo + k]
                     b[k] = 0.0 if c == r else exact_d2(r, c, kd)
+    transform(b, m, kd.kind, kd.gamma, kd.coef0, kd.degree, kbuf)
+
+
+@njit(cache=True, nogil=True, fastmath=_FM)
+def squared_distances(b, m, sr, s):
+    """b[k] = sr + s[k] − 2·b[k] (‖x − z‖² from xᵀz and the squared norms), k < m, in a
+    loop without branches (it vectorizes); returns how many are at most
+    :data:`GUARD`·(sr + s[k]), where the formula has lost its digits and the caller
+    recomputes them coordinate by coordinate."""
+    nbad = 0
+    for k in range(m):
+        norms = sr + s[k]
+        d2 = norms - 2.0 * b[k]
+        nbad += d2 <= GUARD * norms
+        b[k] = d2
+    return nbad
+
+
+@njit(cache=True, nogil=True, fastmath=_FM)
+def transform(b, m, kind, gamma, coef0, degree, kbuf):
+    """b[k] = the kernel's value from b[k], k < m: for RBF from the squared distance
+    (exp(−γ·max(b, 0)), :func:`vexp`), for poly and sigmoid from the inner product
+    ((γb + coef0)^degree, tanh(γb + coef0)); linear: unchanged."""
+    if kind == K_RBF:
         for k in range(m):
             b[k] = -gamma * max(b[k], 0.0)
         vexp(b, m, kbuf)
@@ -251,7 +287,7 @@ def kernel_values(r, b, lo, hi, sqc, cols, full, kd, kbuf):
         for k in range(m):
             z = gamma * b[k] + coef0
             v = 1.0
-            for _ in range(kd.degree):
+            for _ in range(degree):
                 v *= z
             b[k] = v
     elif kind == K_SIGMOID:

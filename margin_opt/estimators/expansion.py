@@ -1,0 +1,381 @@
+"""Kernel expansions f(x) = Σₛ cₛ K(x, s) + b evaluated by blocks: every kernel
+estimator's decision values.
+
+The values K(x, s) of a block of queries against a tile of support vectors come from
+their inner products (dense data: one BLAS product of the centred queries with the
+centred tile; sparse data: one axpy per nonzero feature of the query over the dense
+transpose of the tile), turned into kernel values by the one compiled transform of
+the SMO rows (:func:`margin_opt.solvers.smo.rows.squared_distances` and
+:func:`~margin_opt.solvers.smo.rows.transform`: for RBF ‖x‖² + ‖s‖² − 2xᵀs, the
+distances that lost their digits recomputed coordinate by coordinate, then the
+vectorized exponential), then multiplied by the tile's coefficients and summed, all
+in compiled code; the blocks of queries are dealt to the threads of
+:func:`margin_opt.parallel.fit_threads` (one BLAS thread each).  The kernel values
+of a block never leave the first levels of the cache, and the memory beyond the
+output is bounded by :attr:`ExpansionOptions.block_bytes` (never an
+n_queries × n_SV matrix).
+
+Several functions that share support vectors share the block: the one-vs-one pairs
+(pair (i, j) sums the SVs of classes i and j with their coefficients for that pair,
+LIBSVM's layout) are one product of each class's tile with its coefficients for the
+k − 1 pairs it is in, so every kernel value is computed once per query, whatever the
+number of pairs.  Crammer–Singer's k functions are one product likewise.
+
+Kernels without a compiled transform (a callable, a precomputed matrix) and data
+mixing dense queries with sparse support vectors (or sparse support vectors whose
+dense transpose exceeds the budget) go block by block through
+:class:`~margin_opt.kernels.Kernel` and numpy, with the same memory bound.
+
+References
+----------
+C.-C. Chang and C.-J. Lin, "LIBSVM: a library for support vector machines", ACM TIST
+2(3), 2011, §7 (the one-vs-one model and its decision values).
+B. Schölkopf and A. J. Smola, *Learning with Kernels*, MIT Press, 2002, §7.3 (the
+kernel expansion of the decision function).
+"""
+
+from __future__ import annotations
+
+from collections import namedtuple
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.sparse as sp
+from numba import njit, prange
+
+from ..parallel import fit_threads, one_blas_thread
+from ..solvers.smo import rows as _rows
+
+__all__ = ["ExpansionOptions", "Expansion", "binary_expansion", "ovo_expansion",
+           "joint_expansion", "evaluate"]
+
+_FM = {"nnan", "ninf", "nsz", "contract", "arcp"}   # as the rows': exp stays exact
+# placeholders for the arrays one kind of data does not use (global constants: numba
+# freezes them into the compiled code)
+_NOF = np.zeros(1)
+_NOI = np.zeros(1, dtype=np.int64)
+_NO2 = np.zeros((1, 1))
+
+
+@dataclass(frozen=True)
+class ExpansionOptions:
+    """How an expansion is evaluated.
+
+    Parameters
+    ----------
+    block_bytes : int, default=16 MiB
+        Memory for all the threads' scratch together (blocks of queries, their
+        kernel values, their partial sums), beyond the output and the support
+        vectors' own prepared copy (centred, or a dense transpose of sparse ones).
+    tile : int, default=256
+        Support vectors per tile (the kernel values of a block of queries against a
+        tile stay in the second-level cache).
+    max_rows : int, default=128
+        Queries per block, at most.
+    parallel_entries : int, default=65536
+        Kernel values (queries × support vectors) from which the blocks are split over
+        threads.
+    sparse_transpose_bytes : int, default=64 MiB
+        Largest dense transpose of sparse support vectors (n_features × n_SV) made for
+        the compiled sparse path; above it, blocks by scipy.
+    """
+
+    block_bytes: int = 16 * 2 ** 20
+    tile: int = 256
+    max_rows: int = 128
+    parallel_entries: int = 1 << 16
+    sparse_transpose_bytes: int = 64 * 2 ** 20
+
+    def __post_init__(self):
+        for name in ("block_bytes", "tile", "max_rows", "parallel_entries",
+                     "sparse_transpose_bytes"):
+            v = getattr(self, name)
+            if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1:
+                raise ValueError(f"ExpansionOptions.{name} must be an integer ≥ 1, got {v!r}.")
+
+
+#: The functions f_p(x) = G[a_slot[p], a_col[p]](x) + G[b_slot[p], b_col[p]](x) + b_p,
+#: where G[g, j](x) = Σ over the support vectors s of group g of W[s, j]·K(x, s):
+#: ``W`` (n_SV, m) the coefficients, ``bounds`` (n_groups + 1,) the groups' rows
+#: (bounds[g]:bounds[g + 1]), ``a_slot``, ``a_col``, ``b_slot``, ``b_col``
+#: (n_functions,) the two partial sums of each function (b_slot = −1: none),
+#: ``intercept`` (n_functions,).  A named tuple, which numba compiles to a tuple.
+Expansion = namedtuple("Expansion", ["W", "bounds", "a_slot", "a_col", "b_slot", "b_col",
+                                     "intercept"])
+
+
+def binary_expansion(dual_coef, intercept) -> Expansion:
+    """f_p(x) = Σₛ dual_coef[p, s] K(x, s) + intercept[p] (one decision function,
+    SVC's binary or SVR's: dual_coef of shape (1, n_SV))."""
+    dual_coef = np.asarray(dual_coef, dtype=float)
+    k, n_sv = dual_coef.shape
+    z = np.zeros(k, dtype=np.int64)
+    return Expansion(np.ascontiguousarray(dual_coef.T), np.array([0, n_sv], dtype=np.int64),
+                     z, np.arange(k, dtype=np.int64), z - 1, z,
+                     np.asarray(intercept, dtype=float).ravel())
+
+
+def joint_expansion(dual_coef, intercept) -> Expansion:
+    """f_r(x) = Σₛ dual_coef[r, s] K(x, s) + intercept[r] for every r (the k functions
+    of Crammer–Singer, dual_coef of shape (k, n_SV), share every support vector)."""
+    return binary_expansion(dual_coef, intercept)
+
+
+def ovo_expansion(n_support, dual_coef, intercept) -> Expansion:
+    """The one-vs-one pairs of LIBSVM's layout: pair (i, j) (i < j, in order) is
+    Σ over the SVs of class i of dual_coef[j − 1, s] K(x, s) + Σ over those of class j of
+    dual_coef[i, s] K(x, s) + intercept[p].
+
+    Parameters
+    ----------
+    n_support : ndarray of shape (n_classes,)
+    dual_coef : ndarray of shape (n_classes − 1, n_SV)
+    intercept : ndarray of shape (n_pairs,)
+    """
+    n_support = np.asarray(n_support, dtype=np.int64)
+    k = n_support.size
+    ii, jj = np.triu_indices(k, 1)          # (0, 1), (0, 2), …: class_pairs' order
+    return Expansion(np.ascontiguousarray(np.asarray(dual_coef, dtype=float).T),
+                     np.concatenate([[0], np.cumsum(n_support)]).astype(np.int64),
+                     ii.astype(np.int64), (jj - 1).astype(np.int64), jj.astype(np.int64),
+                     ii.astype(np.int64), np.asarray(intercept, dtype=float).ravel())
+
+
+# ---------------------------------------------------------------- compiled blocks
+
+@njit(cache=True, nogil=True, fastmath=_FM)
+def _values(D, nb, q0, sparse, Qn, SV, qdata, qind, qptr, sdata, sind, sptr, sqq, lo, sqs,
+            kind, gamma, coef0, degree, kbuf):
+    """D[i, :m] (inner products of query i of the block with the tile of support
+    vectors starting at row lo) turned into kernel values, i < nb; RBF: the distances
+    that lost their digits recomputed coordinate by coordinate, from the dense query
+    Qn[i] and SV's rows, or (``sparse``) from the CSR rows q0 + i of the queries and
+    those of the support vectors."""
+    m = D.shape[1]
+    for i in range(nb):
+        b = D[i]
+        if kind == _rows.K_RBF and _rows.squared_distances(b, m, sqq[i], sqs[lo:lo + m]):
+            for k in range(m):
+                if b[k] <= _rows.GUARD * (sqq[i] + sqs[lo + k]):
+                    c = lo + k
+                    if sparse:
+                        b[k] = _rows.sparse_d2(qdata, qind, qptr[q0 + i], qptr[q0 + i + 1],
+                                               sdata, sind, sptr[c], sptr[c + 1])
+                    else:
+                        b[k] = _rows.dense_d2(Qn[i], SV[c])
+        _rows.transform(b, m, kind, gamma, coef0, degree, kbuf)
+
+
+@njit(cache=True, nogil=True, fastmath=_FM)
+def _accumulate(D, nb, W, lo, slot, G):
+    """G[i, slot, :] += D[i, :] @ W[lo:lo + m] for i < nb."""
+    m = D.shape[1]
+    ncol = W.shape[1]
+    if ncol == 1:
+        for i in range(nb):
+            s = 0.0
+            b = D[i]
+            for k in range(m):
+                s += b[k] * W[lo + k, 0]
+            G[i, slot, 0] += s
+    else:
+        P = np.dot(D[:nb], np.ascontiguousarray(W[lo:lo + m]))
+        for i in range(nb):
+            for j in range(ncol):
+                G[i, slot, j] += P[i, j]
+
+
+@njit(cache=True, nogil=True)
+def _combine(G, nb, q0, a_slot, a_col, b_slot, b_col, intercept, out):
+    for i in range(nb):
+        for p in range(out.shape[1]):
+            v = G[i, a_slot[p], a_col[p]]
+            if b_slot[p] >= 0:
+                v += G[i, b_slot[p], b_col[p]]
+            out[q0 + i, p] = v + intercept[p]
+
+
+@njit(cache=True, nogil=True, fastmath=_FM)
+def _blocks(sparse, Q, shift, SV, qdata, qind, qptr, SVT, sdata, sind, sptr, sqs, W, tiles, ex,
+            kind, gamma, coef0, degree, out, h, nthr, bq, tw):
+    """Blocks h, h + nthr, … of ``bq`` queries against the support vectors, tile by tile.
+
+    Dense (``sparse`` False): the queries ``Q`` less ``shift`` against the (centred)
+    support vectors ``SV``, the inner products by one BLAS product per tile.  Sparse:
+    the queries' CSR arrays against the support vectors' (``SVT`` their dense
+    transpose), four nonzeros of the query per sweep over the tile, as SMO's sparse
+    rows.  The arrays of the other kind are placeholders."""
+    n = qptr.shape[0] - 1 if sparse else Q.shape[0]
+    d = Q.shape[1]
+    ngroups = ex.bounds.shape[0] - 1
+    Qb = np.empty((bq, 1 if sparse else d))
+    sqq = np.empty(bq)
+    G = np.empty((bq, ngroups, W.shape[1]))
+    Dbuf = np.empty(bq * tw if sparse else 1)
+    kbuf = np.empty(tw, dtype=np.int64)
+    for blk in range(h, (n + bq - 1) // bq, nthr):
+        q0 = blk * bq
+        nb = min(bq, n - q0)
+        for i in range(nb):
+            s = 0.0
+            if sparse:
+                for p in range(qptr[q0 + i], qptr[q0 + i + 1]):
+                    s += qdata[p] * qdata[p]
+            else:
+                for f in range(d):
+                    v = Q[q0 + i, f] - shift[f]
+                    Qb[i, f] = v
+                    s += v * v
+            sqq[i] = s
+        G[:nb] = 0.0
+        Qn = Qb[:nb]
+        for t in range(tiles.shape[0]):
+            lo, hi, slot = tiles[t, 0], tiles[t, 1], tiles[t, 2]
+            m = hi - lo
+            if sparse:
+                D = Dbuf[:nb * m].reshape((nb, m))
+                for i in range(nb):
+                    b = D[i]
+                    for k in range(m):
+                        b[k] = 0.0
+                    _rows.sparse_dots(b, m, SVT, lo, hi, qdata, qind, qptr[q0 + i],
+                                      qptr[q0 + i + 1])
+            else:
+                D = np.dot(Qn, SV[lo:hi].T)
+            _values(D, nb, q0, sparse, Qn, SV, qdata, qind, qptr, sdata, sind, sptr, sqq, lo,
+                    sqs, kind, gamma, coef0, degree, kbuf)
+            _accumulate(D, nb, W, lo, slot, G)
+        _combine(G, nb, q0, ex.a_slot, ex.a_col, ex.b_slot, ex.b_col, ex.intercept, out)
+
+
+@njit(cache=True, parallel=True)
+def _blocks_par(sparse, Q, shift, SV, qdata, qind, qptr, SVT, sdata, sind, sptr, sqs, W, tiles,
+                ex, kind, gamma, coef0, degree, out, nthr, bq, tw):
+    for h in prange(nthr):
+        _blocks(sparse, Q, shift, SV, qdata, qind, qptr, SVT, sdata, sind, sptr, sqs, W, tiles,
+                ex, kind, gamma, coef0, degree, out, h, nthr, bq, tw)
+
+
+# ---------------------------------------------------------------- the driver
+
+def _tiles(bounds, tile) -> np.ndarray:
+    """(n_tiles, 3) rows (lo, hi, group): each group's support vectors in tiles of at
+    most ``tile`` (a tile never straddles two groups)."""
+    out = [(lo, min(lo + tile, bounds[g + 1]), g) for g in range(bounds.size - 1)
+           for lo in range(int(bounds[g]), int(bounds[g + 1]), tile)]
+    return np.array(out, dtype=np.int64).reshape(-1, 3)
+
+
+def _csr(A):
+    A = sp.csr_matrix(A, dtype=np.float64)
+    if not A.has_canonical_format:
+        A = A.copy()
+        A.sum_duplicates()
+    return A
+
+
+def evaluate(kernel, X, support_vectors, ex: Expansion, *, support=None,
+             options: ExpansionOptions | None = None, nthr: int | None = None) -> np.ndarray:
+    """The values of the expansion ``ex`` at the queries X, block by block.
+
+    Parameters
+    ----------
+    kernel : Kernel
+        The fitted kernel (its resolved hyperparameters).
+    X : {ndarray, csr_matrix} of shape (n_samples, n_features)
+        Validated queries (for ``kernel.name == "precomputed"``: K(X, X_train) of shape
+        (n_samples, n_train)).  Not modified.
+    support_vectors : {ndarray, sparse matrix} of shape (n_SV, n_features)
+        The fitted ``support_vectors_``, in the rows' order of ``ex.W``.
+    ex : Expansion
+    support : ndarray of int of shape (n_SV,), optional
+        The fitted ``support_`` (the columns of a precomputed kernel).
+    options : ExpansionOptions, optional
+    nthr : int, optional
+        Threads (default: :func:`margin_opt.parallel.fit_threads`; one below
+        ``options.parallel_entries`` kernel values).
+
+    Returns
+    -------
+    values : ndarray of shape (n_samples, n_functions)
+
+    Raises
+    ------
+    ValueError
+        The kernel overflowed on these queries (e.g. a polynomial kernel on features far
+        larger than those of the fit).
+
+    Notes
+    -----
+    Memory beyond the returned array: the support vectors' prepared copy (dense:
+    centred for RBF; sparse: their dense transpose, at most
+    ``options.sparse_transpose_bytes``) and at most ``options.block_bytes`` of
+    scratch, whatever n_samples (e.g. 10⁶ queries); dense X that is not
+    C-contiguous float64 is copied first.
+    """
+    opts = options or ExpansionOptions()
+    n = X.shape[0]
+    W = np.ascontiguousarray(ex.W, dtype=np.float64)
+    n_sv, m = W.shape
+    ngroups = ex.bounds.size - 1
+    out = np.empty((n, ex.intercept.size))
+    if n == 0 or n_sv == 0:
+        out[:] = ex.intercept
+        return out
+    d = X.shape[1]
+    named = kernel.name in _rows.KINDS
+    sv_sparse, x_sparse = sp.issparse(support_vectors), sp.issparse(X)
+    small_T = d * n_sv * 8 <= opts.sparse_transpose_bytes
+    tiles = _tiles(ex.bounds, opts.tile)
+    tw = int(min(opts.tile, n_sv))
+    if nthr is None:
+        nthr = fit_threads() if n * n_sv >= opts.parallel_entries else 1
+    if named and (small_T or not (x_sparse or sv_sparse)):
+        row_bytes = 8 * (d + 2 + ngroups * m + 2 * tw + m)
+        nthr = max(1, min(int(nthr), -(-n // 8)))
+        bq = int(max(1, min(opts.max_rows, opts.block_bytes // (nthr * row_bytes))))
+        nthr = max(1, min(nthr, -(-n // bq)))
+        args = (W, tiles, ex, _rows.KINDS[kernel.name],
+                float(kernel.gamma) if kernel.gamma is not None else 1.0,
+                float(kernel.coef0), int(kernel.degree), out)
+        if x_sparse:
+            Q, S = _csr(X), _csr(support_vectors)
+            sqs = np.asarray(S.multiply(S).sum(axis=1), dtype=np.float64).ravel()
+            arrays = (True, _NO2, _NOF, _NO2, Q.data, Q.indices.astype(np.int64),
+                      Q.indptr.astype(np.int64), np.ascontiguousarray(S.T.toarray()), S.data,
+                      S.indices.astype(np.int64), S.indptr.astype(np.int64), sqs)
+        else:
+            SV = (support_vectors.toarray() if sv_sparse
+                  else np.asarray(support_vectors, dtype=np.float64))
+            shift = SV.mean(axis=0) if kernel.name == "rbf" else np.zeros(d)
+            SVc = np.ascontiguousarray(SV - shift)
+            arrays = (False, np.ascontiguousarray(X, dtype=np.float64), shift, SVc, _NOF, _NOI,
+                      _NOI, _NO2, _NOF, _NOI, _NOI, np.einsum("ij,ij->i", SVc, SVc))
+        with one_blas_thread():
+            if nthr > 1:
+                _blocks_par(*arrays, *args, nthr, bq, tw)
+            else:
+                _blocks(*arrays, *args, 0, 1, bq, tw)
+        if not np.all(np.isfinite(out)):
+            raise ValueError(
+                f"the {kernel.describe()} kernel overflowed on these queries (NaN or infinite "
+                "decision values): scale the features as for fit (e.g. the same "
+                "sklearn.preprocessing.StandardScaler), or lower gamma/degree.")
+        return out
+    # a callable, a precomputed matrix, or sparse support vectors too wide to transpose:
+    # blocks of the kernel matrix by Kernel and numpy
+    step = int(max(1, opts.block_bytes // (8 * (n_sv + ngroups * m + 1))))
+    has_b = ex.b_slot >= 0
+    for q0 in range(0, n, step):
+        Xb = X[q0:q0 + step]
+        if kernel.name == "precomputed":
+            Kb = np.asarray(Xb[:, support], dtype=np.float64)
+        else:
+            Kb = kernel(Xb, support_vectors)
+        G = np.zeros((Kb.shape[0], ngroups, m))
+        for lo, hi, g in tiles:
+            G[:, g] += Kb[:, lo:hi] @ W[lo:hi]
+        v = G[:, ex.a_slot, ex.a_col]
+        v[:, has_b] += G[:, ex.b_slot[has_b], ex.b_col[has_b]]
+        out[q0:q0 + step] = v + ex.intercept
+    return out
