@@ -23,6 +23,7 @@ __all__ = [
     "check_classes_weighted",
     "kernel_psd_defect",
     "check_C",
+    "check_box_bounds",
     "check_sample_weight",
     "check_precomputed_kernel",
     "check_positive",
@@ -194,6 +195,41 @@ def check_C(C):
                          "infinite for the solvers: use C=np.inf for the hard margin, or a "
                          f"C ≤ {C_MAX:g}.")
     return C
+
+
+def check_box_bounds(C, sample_weight):
+    """The per-sample bounds Cᵢ = C·sample_weightᵢ, each within :data:`C_MAX`.
+
+    Parameters
+    ----------
+    C : float
+        Checked by :func:`check_C` (``np.inf``: the hard margin, bounds infinite).
+    sample_weight : ndarray of shape (n_samples,)
+        Checked weights ≥ 0 (class weights folded in).
+
+    Returns
+    -------
+    C_i : ndarray of shape (n_samples,)
+
+    Raises
+    ------
+    ValueError
+        A finite C whose product with a weight is above :data:`C_MAX` (the box bound
+        is then numerically infinite, as for C > C_MAX): the message says which and
+        what to do.
+    """
+    with np.errstate(over="ignore"):
+        C_i = C * sample_weight
+    if np.isfinite(C):
+        big = float(np.max(C_i, initial=0.0))
+        if not big <= C_MAX:
+            raise ValueError(
+                f"C · sample_weight reaches {big:.3g}, above {C_MAX:g}, where a box bound is "
+                "numerically infinite for the solvers (C={C:g}, largest weight "
+                f"{float(np.max(sample_weight)):.3g}). Only the products C·weightᵢ matter: "
+                "rescale the weights (e.g. divide them by their maximum) or C so that every "
+                f"product is ≤ {C_MAX:g}; use C=np.inf for the hard margin.")
+    return C_i
 
 
 def check_sample_weight(sample_weight, X):

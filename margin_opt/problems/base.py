@@ -41,10 +41,14 @@ if TYPE_CHECKING:
 else:
     cp = lazy_module("cvxpy")  # imported on first use: the cvxpy forms only
 
-__all__ = ["KernelProblem", "SV_THRESHOLD"]
+__all__ = ["KernelProblem", "SV_THRESHOLD", "SUPPORT_BUDGET"]
 
-#: Relative floor under which a multiplier never counts as a support vector.
+#: Relative floor under which a multiplier is a candidate to be dropped
+#: (:meth:`KernelProblem.drop_negligible`).
 SV_THRESHOLD = 1e-12
+#: How far dropping negligible multipliers may move f, relative to max(1, max|f|)
+#: (:meth:`KernelProblem.drop_negligible`): 1000× below the default tolerance.
+SUPPORT_BUDGET = 1e-9
 
 
 class KernelProblem:
@@ -306,28 +310,76 @@ class KernelProblem:
         return kkt.intercept_from_gradient(qp.y, alpha, self._gradient(alpha, f0), qp.upper,
                                            zero_scale=self._alpha_scale(alpha))
 
-    def support_indices(self, alpha, s) -> np.ndarray:
-        """Data rows with a multiplier more active than its constraint is slack.
+    def support_indices(self, alpha) -> np.ndarray:
+        """Data rows with a nonzero multiplier: the support vectors of the exported model.
 
-        An interior-point solver returns αₜsₜ ≈ μ > 0 instead of exact zeros.  A
-        variable counts when αₜ > SV_THRESHOLD·scale and αₜ/scale ≥ (sₜ)₊ (scale =
-        the largest finite Cᵢ, or max α for the hard margin); exact zeros (SMO,
-        LIBSVM) never count.
+        Every multiplier that is not exactly 0 counts, so that the fitted model
+        (``dual_coef_`` on ``support_vectors_``) is the very function the certificate
+        reads.  An interior-point answer's multipliers that are negligible are set to
+        exactly 0 before (:meth:`drop_negligible`), and the certificate is computed on
+        that result.
 
         Returns
         -------
         support : ndarray of int
             Sorted data rows.
         """
-        up = self._qp.upper
+        rows = np.zeros(self._qp.n_data, dtype=bool)      # sorted, each row once
+        rows[self._qp.data_index[alpha != 0]] = True
+        return np.flatnonzero(rows)
+
+    def drop_negligible(self, alpha, decision):
+        """α with the multipliers set to 0 whose sum moves f on the training points by
+        at most :data:`SUPPORT_BUDGET` · max(1, max|f|), or None when none is dropped.
+
+        An interior-point solver returns αₜsₜ ≈ μ > 0 instead of exact zeros.  A
+        multiplier is a candidate when αₜ ≤ SV_THRESHOLD·scale or αₜ/scale < (sₜ)₊
+        (scale = the largest finite Cᵢ, or max α for the hard margin: its constraint
+        more slack than it is active).  All candidates are dropped when their exact
+        effect Σ yₜαₜK(xᵢ, x_{index[t]}) on every training point is within the budget;
+        else, for a kernel PSD by construction, those of smallest effect while the
+        Cauchy–Schwarz bound |Σ yₜαₜK(x, xⱼ)| ≤ √K(x, x) · Σ αₜ√Kⱼⱼ stays within it;
+        else none.  The certificate is then computed on the result, so that the answer
+        it vouches for is the exported model (``support_``, ``dual_coef_``).
+
+        Parameters
+        ----------
+        alpha : ndarray of shape (n_variables,)
+        decision : ndarray of shape (n_samples,)
+            f on the training points (with b).
+
+        Returns
+        -------
+        alpha : ndarray of shape (n_variables,) or None
+        """
+        qp = self._qp
+        up = qp.upper
         finite = up[np.isfinite(up)]
         scale = float(finite.max()) if finite.size else float(np.max(alpha, initial=0.0))
         if scale <= 0:
-            return np.empty(0, dtype=int)
-        on = (alpha > SV_THRESHOLD * scale) & (alpha / scale >= np.maximum(0.0, s))
-        rows = np.zeros(self._qp.n_data, dtype=bool)      # sorted, each row once
-        rows[self._qp.data_index[on]] = True
-        return np.flatnonzero(rows)
+            return None
+        s = self._margins(decision)
+        keep = (alpha > SV_THRESHOLD * scale) & (alpha / scale >= np.maximum(0.0, s))
+        cand = np.flatnonzero((alpha != 0) & ~keep)
+        if cand.size == 0:
+            return None
+        budget = SUPPORT_BUDGET * max(1.0, float(np.abs(decision).max(initial=0.0)))
+        dropped = np.zeros_like(alpha)
+        dropped[cand] = alpha[cand]
+        effect = self.data.combination(self.coefficients(dropped))
+        if float(np.abs(effect).max(initial=0.0)) > budget:
+            if not self.data.psd_by_construction:
+                return None
+            root = self.data.diag_root()
+            cost = np.abs(alpha[cand]) * root[qp.data_index[cand]]
+            order = np.argsort(cost, kind="stable")
+            total = np.cumsum(cost[order]) * float(root.max(initial=0.0))
+            cand = cand[order[:int(np.searchsorted(total, budget, side="right"))]]
+            if cand.size == 0:
+                return None
+        alpha = alpha.copy()
+        alpha[cand] = 0.0
+        return alpha
 
     def _build(self, alpha, b, decision, f0, reg, *, w=None, w_factor=None, beta=None,
                **meta) -> Solution:
@@ -338,7 +390,7 @@ class KernelProblem:
         coef = self.coefficients(alpha)
         primal = reg + float(qp.upper[finite] @ xi[finite])
         dual = -(0.5 * float(coef @ f0) + float(qp.p @ alpha))
-        support = self.support_indices(alpha, s) if beta is None else np.flatnonzero(beta)
+        support = self.support_indices(alpha) if beta is None else np.flatnonzero(beta)
         variables = self._variables(alpha, xi, w=w, w_factor=w_factor, beta=beta)
         return Solution(variables=variables, dual_coef=(coef if beta is None else beta)[None, :],
                         intercept=np.array([float(b)]), decision=decision,
@@ -368,10 +420,18 @@ class KernelProblem:
         alpha = self._check_alpha(alpha)
         coef = self.coefficients(alpha)
         f0 = self.data.combination(coef)
+        given = b is not None
         if not self.fit_intercept:
             b = 0.0
         elif b is None:
             b = self.kkt_intercept(alpha)
+        pruned = self.drop_negligible(alpha, f0 + float(b))
+        if pruned is not None:          # the certificate reads the exported model
+            alpha = pruned
+            coef = self.coefficients(alpha)
+            f0 = self.data.combination(coef)
+            if self.fit_intercept and not given:
+                b = self.kkt_intercept(alpha)
         w = self.data.weights(coef) if self.explicit_w else None
         return self._build(alpha, float(b), f0 + float(b), f0, 0.5 * float(coef @ f0), w=w,
                            **meta)
@@ -455,6 +515,7 @@ class KernelProblem:
                                                 dual_objective=self._dual_objective,
                                                 primal_objective=primal, exact_band=exact_band)
         alpha = self._check_alpha(alpha)
+        alpha = _first(self.drop_negligible(alpha, decision), alpha)
         f0 = self.data.combination(self.coefficients(alpha))
         explicit = self.explicit_w
         return self._build(alpha, b, decision, f0, reg, w=w if explicit else None,
@@ -489,9 +550,10 @@ class KernelProblem:
                              "(the features, or a polynomial kernel's monomials).")
         b = float(b) if self.fit_intercept else 0.0
         alpha = self._check_alpha(alpha)
+        decision = np.asarray(Phi @ w).ravel() + b
+        alpha = _first(self.drop_negligible(alpha, decision), alpha)
         f0 = self.data.combination(self.coefficients(alpha))
-        return self._build(alpha, b, np.asarray(Phi @ w).ravel() + b, f0, 0.5 * float(w @ w),
-                           w=w, **meta)
+        return self._build(alpha, b, decision, f0, 0.5 * float(w @ w), w=w, **meta)
 
     def _primal_decision(self, w, b):
         """(Φ, w, b, f) of a primal point: w checked against Φ, b = 0 without intercept."""
@@ -671,3 +733,8 @@ class KernelProblem:
     def _certificate_parts(self, res, alpha, solution, tol):  # pragma: no cover - abstract
         """(extra checks, table rows, quantities) of the model's certificate."""
         raise NotImplementedError
+
+
+def _first(a, b):
+    """``a`` unless it is None, else ``b``."""
+    return b if a is None else a

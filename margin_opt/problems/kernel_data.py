@@ -304,6 +304,15 @@ class KernelData:
         self._last_combination = (beta.copy(), f.copy())
         return f
 
+    def diag_root(self) -> np.ndarray:
+        """√max(Kᵢᵢ, 0) of every training point, shape (n_samples,), computed once (the
+        Cauchy–Schwarz bound |Kᵢⱼ| ≤ √(KᵢᵢKⱼⱼ) of a PSD kernel)."""
+        if "_diag_root" not in self.__dict__:
+            diag = np.diagonal(self._gram) if self._gram is not None else \
+                self.kernel.diag(self.X)
+            self._diag_root = np.sqrt(np.maximum(np.asarray(diag, dtype=float), 0.0))
+        return self._diag_root
+
     def rounding_level(self, beta, exact=True, *, exact_max=ROUNDING_EXACT_MAX) -> tuple:
         """How precisely f = Kβ is known in double precision: u·maxᵢ Σⱼ |Kᵢⱼβⱼ|.
 
@@ -347,8 +356,7 @@ class KernelData:
             if K is not None:
                 Ks = np.abs(K[:, nz])
                 return float(u * (Ks @ beta[nz]).max()), float(Ks.max())
-        diag = np.diagonal(K) if K is not None else self.kernel.diag(self.X)
-        root = np.sqrt(np.maximum(diag, 0.0))
+        root = self.diag_root()
         return float(u * root.max() * (root[nz] @ beta[nz])), float(root.max() * root[nz].max())
 
     def resolve_quad_form(self, form: str) -> str:

@@ -34,6 +34,7 @@ from ..solution import SVCVariables
 from ..validation import (
     check_binary_labels,
     check_bool,
+    check_box_bounds,
     check_C,
     check_data,
     check_positive,
@@ -197,7 +198,7 @@ class SVMProblem(KernelProblem):
                              "weights: a weight of 0 would drop the point's constraint; remove "
                              "those points instead, or use a finite C.")
         self.sample_weight = sw
-        self.C_i = self.C * sw
+        self.C_i = check_box_bounds(self.C, sw)
 
     def _class_weight_dict(self, class_weight):
         if not isinstance(class_weight, dict):

@@ -31,7 +31,7 @@ import numpy as np
 from ..lazy import lazy_module
 from ..losses import EpsilonInsensitive
 from ..solution import SVRVariables
-from ..validation import check_C, check_data, check_positive, check_sample_weight
+from ..validation import check_box_bounds, check_C, check_data, check_positive, check_sample_weight
 from . import svr_kkt
 from .base import KernelProblem
 from .kernel_data import KernelData
@@ -99,7 +99,7 @@ class SVRProblem(KernelProblem):
         self.X = self.data.X
         self.sample_weight = check_sample_weight(sample_weight, X)
         self._instance_weight = self.sample_weight
-        self.C_i = self.C * self.sample_weight
+        self.C_i = check_box_bounds(self.C, self.sample_weight)
         self.fit_intercept = True
 
     model = "svr"
