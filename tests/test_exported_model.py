@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from margin_opt import SVC, SVR
+from margin_opt.bench.truth import exported_model_check
 
 
 def _exported_f(est, X):
@@ -125,3 +126,24 @@ def _pair_rows(y):
     k = np.unique(y).size
     return [np.r_[np.flatnonzero(y == i), np.flatnonzero(y == j)]
             for i in range(k) for j in range(i + 1, k)]
+
+
+def test_the_exported_model_check_fails_on_a_wrong_model():
+    """The standing search's check (bench truth, the disagreement search) is shown to
+    fail when the attributes are not the certified answer: a support vector dropped,
+    an intercept moved, coef_ not dual_coef_ @ support_vectors_."""
+    X, y = _blobs70(0)
+    m = SVC(C=10.0, gamma=0.3).fit(X, y)
+    assert exported_model_check(m, X)["ok"]
+    small = int(np.argmin(np.abs(m.dual_coef_[0])))
+    keep = np.arange(m.support_.size) != small
+    dropped = SVC(C=10.0, gamma=0.3).fit(X, y)
+    dropped.support_, dropped.support_vectors_ = m.support_[keep], m.support_vectors_[keep]
+    dropped.dual_coef_ = m.dual_coef_[:, keep]
+    assert not exported_model_check(dropped, X)["ok"]
+    m.intercept_ = m.intercept_ + 1e-5
+    assert not exported_model_check(m, X)["ok"]
+    lin = SVC(kernel="linear", C=1.0).fit(X, y)
+    assert exported_model_check(lin, X)["ok"]
+    lin.coef_ = lin.coef_ * (1 + 1e-5)
+    assert not exported_model_check(lin, X)["ok"]
