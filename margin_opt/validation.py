@@ -258,6 +258,11 @@ def check_sample_weight(sample_weight, X):
     return sw
 
 
+#: Relative tolerance of the symmetry of a precomputed training kernel:
+#: |Kᵢⱼ − Kⱼᵢ| ≤ SYMMETRY_RTOL · max(1, max|K|) (:func:`check_precomputed_kernel`).
+SYMMETRY_RTOL = 1e-10
+
+
 def check_precomputed_kernel(K, *, n_train=None, check_psd=True, tol=1e-8):
     """Validate a precomputed kernel matrix.
 
@@ -268,8 +273,9 @@ def check_precomputed_kernel(K, *, n_train=None, check_psd=True, tol=1e-8):
     n_train : int, optional
         Expected number of columns at prediction time.
     check_psd : bool, default=True
-        At training time, require symmetry and positive semidefiniteness
-        (smallest eigenvalue ≥ −tol·max(1, largest |eigenvalue|)).
+        At training time, require positive semidefiniteness (smallest eigenvalue
+        ≥ −tol·max(1, max|K|)·n).  Symmetry is required at training time either way:
+        |Kᵢⱼ − Kⱼᵢ| ≤ :data:`SYMMETRY_RTOL` · max(1, max|K|).
     tol : float, default=1e-8
 
     Returns
@@ -295,11 +301,17 @@ def check_precomputed_kernel(K, *, n_train=None, check_psd=True, tol=1e-8):
         raise ValueError(
             f"a precomputed training kernel must be square (n_samples, n_samples), got "
             f"shape {K.shape}; pass K(X_train, X_train).")
+    scale = max(1.0, float(np.abs(K).max(initial=0.0)))
+    asym = np.abs(K - K.T)
+    worst = float(asym.max(initial=0.0))
+    if worst > SYMMETRY_RTOL * scale:
+        i, j = np.unravel_index(int(np.argmax(asym)), asym.shape)
+        raise ValueError(
+            f"the precomputed kernel is not symmetric: K[{i}, {j}] = {K[i, j]:.17g} but "
+            f"K[{j}, {i}] = {K[j, i]:.17g} (|K − Kᵀ| up to {worst:.3g}, above "
+            f"{SYMMETRY_RTOL:g} × max(1, max|K|)); a kernel matrix is symmetric. Check "
+            "how it was computed, or pass (K + K.T) / 2 if the asymmetry is round-off.")
     if check_psd:
-        scale = max(1.0, float(np.abs(K).max()))
-        if not np.allclose(K, K.T, rtol=0, atol=1e-10 * scale):
-            raise ValueError("the precomputed kernel is not symmetric; pass (K + K.T) / 2 "
-                             "if the asymmetry is round-off.")
         lam_min = float(np.linalg.eigvalsh(K)[0]) if K.shape[0] else 0.0
         if lam_min < -tol * scale * max(1, K.shape[0]):
             raise ValueError(

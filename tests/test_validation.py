@@ -85,3 +85,25 @@ def test_more_bad_inputs_are_clear_value_errors():
         SVMProblem(X, y, C=np.inf, sample_weight=np.r_[0.0, np.ones(19)])
     with pytest.raises(ValueError, match="tol"):
         SVMProblem(X, y).solve("smo", tol="a")
+
+
+@pytest.mark.parametrize("Estimator", ["SVC", "SVR"])
+def test_non_symmetric_precomputed_kernel_is_refused_at_fit(Estimator):
+    """Issue 35 item 9: a one-entry asymmetry of a precomputed kernel is found at fit
+    (the PSD test reads one triangle; was: fitted and certified), with where it is."""
+    from margin_opt import SVR
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(30, 3))
+    y = np.where(X[:, 0] > 0, 1, 0)
+    K = rbf_kernel(X, gamma=0.5)
+    est = SVC(kernel="precomputed") if Estimator == "SVC" else SVR(kernel="precomputed")
+    est.fit(K, y)                                 # symmetric: fitted
+    bad = K.copy()
+    bad[3, 7] += 1e-6                             # above 1e-10 × max|K| = 1e-10
+    assert np.abs(bad - bad.T).max() > 1e-10 * np.abs(bad).max()
+    with pytest.raises(ValueError, match=r"not symmetric: K\[3, 7\].*\(K \+ K\.T\) / 2"):
+        est.fit(bad, y)
+    np.testing.assert_array_equal(bad[3, 7], K[3, 7] + 1e-6)     # input untouched
+    with pytest.raises(ValueError, match="not symmetric"):
+        est.fit(K + np.triu(rng.uniform(size=K.shape)), y)
