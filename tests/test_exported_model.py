@@ -147,3 +147,28 @@ def test_the_exported_model_check_fails_on_a_wrong_model():
     assert exported_model_check(lin, X)["ok"]
     lin.coef_ = lin.coef_ * (1 + 1e-5)
     assert not exported_model_check(lin, X)["ok"]
+
+
+@pytest.mark.parametrize("seed", [0, 2])
+def test_item5_linear_kernel_far_from_the_origin_certifies(seed):
+    """SVC(kernel="linear", C=22266) on 35 × 20 features offset by 1e4 (was:
+    NotCertifiedError, "f = Kβ known only to ~3e-07"): with an intercept the linear
+    kernel is translation invariant, its sums are taken on centred data, and the fit
+    certifies at 1e-6; its attributes describe the function on the user's X, which
+    LIBSVM fitted on the centred data (the same problem) reproduces."""
+    from sklearn.svm import SVC as SkSVC
+
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(35, 20))
+    y = np.where(X[:, 0] + 0.5 * rng.normal(size=35) > 0, 1, -1)
+    X = X + 1e4
+    m = SVC(kernel="linear", C=22266).fit(X, y)
+    assert m.certificate_.ok
+    assert exported_model_check(m, X)["ok"]
+    Xc = X - X.mean(axis=0)
+    sk = SkSVC(kernel="linear", C=22266, tol=1e-12, max_iter=10**7).fit(Xc, y)
+    f_ref = sk.decision_function(Xc)
+    np.testing.assert_allclose(m.decision_function(X), f_ref, rtol=0,
+                               atol=1e-4 * max(1, np.abs(f_ref).max()))
+    np.testing.assert_allclose(m.coef_[0], sk.coef_[0], rtol=0,
+                               atol=1e-4 * np.abs(sk.coef_).max())

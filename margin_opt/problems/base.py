@@ -126,6 +126,18 @@ class KernelProblem:
                for k, v in self._layout().items()}
         return DualQP(X=X, kernel=kernel, gram=self.data.gram_if_computed, **lay)
 
+    def backend_form(self) -> DualQP:
+        """:meth:`to_standard_form` as a dual backend of the solve path runs it: on
+        centred data for a linear kernel with an intercept
+        (:meth:`KernelData.backend_data`), whose intercept is the user's plus
+        ``data.standard_intercept_shift``; else the standard form itself."""
+        X, kernel = self.data.backend_data()
+        if X is self.data.standard_form_data()[0]:
+            return self.to_standard_form()
+        lay = {k: (v.copy() if isinstance(v, np.ndarray) else v)
+               for k, v in self._layout().items()}
+        return DualQP(X=X, kernel=kernel, **lay)
+
     def to_primal_erm(self) -> PrimalERM:
         """The average-loss form ``λ/2‖w‖² + (1/n) Σ sᵢ ℓ(yᵢ, fᵢ)``, ``λ = 1/(C n)``.
 
@@ -677,7 +689,9 @@ class KernelProblem:
             # β must still reproduce f = Φw to within what double precision can see
             w_dual = np.asarray(self.data.w_basis().T @ coef).ravel()
             quad = float(w_dual @ w_dual)
-            # β in double reproduces f only to about the level, and Kβ is computed to it
+            # β in double reproduces f only to about the level of its sums on the user's
+            # data (where Kβ itself is summed on centred data, those are less precise)
+            level = max(level, self.data.rounding_level(coef, uncentred=True)[0])
             through_w = [Check("f_consistency", float(np.abs(fp0 - f0).max(initial=0.0)),
                                tol + 2 * level, "max|Φw − Kβ| (units of f) ≤ tol + 2 × the "
                                f"rounding level of Kβ ({level:.1g}): f read through w")]

@@ -93,7 +93,7 @@ class SVRProblem(KernelProblem):
         self.C = C
         self.epsilon = check_positive(epsilon, "epsilon", allow_zero=True)
         self.data = KernelData(X, kernel, gamma=gamma, degree=degree, coef0=coef0,
-                               feature_map=feature_map, psd_test=psd_test)
+                               feature_map=feature_map, psd_test=psd_test, centre_linear=True)
         self.feature_map = feature_map
         self.kernel = self.data.kernel
         self.X = self.data.X
