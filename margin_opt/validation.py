@@ -19,6 +19,8 @@ __all__ = [
     "check_data",
     "check_binary_labels",
     "check_class_labels",
+    "check_label_types",
+    "check_solver_options",
     "check_libsvm_sample_weight",
     "check_classes_weighted",
     "kernel_psd_defect",
@@ -345,6 +347,66 @@ def libsvm_rows(sample_weight):
 
 
 
+def check_solver_options(options) -> dict:
+    """Check the common keys of an estimator's ``solver_options`` (a dict or None).
+
+    ``cache_size``, ``tol`` and ``gap_tol``: positive numbers; ``max_iter``: a positive
+    integer or None; ``shrinking`` and ``polish``: True or False (Python would read the
+    string "no" as true); ``callback``: a callable or None.  Other keys are left to the
+    solver.
+
+    Returns
+    -------
+    options : dict
+        The same entries (a new dict; {} for None).
+
+    Raises
+    ------
+    ValueError
+        A value of the wrong kind, saying which key and what it takes.
+    """
+    if options is None:
+        return {}
+    if not isinstance(options, dict):
+        raise ValueError(f"solver_options must be a dict or None, got {type(options).__name__}.")
+    for key, value in options.items():
+        if key in ("cache_size", "tol", "gap_tol") and not (value is None and key == "gap_tol"):
+            if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real) \
+                    or not np.isfinite(value) or value <= 0:
+                raise ValueError(f"solver_options[{key!r}] must be a positive number"
+                                 f"{' (MB)' if key == 'cache_size' else ''}, got {value!r}.")
+        elif key == "max_iter" and value is not None:
+            if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral) \
+                    or value < 1:
+                raise ValueError(f"solver_options['max_iter'] must be a positive integer or "
+                                 f"None, got {value!r}.")
+        elif key in ("shrinking", "polish"):
+            check_bool(value, f"solver_options[{key!r}]")
+        elif key == "callback" and value is not None and not callable(value):
+            raise ValueError(f"solver_options['callback'] must be a callable or None, got "
+                             f"{value!r}.")
+    return dict(options)
+
+
+def check_label_types(y):
+    """ValueError when labels mix strings with numbers (they cannot be sorted into
+    ``classes_``; numpy's error would be "'<' not supported between 'int' and 'str'").
+
+    Parameters
+    ----------
+    y : array-like of shape (n_samples,)
+    """
+    y = np.asarray(y)
+    if y.dtype != object:
+        return
+    strings = np.array([isinstance(v, str) for v in y.ravel()], dtype=bool)
+    if strings.any() and not strings.all():
+        s, o = y.ravel()[strings][0], y.ravel()[~strings][0]
+        raise ValueError(
+            f"y mixes strings and other labels (e.g. {s!r} and {o!r}): the classes cannot be "
+            "ordered. Use one type for every label, e.g. y = np.asarray(y).astype(str).")
+
+
 def check_class_labels(y):
     """Encode classification targets as class indices (two classes or more).
 
@@ -366,6 +428,7 @@ def check_class_labels(y):
         Continuous targets ("Unknown label type", scikit-learn's wording), or one
         class only.
     """
+    check_label_types(y)
     check_classification_targets(y)
     classes, y_index = np.unique(y, return_inverse=True)
     if classes.size < 2:

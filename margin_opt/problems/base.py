@@ -269,7 +269,7 @@ class KernelProblem:
 
     # ------------------------------------------------------------------ recovery
     def _check_alpha(self, alpha, name="alpha") -> np.ndarray:
-        alpha = np.array(alpha, dtype=float).ravel()
+        alpha = _real_array(alpha, name)
         m = self._qp.n_variables
         if alpha.shape != (m,):
             raise ValueError(f"{name} must have shape ({m},), got {alpha.shape}.")
@@ -485,8 +485,10 @@ class KernelProblem:
         if len(arrays) == k + 1:
             b = arrays[k]
         parts = []
+        if b is not None:
+            b = _real_scalar(b, "b")
         for v, name in zip(arrays[:k], self.dual_names, strict=True):
-            v = np.array(v, dtype=float).ravel()
+            v = _real_array(v, name)
             if v.shape != (self.n_samples,) or not np.all(np.isfinite(v)):
                 raise ValueError(f"{name} must be a finite array of shape ({self.n_samples},).")
             parts.append(v)
@@ -752,3 +754,27 @@ class KernelProblem:
 def _first(a, b):
     """``a`` unless it is None, else ``b``."""
     return b if a is None else a
+
+
+def _real_array(v, name) -> np.ndarray:
+    """``v`` as a new 1-D float array; ValueError for complex or non-numeric values (numpy
+    would drop an imaginary part with only a ComplexWarning)."""
+    a = np.asarray(v)
+    if np.iscomplexobj(a):
+        raise ValueError(f"{name} is complex; the multipliers of these problems are real: "
+                         f"pass the real part (np.real({name})) if the imaginary part is "
+                         "round-off, else check the solver.")
+    try:
+        return np.array(a, dtype=float).ravel()
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be an array of real numbers, got dtype {a.dtype}.") \
+            from None
+
+
+def _real_scalar(v, name) -> float:
+    """``v`` as a float; ValueError unless it is one real number."""
+    a = np.asarray(v)
+    if a.size != 1 or np.iscomplexobj(a) or a.dtype.kind not in "biuf":
+        raise ValueError(f"{name} must be one real number (the intercept), got "
+                         f"{v!r}.")
+    return float(a.ravel()[0])

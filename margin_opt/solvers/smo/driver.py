@@ -52,7 +52,13 @@ _MB = 2 ** 20
 _DEFAULT_MAX_ITER = 10_000_000
 
 
-def _check_options(tol, cache_size, wss, max_iter, callback_every, m):
+def _check_options(tol, cache_size, wss, max_iter, callback_every, m, shrinking=True,
+                   callback=None):
+    if not isinstance(shrinking, (bool, np.bool_)):
+        raise ValueError(f"shrinking must be True or False, got {shrinking!r}.")
+    if callback is not None and not callable(callback):
+        raise ValueError(f"callback must be a callable (called with the intermediate result) "
+                         f"or None, got {callback!r}.")
     for name, value in (("tol", tol), ("cache_size", cache_size)):
         if isinstance(value, bool) or not isinstance(value, (int, float, np.number)):
             raise ValueError(f"{name} must be a positive number, got {value!r}.")
@@ -303,7 +309,8 @@ def solve_smo(qp, *, tol=1e-3, gap_tol=None, polish=True, block_size=None, cache
     opts = resolve(options)
     y, p, C, index = _check_qp(qp)
     m = y.shape[0]
-    max_iter = _check_options(tol, cache_size, wss, max_iter, callback_every, m)
+    max_iter = _check_options(tol, cache_size, wss, max_iter, callback_every, m,
+                              shrinking=shrinking, callback=callback)
     if gap_tol is not None and not (isinstance(gap_tol, (int, float, np.number))
                                     and np.isfinite(gap_tol) and gap_tol > 0):
         raise ValueError(f"gap_tol must be a positive finite number or None, got {gap_tol!r}.")
