@@ -598,8 +598,13 @@ class _SMORun:
         next_look = start + self.opts.early_chunk if early else None
         check = self.opts.thread_check_iter if self.threads.watching else 0
         next_check = start + check if check > 0 else None
+        # back in Python every interrupt_iter iterations: a pending Ctrl-C is raised there
+        work = self.opts.interrupt_work
+        every = max(100, work // max(1, a.shape[0])) if work > 0 else 0
+        next_int = start + every if every > 0 else None
         while True:
-            stop_at = min(x for x in (max_iter, next_cb, next_look, next_check) if x is not None)
+            stop_at = min(x for x in (max_iter, next_cb, next_look, next_check, next_int)
+                          if x is not None)
             if self.equality:
                 with one_blas_thread():   # unshrinking calls BLAS in numba's threads
                     code = _loop.smo_run(a, G, self.G_bar, y, p, C, self.QD, self.index,
@@ -614,6 +619,8 @@ class _SMORun:
             if code != _st.R_CHUNK:
                 break
             it = int(st[_st.S_ITER])
+            if next_int is not None and it >= next_int:
+                next_int = it + every
             if next_check is not None and it >= next_check:
                 next_check = it + check
                 self._refresh_threads()
