@@ -172,3 +172,13 @@ def test_item5_linear_kernel_far_from_the_origin_certifies(seed):
                                atol=1e-4 * max(1, np.abs(f_ref).max()))
     np.testing.assert_allclose(m.coef_[0], sk.coef_[0], rtol=0,
                                atol=1e-4 * np.abs(sk.coef_).max())
+
+
+def test_the_certificate_counts_the_exported_support_vectors():
+    """The certificate's n_support is the size of support_ (was: 0 beside 21 support
+    vectors in item 1, the table's √tol threshold reading α ~ 1e-24 as 0)."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(29, 37))
+    y = np.where(X[:, 0] + 0.5 * rng.normal(size=29) > 0, 1, -1)
+    m = SVC(kernel="poly", degree=4, coef0=1, gamma="scale", C=0.0029).fit(X + 1e4, y)
+    assert m.certificate_.n_support == m.support_.size > 0
