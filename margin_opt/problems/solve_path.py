@@ -480,10 +480,9 @@ def _solve_backend(problem, spec, options):
     fn = spec.load()
     shifted = False
     if spec.standard_form == "DualQP":
-        std = problem.backend_form() if hasattr(problem, "backend_form") else \
-            problem.to_standard_form()
-        shifted = std.X is not problem.data.standard_form_data()[0] and \
-            hasattr(problem, "backend_form")
+        shifted = hasattr(problem, "backend_form")
+        std = problem.backend_form() if shifted else problem.to_standard_form()
+        shifted = shifted and std.X is not problem.data.standard_form_data()[0]
     else:
         std = problem.to_primal_erm()
         if not problem.explicit_w:
