@@ -166,7 +166,7 @@ class Kernel:
         elif self.name == "sigmoid":
             K = pairwise.sigmoid_kernel(A, B, gamma=self.gamma, coef0=self.coef0)
         elif self.name == "callable":
-            K = np.asarray(self.func(A, B), dtype=float)
+            K = _callable_values(self.func, A, B)
             if K.shape != (A.shape[0], B.shape[0]):
                 raise ValueError(
                     f"the kernel callable returned shape {K.shape}, expected "
@@ -207,8 +207,8 @@ class Kernel:
         if self.name == "rbf":
             return np.ones(X.shape[0])
         if self.name == "callable":
-            return np.array([self.func(X[i:i + 1], X[i:i + 1])[0, 0] for i in range(X.shape[0])],
-                            dtype=float)
+            return np.array([_callable_values(self.func, X[i:i + 1], X[i:i + 1])[0, 0]
+                             for i in range(X.shape[0])], dtype=float)
         sq = (np.asarray(X.multiply(X).sum(axis=1)).ravel() if sp.issparse(X)
               else np.einsum("ij,ij->i", X, X))
         if self.name == "linear":
@@ -333,3 +333,24 @@ def polynomial_features(X, gamma: float, coef0: float, degree: int) -> np.ndarra
                             for row, t in zip(powers, total, strict=True)])
     scale = np.sqrt(multinomial * gamma ** total * float(coef0) ** (degree - total))
     return poly.transform(X)[:, keep] * scale
+
+
+def _callable_values(func, A, B) -> np.ndarray:
+    """``func(A, B)`` as a float ndarray, or a ValueError saying what it returned.
+
+    Raises
+    ------
+    ValueError
+        A sparse matrix, or values that are not real numbers (strings, objects,
+        complex numbers).
+    """
+    K = func(A, B)
+    if sp.issparse(K):
+        raise ValueError("the kernel callable returned a sparse matrix; it must return a dense "
+                         "ndarray of shape (len(A), len(B)): return K.toarray().")
+    K = np.asarray(K)
+    if K.dtype.kind not in "biuf":
+        raise ValueError(f"the kernel callable returned values of dtype {K.dtype} (e.g. "
+                         f"{K.ravel()[:1].tolist()}); it must return real numbers: a float "
+                         "ndarray of shape (len(A), len(B)).")
+    return K.astype(float, copy=False)

@@ -45,9 +45,26 @@ from .jit import announce_compiles
 
 announce_compiles()  # one line on stderr when this process first compiles our code
 
-__all__ = ["box_categories", "violating_pair_gap", "projected_gradient",
+__all__ = ["category_threshold", "TAU_MAX", "box_categories", "violating_pair_gap",
+           "projected_gradient",
            "intercept_from_gradient", "restore_equality", "coefficients",
            "multipliers_from_primal", "dual_qp_checks", "DualQPChecks", "BANDS"]
+
+#: The largest threshold of the categories of a certificate (:func:`category_threshold`).
+TAU_MAX = 0.5
+
+
+def category_threshold(tol) -> float:
+    """The relative threshold τ = min(√tol, :data:`TAU_MAX`) at which a certificate at
+    ``tol`` reads a multiplier as 0 (αₜ ≤ τuₜ) or at its bound (αₜ ≥ (1 − τ)uₜ).
+
+    √tol: an interior-point answer's multipliers off the margin are of order √tol.
+    Capped below 1 so that any tol > 0 can be honoured: at τ ≥ 1 every multiplier,
+    those at their bound included, would read as 0 and the m(α) − M(α) gap of a
+    right answer would fail.
+    """
+    return float(min(np.sqrt(tol), TAU_MAX))
+
 
 #: Half-widths of the margin band tried by :func:`multipliers_from_primal`.
 BANDS = (1e-6, 1e-4, 1e-3, 1e-2, 3e-2, 1e-1)
@@ -372,7 +389,8 @@ def dual_qp_checks(qp, alpha, xi, f0_dual, f_primal, reg, stationarity, stat_des
     Every residual is dimensionless or in the units of f: margins sₜ as they are;
     α-residuals divided by ``alpha_scale`` (max(1, max finite uₜ), or max(1, max α)
     without bounds); the duality gap by max(1, ``|P|``).  Multipliers count as 0 when
-    ≤ √tol·uₜ and as uₜ when ≥ (1 − √tol)uₜ: an interior-point answer has αₜsₜ ≈ μ
+    ≤ τuₜ and as uₜ when ≥ (1 − τ)uₜ, τ = min(√tol, 0.5)
+    (:func:`category_threshold`): an interior-point answer has αₜsₜ ≈ μ
     rather than exact zeros, so a multiplier of order √tol on a point off the margin
     is round-off of the barrier; misplaced mass larger than that shows in the
     complementarity and gap checks.
@@ -411,7 +429,7 @@ def dual_qp_checks(qp, alpha, xi, f0_dual, f_primal, reg, stationarity, stat_des
     """
     y, p, up, idx = qp.y, qp.p, qp.upper, qp.data_index
     finite = np.isfinite(up)
-    tau = np.sqrt(tol)
+    tau = category_threshold(tol)
     # the per-variable reading in one compiled pass (the same arithmetic as
     # box_categories, violating_pair_gap / projected_gradient and the residuals below
     # written in NumPy; ~40 small NumPy calls cost ~70 µs on a problem of 360

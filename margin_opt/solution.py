@@ -265,7 +265,14 @@ class Solution:
         ------
         ValueError
             If the estimator is not fitted or does not match the problem's size.
+        TypeError
+            ``problem`` is not a problem (e.g. None).
         """
+        if not hasattr(problem, "solution_from_sklearn"):
+            raise TypeError(
+                f"Solution.from_sklearn needs the problem the estimator solved (an SVMProblem "
+                f"or SVRProblem on the same data, kernel and C), got {type(problem).__name__}: "
+                "e.g. Solution.from_sklearn(sk, SVMProblem(X, y, C=sk.C, kernel=sk.kernel)).")
         return problem.solution_from_sklearn(estimator)
 
     # ---------------------------------------------------------------- displays

@@ -19,10 +19,13 @@ __all__ = [
     "check_data",
     "check_binary_labels",
     "check_class_labels",
+    "check_label_types",
+    "check_solver_options",
     "check_libsvm_sample_weight",
     "check_classes_weighted",
     "kernel_psd_defect",
     "check_C",
+    "check_box_bounds",
     "check_sample_weight",
     "check_precomputed_kernel",
     "check_positive",
@@ -197,6 +200,41 @@ def check_C(C):
     return C
 
 
+def check_box_bounds(C, sample_weight):
+    """The per-sample bounds Cᵢ = C·sample_weightᵢ, each within :data:`C_MAX`.
+
+    Parameters
+    ----------
+    C : float
+        Checked by :func:`check_C` (``np.inf``: the hard margin, bounds infinite).
+    sample_weight : ndarray of shape (n_samples,)
+        Checked weights ≥ 0 (class weights folded in).
+
+    Returns
+    -------
+    C_i : ndarray of shape (n_samples,)
+
+    Raises
+    ------
+    ValueError
+        A finite C whose product with a weight is above :data:`C_MAX` (the box bound
+        is then numerically infinite, as for C > C_MAX): the message says which and
+        what to do.
+    """
+    with np.errstate(over="ignore"):
+        C_i = C * sample_weight
+    if np.isfinite(C):
+        big = float(np.max(C_i, initial=0.0))
+        if not big <= C_MAX:
+            raise ValueError(
+                f"C · sample_weight reaches {big:.3g}, above {C_MAX:g}, where a box bound is "
+                "numerically infinite for the solvers (C={C:g}, largest weight "
+                f"{float(np.max(sample_weight)):.3g}). Only the products C·weightᵢ matter: "
+                "rescale the weights (e.g. divide them by their maximum) or C so that every "
+                f"product is ≤ {C_MAX:g}; use C=np.inf for the hard margin.")
+    return C_i
+
+
 def check_sample_weight(sample_weight, X):
     """Validate non-negative per-sample weights.
 
@@ -223,6 +261,11 @@ def check_sample_weight(sample_weight, X):
     return sw
 
 
+#: Relative tolerance of the symmetry of a precomputed training kernel:
+#: |Kᵢⱼ − Kⱼᵢ| ≤ SYMMETRY_RTOL · max(1, max|K|) (:func:`check_precomputed_kernel`).
+SYMMETRY_RTOL = 1e-10
+
+
 def check_precomputed_kernel(K, *, n_train=None, check_psd=True, tol=1e-8):
     """Validate a precomputed kernel matrix.
 
@@ -233,8 +276,9 @@ def check_precomputed_kernel(K, *, n_train=None, check_psd=True, tol=1e-8):
     n_train : int, optional
         Expected number of columns at prediction time.
     check_psd : bool, default=True
-        At training time, require symmetry and positive semidefiniteness
-        (smallest eigenvalue ≥ −tol·max(1, largest |eigenvalue|)).
+        At training time, require positive semidefiniteness (smallest eigenvalue
+        ≥ −tol·max(1, max|K|)·n).  Symmetry is required at training time either way:
+        |Kᵢⱼ − Kⱼᵢ| ≤ :data:`SYMMETRY_RTOL` · max(1, max|K|).
     tol : float, default=1e-8
 
     Returns
@@ -260,11 +304,17 @@ def check_precomputed_kernel(K, *, n_train=None, check_psd=True, tol=1e-8):
         raise ValueError(
             f"a precomputed training kernel must be square (n_samples, n_samples), got "
             f"shape {K.shape}; pass K(X_train, X_train).")
+    scale = max(1.0, float(np.abs(K).max(initial=0.0)))
+    asym = np.abs(K - K.T)
+    worst = float(asym.max(initial=0.0))
+    if worst > SYMMETRY_RTOL * scale:
+        i, j = np.unravel_index(int(np.argmax(asym)), asym.shape)
+        raise ValueError(
+            f"the precomputed kernel is not symmetric: K[{i}, {j}] = {K[i, j]:.17g} but "
+            f"K[{j}, {i}] = {K[j, i]:.17g} (|K − Kᵀ| up to {worst:.3g}, above "
+            f"{SYMMETRY_RTOL:g} × max(1, max|K|)); a kernel matrix is symmetric. Check "
+            "how it was computed, or pass (K + K.T) / 2 if the asymmetry is round-off.")
     if check_psd:
-        scale = max(1.0, float(np.abs(K).max()))
-        if not np.allclose(K, K.T, rtol=0, atol=1e-10 * scale):
-            raise ValueError("the precomputed kernel is not symmetric; pass (K + K.T) / 2 "
-                             "if the asymmetry is round-off.")
         lam_min = float(np.linalg.eigvalsh(K)[0]) if K.shape[0] else 0.0
         if lam_min < -tol * scale * max(1, K.shape[0]):
             raise ValueError(
@@ -298,6 +348,66 @@ def libsvm_rows(sample_weight):
 
 
 
+def check_solver_options(options) -> dict:
+    """Check the common keys of an estimator's ``solver_options`` (a dict or None).
+
+    ``cache_size``, ``tol`` and ``gap_tol``: positive numbers; ``max_iter``: a positive
+    integer or None; ``shrinking`` and ``polish``: True or False (Python would read the
+    string "no" as true); ``callback``: a callable or None.  Other keys are left to the
+    solver.
+
+    Returns
+    -------
+    options : dict
+        The same entries (a new dict; {} for None).
+
+    Raises
+    ------
+    ValueError
+        A value of the wrong kind, saying which key and what it takes.
+    """
+    if options is None:
+        return {}
+    if not isinstance(options, dict):
+        raise ValueError(f"solver_options must be a dict or None, got {type(options).__name__}.")
+    for key, value in options.items():
+        if key in ("cache_size", "tol", "gap_tol") and not (value is None and key == "gap_tol"):
+            if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real) \
+                    or not np.isfinite(value) or value <= 0:
+                raise ValueError(f"solver_options[{key!r}] must be a positive number"
+                                 f"{' (MB)' if key == 'cache_size' else ''}, got {value!r}.")
+        elif key == "max_iter" and value is not None:
+            if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral) \
+                    or value < 1:
+                raise ValueError(f"solver_options['max_iter'] must be a positive integer or "
+                                 f"None, got {value!r}.")
+        elif key in ("shrinking", "polish"):
+            check_bool(value, f"solver_options[{key!r}]")
+        elif key == "callback" and value is not None and not callable(value):
+            raise ValueError(f"solver_options['callback'] must be a callable or None, got "
+                             f"{value!r}.")
+    return dict(options)
+
+
+def check_label_types(y):
+    """ValueError when labels mix strings with numbers (they cannot be sorted into
+    ``classes_``; numpy's error would be "'<' not supported between 'int' and 'str'").
+
+    Parameters
+    ----------
+    y : array-like of shape (n_samples,)
+    """
+    y = np.asarray(y)
+    if y.dtype != object:
+        return
+    strings = np.array([isinstance(v, str) for v in y.ravel()], dtype=bool)
+    if strings.any() and not strings.all():
+        s, o = y.ravel()[strings][0], y.ravel()[~strings][0]
+        raise ValueError(
+            f"y mixes strings and other labels (e.g. {s!r} and {o!r}): the classes cannot be "
+            "ordered. Use one type for every label, e.g. y = np.asarray(y).astype(str).")
+
+
 def check_class_labels(y):
     """Encode classification targets as class indices (two classes or more).
 
@@ -319,6 +429,7 @@ def check_class_labels(y):
         Continuous targets ("Unknown label type", scikit-learn's wording), or one
         class only.
     """
+    check_label_types(y)
     check_classification_targets(y)
     classes, y_index = np.unique(y, return_inverse=True)
     if classes.size < 2:

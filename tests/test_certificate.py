@@ -210,3 +210,21 @@ def test_a_nan_multiplier_or_slack_fails_every_check_it_enters(where):
     failing = ["primal_residual", "complementary_slackness", "dual_residual", "mvp_gap"]
     for name in failing:
         assert np.isnan(checks[name].value) and not checks[name].passed, name
+
+
+@pytest.mark.parametrize("tol", [0.9, 1.0, 2.0, 10.0])
+def test_any_tol_can_be_honoured(tol):
+    """Issue 35 item 10: at tol ≥ 1 the categories' threshold √tol read every multiplier,
+    those at C included, as 0, and even cvxpy's exact answer failed its m − M gap; the
+    threshold is capped at 0.5 (kkt.category_threshold), so the right answer certifies
+    at every tol, and LIBSVM's answer (an independent reference) too."""
+    from margin_opt import SVC
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(80, 3))
+    y = np.where(X[:, 0] + 0.5 * rng.normal(size=80) > 0, 1, 0)
+    p = SVMProblem(X, y, C=1.0, kernel="rbf", gamma=0.5)
+    sk = SkSVC(C=1.0, kernel="rbf", gamma=0.5, tol=1e-10).fit(X, y)
+    assert p.certify(Solution.from_sklearn(sk, p), tol=tol).ok
+    assert SVC(tol=tol, gamma=0.5).fit(X, y).certificate_.ok
+    assert SVC(tol=tol, gamma=0.5, solver="cvxpy-dual").fit(X, y).certificate_.ok

@@ -32,6 +32,7 @@ from hypothesis import strategies as st
 from sklearn.metrics.pairwise import pairwise_kernels
 
 from margin_opt import SVC, SVR, SVMProblem, SVRProblem
+from margin_opt.bench.truth import exported_model_check
 from margin_opt.exceptions import NotCertifiedError, SolverError
 
 TOL = 1e-6
@@ -190,6 +191,10 @@ def _check(case):
     scale = max(1.0, abs(ref.dual_objective))
     assert abs(est.solution_.dual_objective - ref.dual_objective) <= 10 * TOL * scale
     assert abs(est.solution_.primal_objective - ref.primal_objective) <= 10 * TOL * scale
+    # the exported model (support_vectors_, dual_coef_, intercept_, coef_) is the
+    # certified answer: its values on the training data are the f the certificate read
+    ex = exported_model_check(est, X)
+    assert ex["ok"], ex
     _no_false_certificate(problem, ref, TOL)
 
 

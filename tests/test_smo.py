@@ -789,3 +789,23 @@ def test_polish_update_seeds_no_rows_into_packed_memory():
     assert np.all(cc.slot_of_row == -1)
     for r in active[:20]:
         np.testing.assert_allclose(pk.row(int(r), st, kd, cc), K[r, active], rtol=1e-13)
+
+
+def test_interrupt_chunks_do_not_change_the_iterates():
+    """Issue 35 item 13: the compiled loop returns to Python every max(100,
+    interrupt_work // m) iterations so that Ctrl-C reaches the user (measured: within
+    0.06–0.4 s at n = 50 000, was up to 18 s); the iterates are those of one call."""
+    from margin_opt import SVMProblem
+    from margin_opt.solvers.smo.options import SMOOptions
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(300, 4))
+    y = np.where(X[:, 0] + 0.5 * rng.normal(size=300) > 0, 1, 0)
+    for intercept in (True, False):
+        p = SVMProblem(X, y, C=10.0, kernel="rbf", fit_intercept=intercept)
+        one = p.solve("smo", tol=1e-6, certify=False, options=SMOOptions(interrupt_work=0))
+        many = p.solve("smo", tol=1e-6, certify=False, options=SMOOptions(interrupt_work=1))
+        assert one.n_iter > 100
+        np.testing.assert_array_equal(one.alpha, many.alpha)
+    with pytest.raises(ValueError, match="interrupt_work"):
+        SMOOptions(interrupt_work=-1)

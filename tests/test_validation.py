@@ -2,6 +2,7 @@
 
 import numpy as np
 import pytest
+from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.metrics.pairwise import rbf_kernel
 
 from margin_opt import SVC, SVMProblem
@@ -85,3 +86,94 @@ def test_more_bad_inputs_are_clear_value_errors():
         SVMProblem(X, y, C=np.inf, sample_weight=np.r_[0.0, np.ones(19)])
     with pytest.raises(ValueError, match="tol"):
         SVMProblem(X, y).solve("smo", tol="a")
+
+
+@pytest.mark.parametrize("Estimator", ["SVC", "SVR"])
+def test_non_symmetric_precomputed_kernel_is_refused_at_fit(Estimator):
+    """Issue 35 item 9: a one-entry asymmetry of a precomputed kernel is found at fit
+    (the PSD test reads one triangle; was: fitted and certified), with where it is."""
+    from margin_opt import SVR
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(30, 3))
+    y = np.where(X[:, 0] > 0, 1, 0)
+    K = rbf_kernel(X, gamma=0.5)
+    est = SVC(kernel="precomputed") if Estimator == "SVC" else SVR(kernel="precomputed")
+    est.fit(K, y)                                 # symmetric: fitted
+    bad = K.copy()
+    bad[3, 7] += 1e-6                             # above 1e-10 × max|K| = 1e-10
+    assert np.abs(bad - bad.T).max() > 1e-10 * np.abs(bad).max()
+    with pytest.raises(ValueError, match=r"not symmetric: K\[3, 7\].*\(K \+ K\.T\) / 2"):
+        est.fit(bad, y)
+    np.testing.assert_array_equal(bad[3, 7], K[3, 7] + 1e-6)     # input untouched
+    with pytest.raises(ValueError, match="not symmetric"):
+        est.fit(K + np.triu(rng.uniform(size=K.shape)), y)
+
+
+class _BrokenLearner(ClassifierMixin, BaseEstimator):
+    """A weak learner whose predict is wrong: the wrong shape, or NaN."""
+
+    def __init__(self, out="shape"):
+        self.out = out
+
+    def fit(self, X, y, sample_weight=None):
+        self.classes_ = np.unique(y)
+        return self
+
+    def predict(self, X):
+        if self.out == "shape":
+            return np.ones((X.shape[0], 2))
+        return np.full(X.shape[0], np.nan)
+
+
+def _issue35_cases():
+    """(name, call, match): issue 35 items 11 and 12, each once an unclear or silent
+    outcome (numpy's "'<' not supported", AttributeError, a truncated complex α, NaN
+    read as −1, the string "no" read as True)."""
+    import scipy.sparse as sp
+    from sklearn.svm import SVC as SkSVC
+
+    from margin_opt import SVR, AdaBoost, Solution
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(30, 3))
+    y = np.where(X[:, 0] > 0, 1, 0)
+    mixed2 = np.array([1, "a"] * 15, dtype=object)
+    mixed3 = np.array([1, "a", 2] * 10, dtype=object)
+    p = SVMProblem(X, y, kernel="rbf")
+    sol = p.solve("smo")
+    return [
+        ("mixed labels, binary", lambda: SVC().fit(X, mixed2), "mixes strings"),
+        ("mixed labels, one-vs-one", lambda: SVC().fit(X, mixed3), "mixes strings"),
+        ("mixed labels, Crammer-Singer",
+         lambda: SVC(kernel="linear", multi_class="crammer_singer").fit(X, mixed3),
+         "mixes strings"),
+        ("mixed labels, AdaBoost", lambda: AdaBoost().fit(X, mixed2), "mixes strings"),
+        ("sparse kernel callable",
+         lambda: SVC(kernel=lambda A, B: sp.csr_matrix(A @ B.T)).fit(X, y), "sparse matrix"),
+        ("string kernel callable",
+         lambda: SVC(kernel=lambda A, B: np.full((len(A), len(B)), "x")).fit(X, y),
+         "real numbers"),
+        ("weak learner of the wrong shape",
+         lambda: AdaBoost(weak_learner=_BrokenLearner("shape")).fit(X, y), r"shape \(30,\)"),
+        ("weak learner returning NaN",
+         lambda: AdaBoost(weak_learner=_BrokenLearner("nan")).fit(X, y), "finite"),
+        ("certify with two intercepts",
+         lambda: p.certify(alpha=sol.alpha, b=np.array([sol.b, sol.b])), "one real number"),
+        ("complex multipliers",
+         lambda: p.certify(alpha=sol.alpha + 1e-3j, b=sol.b), "complex"),
+        ("from_sklearn without a problem",
+         lambda: Solution.from_sklearn(SkSVC().fit(X, y), None), "needs the problem"),
+        ("cache_size 'big'",
+         lambda: SVC(solver_options={"cache_size": "big"}).fit(X, y), "cache_size"),
+        ("shrinking 'no'",
+         lambda: SVR(solver_options={"shrinking": "no"}).fit(X, X[:, 0]), "True or False"),
+        ("callback 5", lambda: p.solve("smo", callback=5), "callable"),
+    ]
+
+
+@pytest.mark.parametrize("case", range(14))
+def test_issue35_errors_are_specific(case):
+    name, call, match = _issue35_cases()[case]
+    with pytest.raises((ValueError, TypeError), match=match):
+        call()

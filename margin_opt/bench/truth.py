@@ -9,7 +9,10 @@ reference optimum.  The seed is drawn from
 the operating system unless given, and printed, so a run can be repeated.
 
 Reported: how many fits certified, the slowest fit, the largest duality gap and the
-largest distance of a fit's objective from the reference.
+largest distance of a fit's objective from the reference; and the exported-model check
+(:func:`exported_model_check`): whether each certified fit's ``decision_function`` on
+its training data reproduces the f its certificate read, and for a linear kernel
+whether ``coef_`` equals ``dual_coef_ @ support_vectors_``, to the tolerance.
 """
 
 from __future__ import annotations
@@ -22,7 +25,7 @@ import numpy as np
 
 from ..progress import progress
 
-__all__ = ["run", "format_rows", "draw_problem"]
+__all__ = ["run", "format_rows", "draw_problem", "exported_model_check"]
 
 
 def draw_problem(rng):
@@ -56,6 +59,60 @@ def draw_problem(rng):
                              **kw), weights
 
 
+def exported_model_check(est, X, tol=None) -> dict:
+    """Whether a certified fit's attributes are the answer its certificate read.
+
+    The fitted model's values on the training data (``decision_function``, or
+    ``predict`` for a regressor: computed from ``support_vectors_``, ``dual_coef_``,
+    ``intercept_``, and ``coef_`` for a linear kernel) are compared with the f the
+    certificate read (``solution_.decision``), and for a linear kernel ``coef_`` with
+    ``dual_coef_ @ support_vectors_`` (as the values X(coef_ − dual_coef_ @ sv)ᵀ they
+    give), in units of max(1, max|f|).  Each must be within ``tol`` plus twice the
+    rounding level of the sums Σⱼ βⱼK(x, svⱼ), u·maxᵢ Σⱼ|βⱼK(xᵢ, svⱼ)|, which double
+    precision cannot resolve (computed here from the attributes, u = 2⁻⁵³).
+
+    Parameters
+    ----------
+    est : SVC or SVR
+        Fitted with one decision function (two classes or a regressor).
+    X : {ndarray, sparse matrix} of shape (n_samples, n_features)
+        Its training data.
+    tol : float, optional
+        The tolerance (default ``est.tol``).
+
+    Returns
+    -------
+    check : dict
+        ``f_dev`` and ``coef_dev`` (scaled deviations; ``coef_dev`` NaN without
+        ``coef_``), ``level`` (scaled rounding level), ``bound`` (tol + 2·level) and
+        ``ok``.
+    """
+    import scipy.sparse as sp
+
+    tol = float(est.tol if tol is None else tol)
+    f_cert = np.asarray(est.solution_.decision, dtype=float)
+    values = est.decision_function(X) if hasattr(est, "decision_function") else est.predict(X)
+    scale = max(1.0, float(np.abs(f_cert).max(initial=0.0)))
+    beta = np.asarray(est.dual_coef_, dtype=float)[0]
+    if est.support_.size:
+        Ksv = est._kernel(X, est.support_vectors_) if est._kernel.name != "precomputed" \
+            else np.asarray(X)[:, est.support_]
+        Ksv = np.asarray(Ksv.toarray() if sp.issparse(Ksv) else Ksv)
+        level = np.finfo(float).eps / 2 * float((np.abs(Ksv) @ np.abs(beta)).max())
+    else:
+        level = 0.0
+    level /= scale
+    f_dev = float(np.abs(np.asarray(values, dtype=float) - f_cert).max(initial=0.0)) / scale
+    coef_dev = float("nan")
+    if hasattr(est, "coef_"):
+        w = np.asarray(est.dual_coef_ @ est.support_vectors_).ravel() if est.support_.size \
+            else np.zeros(est.coef_.shape[1])
+        coef_dev = float(np.abs(np.asarray(X @ (est.coef_[0] - w))).max(initial=0.0)) / scale
+    bound = tol + 2 * level
+    ok = f_dev <= bound and not coef_dev > bound
+    return {"f_dev": f_dev, "coef_dev": coef_dev, "level": level, "bound": bound, "ok": ok}
+
+
 def _one(case):
     from .. import SVC, SVR, SVMProblem, SVRProblem
 
@@ -80,6 +137,9 @@ def _one(case):
     row.update(ok=bool(cert.ok), method=est.solution_.method, gap=float(cert.duality_gap),
                vs_ref=abs(est.solution_.dual_objective - ref.dual_objective) / scale,
                fallback=bool(est.solution_.attempts))
+    if cert.ok:
+        ex = exported_model_check(est, X)
+        row.update(exported_ok=ex["ok"], f_dev=ex["f_dev"], coef_dev=ex["coef_dev"])
     return row
 
 
@@ -114,6 +174,13 @@ def run(quick=False, n_problems=None, seed=None):
                "median_seconds": float(np.median([r["seconds"] for r in rows])),
                "worst_gap": max((r["gap"] for r in done), default=float("nan")),
                "worst_vs_ref": max((r["vs_ref"] for r in done), default=float("nan"))}
+    checked = [r for r in done if "exported_ok" in r]
+    coefs = [r["coef_dev"] for r in checked if np.isfinite(r["coef_dev"])]
+    summary.update(exported_checked=len(checked),
+                   exported_ok=sum(r["exported_ok"] for r in checked),
+                   worst_f_dev=max((r["f_dev"] for r in checked), default=float("nan")),
+                   worst_coef_dev=max(coefs, default=float("nan")),
+                   linear_checked=len(coefs))
     return rows + [summary]
 
 
@@ -125,7 +192,14 @@ def format_rows(rows) -> str:
              f"{s['errors']} errors); fit time median {s['median_seconds']:.3f} s, worst "
              f"{s['worst_seconds']:.2f} s; worst duality gap {s['worst_gap']:.1e}, worst "
              f"distance from the cvxpy optimum {s['worst_vs_ref']:.1e}"]
+    lines.append(f"exported model: {s['exported_ok']}/{s['exported_checked']} certified fits "
+                 "reproduce their certified f (decision_function on the training data) and, "
+                 f"for the {s['linear_checked']} linear ones, coef_ = dual_coef_ @ "
+                 f"support_vectors_; worst f deviation {s['worst_f_dev']:.1e}, worst coef_ "
+                 f"deviation {s['worst_coef_dev']:.1e} (units of max(1, |f|))")
     for r in rows[:-1]:
         if not r["ok"]:
             lines.append(f"  not certified: {r}")
+        elif not r.get("exported_ok", True):
+            lines.append(f"  exported model differs: {r}")
     return "\n".join(lines)

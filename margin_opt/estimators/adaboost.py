@@ -192,7 +192,7 @@ class AdaBoost(ClassifierMixin, BaseEstimator):
 
             def fit_stump(w):
                 stump = search.best(w)
-                return stump, _as_index(stump.predict(X), binary)
+                return stump, _as_index(stump.predict(X), binary, X.shape[0], n_classes)
 
             return fit_stump
         if not has_fit_parameter(self.weak_learner, "sample_weight"):
@@ -208,7 +208,7 @@ class AdaBoost(ClassifierMixin, BaseEstimator):
             if "random_state" in est.get_params():
                 est.set_params(random_state=int(rng.randint(np.iinfo(np.int32).max)))
             est.fit(X, y_fit, sample_weight=w)
-            return est, _as_index(est.predict(X), binary)
+            return est, _as_index(est.predict(X), binary, X.shape[0], n_classes)
 
         return fit_one
 
@@ -352,7 +352,7 @@ class AdaBoost(ClassifierMixin, BaseEstimator):
     def _learner_indices(self, X):
         binary = self.classes_.size == 2
         for est in self.estimators_:
-            yield _as_index(est.predict(X), binary)
+            yield _as_index(est.predict(X), binary, X.shape[0], self.classes_.size)
 
     def learner_outputs(self, X) -> np.ndarray:
         """Outputs of every weak learner.
@@ -510,10 +510,33 @@ class AdaBoost(ClassifierMixin, BaseEstimator):
         return MaxMarginLP(y_pm[:, None] * self.learner_outputs(X)).solve(solver)
 
 
-def _as_index(prediction, binary) -> np.ndarray:
-    """Class indices from a weak learner's output (±1 for two classes)."""
+def _as_index(prediction, binary, n_samples, n_classes) -> np.ndarray:
+    """Class indices from a weak learner's output (±1 for two classes, class indices
+    0 … k − 1 for more).
+
+    Raises
+    ------
+    ValueError
+        An output of the wrong shape, not numbers, NaN/inf, or (k > 2) not class indices:
+        the weak learner's predict is broken (it was fitted on y in {−1, +1}, or on
+        the class indices).
+    """
     prediction = np.asarray(prediction)
-    return (prediction > 0).astype(np.int64) if binary else prediction.astype(np.int64)
+    what = "±1" if binary else f"class indices 0 … {n_classes - 1}"
+    if prediction.shape != (n_samples,) or prediction.dtype.kind not in "biuf" or \
+            not np.all(np.isfinite(prediction)):
+        sample = prediction.ravel()[:3].tolist() if prediction.size else []
+        raise ValueError(
+            f"the weak learner's predict(X) returned shape {prediction.shape}, dtype "
+            f"{prediction.dtype} (e.g. {sample}); boosting needs one finite label per sample, "
+            f"shape ({n_samples},), {what}. Check the weak_learner's predict.")
+    if binary:
+        return (prediction > 0).astype(np.int64)
+    index = prediction.astype(np.int64)
+    if np.any(index != prediction) or np.any((index < 0) | (index >= n_classes)):
+        raise ValueError(f"the weak learner's predict(X) returned values outside the {what} "
+                         "it was fitted on. Check the weak_learner's predict.")
+    return index
 
 
 def _coded(h, n_classes) -> np.ndarray:

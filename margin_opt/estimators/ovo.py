@@ -245,7 +245,8 @@ def fit_one_vs_one(est, X, y_index, classes, weight, kernel, *, solver, on_pair=
         problem = SVMProblem.from_validated(
             (X if Xc is None else Xc)[idx], np.where(y_index[idx] == i, 1.0, -1.0),
             C=est.C, kernel=kernel, fit_intercept=est.fit_intercept,
-            sample_weight=weight[idx], scale_checked=scale_checked, centred=Xc is not None)
+            sample_weight=weight[idx], scale_checked=scale_checked, centred=Xc is not None,
+            centre_linear=False)     # SMO runs on the shared (uncentred) kernel blocks
         return problem, backend_options(est, problem, solver), idx
 
     # Where the pairs share the kernel matrix and SMO solves them, each pair's kernel

@@ -20,6 +20,7 @@ from ..validation import (
     check_classes_weighted,
     check_libsvm_sample_weight,
     check_precomputed_kernel,
+    check_solver_options,
 )
 from .base import (
     LIBSVM_PARAMETERS,
@@ -258,18 +259,19 @@ class SVC(KernelCoefMixin, ClassifierMixin, BaseEstimator):
         NotSeparableError
             ``C=np.inf`` on data (of a pair) that is not separable.
         """
+        check_solver_options(self.solver_options)
         solver = self._resolved_solver()
         precomputed = self.kernel == "precomputed"
         X, y = validate_data(self, X, y, accept_sparse=False if precomputed else "csr",
                              dtype=np.float64)
         X = canonical(X)
         y_index, self.classes_ = check_class_labels(y)
-        if precomputed:     # fitted even when not PSD (as LIBSVM); the certificate says so
-            X = check_precomputed_kernel(X, check_psd=False)
         sw = check_libsvm_sample_weight(sample_weight, X)
         self.class_weight_ = self._class_weights(y, self.classes_)
         weight = sw * self.class_weight_[y_index]
         check_classes_weighted(y_index, weight, self.classes_)
+        if precomputed:     # fitted even when not PSD (as LIBSVM); the certificate says so
+            X = check_precomputed_kernel(X, check_psd=False)
         kernel = make_kernel(self.kernel, X, gamma=self.gamma, degree=self.degree,
                              coef0=self.coef0)
         self._kernel, self._n_train, self.shape_fit_ = kernel, X.shape[0], X.shape

@@ -12,7 +12,12 @@ from sklearn.utils.validation import validate_data
 from ..kernels import KERNELS, make_kernel
 from ..methods import method_names
 from ..problems.svr import SVRProblem
-from ..validation import canonical, check_libsvm_sample_weight, check_precomputed_kernel
+from ..validation import (
+    canonical,
+    check_libsvm_sample_weight,
+    check_precomputed_kernel,
+    check_solver_options,
+)
 from .base import (
     LIBSVM_PARAMETERS,
     KernelCoefMixin,
@@ -148,6 +153,7 @@ class SVR(KernelCoefMixin, RegressorMixin, BaseEstimator):
             X = check_precomputed_kernel(X, check_psd=False)   # certificate says so
             kernel = make_kernel("precomputed")
         sample_weight = check_libsvm_sample_weight(sample_weight, X)
+        check_solver_options(self.solver_options)
         problem = SVRProblem(X, y, C=self.C, epsilon=self.epsilon, kernel=kernel,
                              gamma=self.gamma, degree=self.degree, coef0=self.coef0,
                              sample_weight=sample_weight)

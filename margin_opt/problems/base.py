@@ -42,10 +42,14 @@ if TYPE_CHECKING:
 else:
     cp = lazy_module("cvxpy")  # imported on first use: the cvxpy forms only
 
-__all__ = ["KernelProblem", "SV_THRESHOLD"]
+__all__ = ["KernelProblem", "SV_THRESHOLD", "SUPPORT_BUDGET"]
 
-#: Relative floor under which a multiplier never counts as a support vector.
+#: Relative floor under which a multiplier is a candidate to be dropped
+#: (:meth:`KernelProblem.drop_negligible`).
 SV_THRESHOLD = 1e-12
+#: How far dropping negligible multipliers may move f, relative to max(1, max|f|)
+#: (:meth:`KernelProblem.drop_negligible`): 1000× below the default tolerance.
+SUPPORT_BUDGET = 1e-9
 
 
 class KernelProblem:
@@ -122,6 +126,18 @@ class KernelProblem:
         lay = {k: (v.copy() if isinstance(v, np.ndarray) else v)
                for k, v in self._layout().items()}
         return DualQP(X=X, kernel=kernel, gram=self.data.gram_if_computed, **lay)
+
+    def backend_form(self) -> DualQP:
+        """:meth:`to_standard_form` as a dual backend of the solve path runs it: on
+        centred data for a linear kernel with an intercept
+        (:meth:`KernelData.backend_data`), whose intercept is the user's plus
+        ``data.standard_intercept_shift``; else the standard form itself."""
+        X, kernel = self.data.backend_data()
+        if X is self.data.standard_form_data()[0]:
+            return self.to_standard_form()
+        lay = {k: (v.copy() if isinstance(v, np.ndarray) else v)
+               for k, v in self._layout().items()}
+        return DualQP(X=X, kernel=kernel, **lay)
 
     def to_primal_erm(self) -> PrimalERM:
         """The average-loss form ``λ/2‖w‖² + (1/n) Σ sᵢ ℓ(yᵢ, fᵢ)``, ``λ = 1/(C n)``.
@@ -259,7 +275,7 @@ class KernelProblem:
 
     # ------------------------------------------------------------------ recovery
     def _check_alpha(self, alpha, name="alpha") -> np.ndarray:
-        alpha = np.array(alpha, dtype=float).ravel()
+        alpha = _real_array(alpha, name)
         m = self._qp.n_variables
         if alpha.shape != (m,):
             raise ValueError(f"{name} must have shape ({m},), got {alpha.shape}.")
@@ -312,28 +328,76 @@ class KernelProblem:
         return kkt.intercept_from_gradient(qp.y, alpha, self._gradient(alpha, f0), qp.upper,
                                            zero_scale=self._alpha_scale(alpha))
 
-    def support_indices(self, alpha, s) -> np.ndarray:
-        """Data rows with a multiplier more active than its constraint is slack.
+    def support_indices(self, alpha) -> np.ndarray:
+        """Data rows with a nonzero multiplier: the support vectors of the exported model.
 
-        An interior-point solver returns αₜsₜ ≈ μ > 0 instead of exact zeros.  A
-        variable counts when αₜ > SV_THRESHOLD·scale and αₜ/scale ≥ (sₜ)₊ (scale =
-        the largest finite Cᵢ, or max α for the hard margin); exact zeros (SMO,
-        LIBSVM) never count.
+        Every multiplier that is not exactly 0 counts, so that the fitted model
+        (``dual_coef_`` on ``support_vectors_``) is the very function the certificate
+        reads.  An interior-point answer's multipliers that are negligible are set to
+        exactly 0 before (:meth:`drop_negligible`), and the certificate is computed on
+        that result.
 
         Returns
         -------
         support : ndarray of int
             Sorted data rows.
         """
-        up = self._qp.upper
+        rows = np.zeros(self._qp.n_data, dtype=bool)      # sorted, each row once
+        rows[self._qp.data_index[alpha != 0]] = True
+        return np.flatnonzero(rows)
+
+    def drop_negligible(self, alpha, decision):
+        """α with the multipliers set to 0 whose sum moves f on the training points by
+        at most :data:`SUPPORT_BUDGET` · max(1, max|f|), or None when none is dropped.
+
+        An interior-point solver returns αₜsₜ ≈ μ > 0 instead of exact zeros.  A
+        multiplier is a candidate when αₜ ≤ SV_THRESHOLD·scale or αₜ/scale < (sₜ)₊
+        (scale = the largest finite Cᵢ, or max α for the hard margin: its constraint
+        more slack than it is active).  All candidates are dropped when their exact
+        effect Σ yₜαₜK(xᵢ, x_{index[t]}) on every training point is within the budget;
+        else, for a kernel PSD by construction, those of smallest effect while the
+        Cauchy–Schwarz bound |Σ yₜαₜK(x, xⱼ)| ≤ √K(x, x) · Σ αₜ√Kⱼⱼ stays within it;
+        else none.  The certificate is then computed on the result, so that the answer
+        it vouches for is the exported model (``support_``, ``dual_coef_``).
+
+        Parameters
+        ----------
+        alpha : ndarray of shape (n_variables,)
+        decision : ndarray of shape (n_samples,)
+            f on the training points (with b).
+
+        Returns
+        -------
+        alpha : ndarray of shape (n_variables,) or None
+        """
+        qp = self._qp
+        up = qp.upper
         finite = up[np.isfinite(up)]
         scale = float(finite.max()) if finite.size else float(np.max(alpha, initial=0.0))
         if scale <= 0:
-            return np.empty(0, dtype=int)
-        on = (alpha > SV_THRESHOLD * scale) & (alpha / scale >= np.maximum(0.0, s))
-        rows = np.zeros(self._qp.n_data, dtype=bool)      # sorted, each row once
-        rows[self._qp.data_index[on]] = True
-        return np.flatnonzero(rows)
+            return None
+        s = self._margins(decision)
+        keep = (alpha > SV_THRESHOLD * scale) & (alpha / scale >= np.maximum(0.0, s))
+        cand = np.flatnonzero((alpha != 0) & ~keep)
+        if cand.size == 0:
+            return None
+        budget = SUPPORT_BUDGET * max(1.0, float(np.abs(decision).max(initial=0.0)))
+        dropped = np.zeros_like(alpha)
+        dropped[cand] = alpha[cand]
+        effect = self.data.combination(self.coefficients(dropped))
+        if float(np.abs(effect).max(initial=0.0)) > budget:
+            if not self.data.psd_by_construction:
+                return None
+            root = self.data.diag_root()
+            cost = np.abs(alpha[cand]) * root[qp.data_index[cand]]
+            order = np.argsort(cost, kind="stable")
+            total = np.cumsum(cost[order]) * float(root.max(initial=0.0))
+            cand = cand[order[:int(np.searchsorted(total, budget, side="right"))]]
+            if cand.size == 0:
+                return None
+        alpha = alpha.copy()
+        alpha[cand] = 0.0
+        return alpha
 
     def _build(self, alpha, b, decision, f0, reg, *, w=None, w_factor=None, beta=None,
                **meta) -> Solution:
@@ -344,7 +408,7 @@ class KernelProblem:
         coef = self.coefficients(alpha)
         primal = reg + float(qp.upper[finite] @ xi[finite])
         dual = -(0.5 * float(coef @ f0) + float(qp.p @ alpha))
-        support = self.support_indices(alpha, s) if beta is None else np.flatnonzero(beta)
+        support = self.support_indices(alpha) if beta is None else np.flatnonzero(beta)
         variables = self._variables(alpha, xi, w=w, w_factor=w_factor, beta=beta)
         return Solution(variables=variables, dual_coef=(coef if beta is None else beta)[None, :],
                         intercept=np.array([float(b)]), decision=decision,
@@ -374,10 +438,18 @@ class KernelProblem:
         alpha = self._check_alpha(alpha)
         coef = self.coefficients(alpha)
         f0 = self.data.combination(coef)
+        given = b is not None
         if not self.fit_intercept:
             b = 0.0
         elif b is None:
             b = self.kkt_intercept(alpha)
+        pruned = self.drop_negligible(alpha, f0 + float(b))
+        if pruned is not None:          # the certificate reads the exported model
+            alpha = pruned
+            coef = self.coefficients(alpha)
+            f0 = self.data.combination(coef)
+            if self.fit_intercept and not given:
+                b = self.kkt_intercept(alpha)
         w = self.data.weights(coef) if self.explicit_w else None
         return self._build(alpha, float(b), f0 + float(b), f0, 0.5 * float(coef @ f0), w=w,
                            **meta)
@@ -419,8 +491,10 @@ class KernelProblem:
         if len(arrays) == k + 1:
             b = arrays[k]
         parts = []
+        if b is not None:
+            b = _real_scalar(b, "b")
         for v, name in zip(arrays[:k], self.dual_names, strict=True):
-            v = np.array(v, dtype=float).ravel()
+            v = _real_array(v, name)
             if v.shape != (self.n_samples,) or not np.all(np.isfinite(v)):
                 raise ValueError(f"{name} must be a finite array of shape ({self.n_samples},).")
             parts.append(v)
@@ -461,6 +535,7 @@ class KernelProblem:
                                                 dual_objective=self._dual_objective,
                                                 primal_objective=primal, exact_band=exact_band)
         alpha = self._check_alpha(alpha)
+        alpha = _first(self.drop_negligible(alpha, decision), alpha)
         f0 = self.data.combination(self.coefficients(alpha))
         explicit = self.explicit_w
         return self._build(alpha, b, decision, f0, reg, w=w if explicit else None,
@@ -495,9 +570,10 @@ class KernelProblem:
                              "(the features, or a polynomial kernel's monomials).")
         b = float(b) if self.fit_intercept else 0.0
         alpha = self._check_alpha(alpha)
+        decision = np.asarray(Phi @ w).ravel() + b
+        alpha = _first(self.drop_negligible(alpha, decision), alpha)
         f0 = self.data.combination(self.coefficients(alpha))
-        return self._build(alpha, b, np.asarray(Phi @ w).ravel() + b, f0, 0.5 * float(w @ w),
-                           w=w, **meta)
+        return self._build(alpha, b, decision, f0, 0.5 * float(w @ w), w=w, **meta)
 
     def _primal_decision(self, w, b):
         """(Φ, w, b, f) of a primal point: w checked against Φ, b = 0 without intercept."""
@@ -621,7 +697,9 @@ class KernelProblem:
             # β must still reproduce f = Φw to within what double precision can see
             w_dual = np.asarray(self.data.w_basis().T @ coef).ravel()
             quad = float(w_dual @ w_dual)
-            # β in double reproduces f only to about the level, and Kβ is computed to it
+            # β in double reproduces f only to about the level of its sums on the user's
+            # data (where Kβ itself is summed on centred data, those are less precise)
+            level = max(level, self.data.rounding_level(coef, uncentred=True)[0])
             through_w = [Check("f_consistency", float(np.abs(fp0 - f0).max(initial=0.0)),
                                tol + 2 * level, "max|Φw − Kβ| (units of f) ≤ tol + 2 × the "
                                f"rounding level of Kβ ({level:.1g}): f read through w")]
@@ -677,3 +755,32 @@ class KernelProblem:
     def _certificate_parts(self, res, alpha, solution, tol):  # pragma: no cover - abstract
         """(extra checks, table rows, quantities) of the model's certificate."""
         raise NotImplementedError
+
+
+def _first(a, b):
+    """``a`` unless it is None, else ``b``."""
+    return b if a is None else a
+
+
+def _real_array(v, name) -> np.ndarray:
+    """``v`` as a new 1-D float array; ValueError for complex or non-numeric values (numpy
+    would drop an imaginary part with only a ComplexWarning)."""
+    a = np.asarray(v)
+    if np.iscomplexobj(a):
+        raise ValueError(f"{name} is complex; the multipliers of these problems are real: "
+                         f"pass the real part (np.real({name})) if the imaginary part is "
+                         "round-off, else check the solver.")
+    try:
+        return np.array(a, dtype=float).ravel()
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be an array of real numbers, got dtype {a.dtype}.") \
+            from None
+
+
+def _real_scalar(v, name) -> float:
+    """``v`` as a float; ValueError unless it is one real number."""
+    a = np.asarray(v)
+    if a.size != 1 or np.iscomplexobj(a) or a.dtype.kind not in "biuf":
+        raise ValueError(f"{name} must be one real number (the intercept), got "
+                         f"{v!r}.")
+    return float(a.ravel()[0])

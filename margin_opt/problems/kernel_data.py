@@ -8,6 +8,7 @@ in the fastest exact form.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
@@ -103,6 +104,16 @@ class KernelData:
     psd_test : PSDTest, optional
         How :meth:`psd_report` tests K (default ``PSDTest()``: exact up to 4000
         samples, else 8 sampled 1000-point principal submatrices).
+    centre_linear : bool, default=False
+        The problem has an intercept (Σⱼβⱼ = 0), which makes the linear kernel
+        translation invariant as RBF is: for dense X its sums are computed on the
+        centred data X − m (m the mean row), Kβ = (X − m)v + (m·v)1 with
+        v = Xᵀβ = (X − m)ᵀβ + (Σβ)m, exact for any β, and the standard form (SMO, the
+        active-set refinement) is posed on X − m, whose intercept differs by m·w
+        (:meth:`standard_intercept_shift`).  On features offset far from the origin
+        (1e4) the sums then keep their precision: f is known to u·Σⱼ|(xᵢ − m)·(xⱼ − m)βⱼ|
+        instead of u·Σⱼ|xᵢ·xⱼβⱼ|.  The kernel matrix, w, b and every answer stay those
+        of the user's uncentred X.
 
     Raises
     ------
@@ -112,7 +123,7 @@ class KernelData:
 
     def __init__(self, X, kernel="linear", *, gamma="scale", degree=3, coef0=0.0,
                  feature_map=None, scale_checked=False, centred=False,
-                 psd_test: PSDTest | None = None):
+                 psd_test: PSDTest | None = None, centre_linear=False):
         if psd_test is not None and not isinstance(psd_test, PSDTest):
             raise TypeError(f"psd_test must be a PSDTest, got {type(psd_test).__name__}.")
         self.psd_test = PSDTest() if psd_test is None else psd_test
@@ -133,6 +144,11 @@ class KernelData:
                 # translation invariant: distances on centred data keep their precision
                 self.kernel = replace(self.kernel, shift=X.mean(axis=0))
             self._features = X if self.kernel.is_linear else None
+        self._centre = None
+        if centre_linear and self.kernel.name == "linear" and not sp.issparse(X) \
+                and X.ndim == 2 and X.shape[0]:
+            self._centre = X.mean(axis=0)
+            self._centred_X = X - self._centre
         self.X = X
         self._gram = None
         self._gram_symmetric = False      # use_gram(symmetric=True): Kβ reads rows
@@ -250,6 +266,7 @@ class KernelData:
         """K if it has been computed already, else None."""
         return self._gram
 
+
     def features(self):
         """The matrix Φ the primal is linear in, shape (n_samples, r).
 
@@ -265,7 +282,28 @@ class KernelData:
 
     def weights(self, beta) -> np.ndarray:
         """w = Φᵀβ in the coordinates of :meth:`features`, shape (r,)."""
+        if self._centre is not None:
+            beta = np.asarray(beta, dtype=float)
+            return self._centred_X.T @ beta + math.fsum(beta) * self._centre
         return np.asarray(self.features().T @ beta).ravel()
+
+    def backend_data(self):
+        """``(X, kernel)`` on which a dual backend (SMO) is run: the centred data for a
+        linear kernel with ``centre_linear`` (the same dual on the feasible set, its
+        sums precise on features offset far from the origin; its intercept differs from
+        the user's by :meth:`standard_intercept_shift`), else
+        :meth:`standard_form_data`."""
+        return (self._centred_X, self.kernel) if self._centre is not None \
+            else self.standard_form_data()
+
+    def standard_intercept_shift(self, *, w=None, beta=None) -> float:
+        """m·w: the intercept of a backend run on :meth:`backend_data` (on X − m, see
+        ``centre_linear``) minus the user's, for weights ``w`` (or those of
+        coefficients ``beta``); 0 where the backend runs on X itself."""
+        if self._centre is None:
+            return 0.0
+        w = self.weights(beta) if w is None else np.asarray(w, dtype=float)
+        return float(self._centre @ w)
 
     def combination(self, beta) -> np.ndarray:
         """Kβ = Σⱼ βⱼK(·, xⱼ) on the training points, shape (n_samples,).
@@ -277,6 +315,9 @@ class KernelData:
         remembered, so that reading an answer and certifying it compute Kβ once.
         """
         beta = np.asarray(beta, dtype=float)
+        if self._centre is not None:
+            v = self.weights(beta)
+            return self._centred_X @ v + float(self._centre @ v)
         if self.explicit_w:
             return np.asarray(self._features @ (self._features.T @ beta)).ravel()
         memo = self.__dict__.get("_last_combination")
@@ -304,7 +345,17 @@ class KernelData:
         self._last_combination = (beta.copy(), f.copy())
         return f
 
-    def rounding_level(self, beta, exact=True, *, exact_max=ROUNDING_EXACT_MAX) -> tuple:
+    def diag_root(self) -> np.ndarray:
+        """√max(Kᵢᵢ, 0) of every training point, shape (n_samples,), computed once (the
+        Cauchy–Schwarz bound |Kᵢⱼ| ≤ √(KᵢᵢKⱼⱼ) of a PSD kernel)."""
+        if "_diag_root" not in self.__dict__:
+            diag = np.diagonal(self._gram) if self._gram is not None else \
+                self.kernel.diag(self.X)
+            self._diag_root = np.sqrt(np.maximum(np.asarray(diag, dtype=float), 0.0))
+        return self._diag_root
+
+    def rounding_level(self, beta, exact=True, *, exact_max=ROUNDING_EXACT_MAX,
+                       uncentred=False) -> tuple:
         """How precisely f = Kβ is known in double precision: u·maxᵢ Σⱼ |Kᵢⱼβⱼ|.
 
         Every residual a certificate reads from f (margins, the m − M gap,
@@ -324,6 +375,10 @@ class KernelData:
             Samples up to which the kernel matrix is computed for the exact level when
             it is not at hand (n² doubles: 2500 samples, 50 MB); beyond, the bound
             (a precomputed kernel is always read exactly).
+        uncentred : bool, default=False
+            For a linear kernel summed on centred data (``centre_linear``): the level of
+            the sums on the user's X instead, u·maxᵢ Σⱼ|xᵢ·xⱼ βⱼ| — how precisely
+            ``dual_coef_ @ support_vectors_`` itself is known.
 
         Returns
         -------
@@ -332,11 +387,28 @@ class KernelData:
             The largest |Kᵢⱼ| with βⱼ ≠ 0 (beyond the exact size its bound
             max √Kᵢᵢ · max √Kⱼⱼ).
         """
-        beta = np.abs(np.asarray(beta, dtype=float))
+        signed = np.asarray(beta, dtype=float)
+        beta = np.abs(signed)
         nz = np.flatnonzero(beta)
         if nz.size == 0:
             return 0.0, 0.0
         u = np.finfo(float).eps / 2
+        if self._centre is not None and not uncentred:
+            # Kβ = (X − m)v + (m·v)1: the centred sums, then one constant
+            Xc = self._centred_X
+            root = np.sqrt(np.einsum("ij,ij->i", Xc, Xc))
+            if exact and self.n_samples <= exact_max:
+                Ks = np.abs(Xc @ Xc[nz].T)
+                sums = Ks @ beta[nz]
+                k_max = float(Ks.max())
+            else:
+                sums = root * float(root[nz] @ beta[nz])
+                k_max = float(root.max() * root[nz].max())
+            # the constant m·v (v = (X − m)ᵀβ + (Σβ)m, Σβ summed exactly): its rounding
+            sigma = abs(math.fsum(signed))
+            v = np.abs(Xc[nz]).T @ beta[nz] + sigma * np.abs(self._centre)
+            const = float(np.abs(self._centre) @ v)
+            return float(u * (sums.max() + const)), k_max
         K = self._gram
         # the bound needs |Kᵢⱼ| ≤ √(KᵢᵢKⱼⱼ): a matrix at hand of a kernel that may be
         # indefinite (sigmoid, precomputed) is read exactly
@@ -347,8 +419,7 @@ class KernelData:
             if K is not None:
                 Ks = np.abs(K[:, nz])
                 return float(u * (Ks @ beta[nz]).max()), float(Ks.max())
-        diag = np.diagonal(K) if K is not None else self.kernel.diag(self.X)
-        root = np.sqrt(np.maximum(diag, 0.0))
+        root = self.diag_root()
         return float(u * root.max() * (root[nz] @ beta[nz])), float(root.max() * root[nz].max())
 
     def resolve_quad_form(self, form: str) -> str:

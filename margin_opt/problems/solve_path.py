@@ -32,6 +32,7 @@ from ..exceptions import (
     SolverError,
     no_convergence_warnings,
 )
+from ..kkt import restore_equality
 from ..methods import get_method, method_names, stopping_options
 from ..parallel import one_blas_thread
 from ..validation import check_positive
@@ -371,12 +372,28 @@ def _active_set(problem, sol, spec, tol, options):
     if not active_set.applies(qp):
         return None
     t0 = time.perf_counter()
+    meta = dict(method="active-set", backend="margin_opt (primal, lstsq)")
+    centred = problem.backend_form() if qp.kernel.is_linear and hasattr(
+        problem, "backend_form") else qp
+    if centred.X is not qp.X:
+        # a linear kernel with an intercept: first on the centred data (its least
+        # squares far better conditioned on offset features), kept where it certifies
+        res = _refine(active_set, replace(qp, X=centred.X), alpha, tol)
+        if res is not None:
+            free = np.flatnonzero((res.x > 0) & (res.x < qp.upper))
+            a = restore_equality(np.array(res.x, dtype=float), qp.y, qp.upper, qp.delta,
+                                 prefer=free)       # Σβ = 0: the kernel form on X
+            new = problem.solution_from_weights(
+                res.w, res.b - problem.data.standard_intercept_shift(w=res.w), a,
+                status=res.status, n_iter=res.nit, message=res.message, **meta)
+            if problem.certify(new, tol=tol).ok:
+                new.timings["total"] = time.perf_counter() - t0 + sol.timings.get("total", 0.0)
+                return new
     res = _refine(active_set, qp, alpha, tol)
     if res is None:         # no exact active set from this start: keep the start instead
         return None
-    new = problem.solution_from_weights(
-        res.w, res.b, res.x, method="active-set", backend="margin_opt (primal, lstsq)",
-        status=res.status, n_iter=res.nit, message=res.message)
+    new = problem.solution_from_weights(res.w, res.b, res.x, status=res.status,
+                                        n_iter=res.nit, message=res.message, **meta)
     new.timings["total"] = time.perf_counter() - t0 + sol.timings.get("total", 0.0)
     return new
 
@@ -470,8 +487,11 @@ def _solve_cvxpy(problem, spec, solver, formulation, quad_form, verbose, options
 def _solve_backend(problem, spec, options):
     t0 = time.perf_counter()
     fn = spec.load()
+    shifted = False
     if spec.standard_form == "DualQP":
-        std = problem.to_standard_form()
+        shifted = hasattr(problem, "backend_form")
+        std = problem.backend_form() if shifted else problem.to_standard_form()
+        shifted = shifted and std.X is not problem.data.standard_form_data()[0]
     elif spec.standard_form == "CrammerSingerQP":
         std = problem.to_crammer_singer_qp()
     else:
@@ -485,11 +505,13 @@ def _solve_backend(problem, spec, options):
     t_build = time.perf_counter() - t0
     t1 = time.perf_counter()
     res = fn(std, **options)
-    return _backend_solution(problem, spec, res, t_build, time.perf_counter() - t1)
+    return _backend_solution(problem, spec, res, t_build, time.perf_counter() - t1,
+                             shifted=shifted)
 
 
-def _backend_solution(problem, spec, res, t_build, t_run):
-    """The Solution of a backend's result ``res`` (its OptimizeResult)."""
+def _backend_solution(problem, spec, res, t_build, t_run, shifted=False):
+    """The Solution of a backend's result ``res`` (its OptimizeResult); ``shifted``: run
+    on :meth:`KernelProblem.backend_form`'s centred data (its intercept converted)."""
     t1 = time.perf_counter()
     meta = dict(backend=spec.name, status=res.status, n_iter=res.get("nit"),
                 message=res.get("message", ""), raw=res, formulation=spec.standard_form)
@@ -498,6 +520,9 @@ def _backend_solution(problem, spec, res, t_build, t_run):
         alpha = np.asarray(res.x, dtype=float)
         problem.check_dual_answer(alpha, spec.name)
         b = float(res.b) if np.isfinite(res.b) else None   # e.g. every point of a class weightless
+        if b is not None and shifted:
+            # the intercept on centred data (a linear kernel) → the user's
+            b -= problem.data.standard_intercept_shift(beta=problem.coefficients(alpha))
         sol = problem.solution_from_standard(alpha, b, **meta)
     elif spec.standard_form == "CrammerSingerQP":      # W explicit, with the multipliers λ
         sol = problem.solution_from_primal(res.w, res.b, alpha=res.x, **meta)

@@ -34,6 +34,7 @@ from ..solution import SVCVariables
 from ..validation import (
     check_binary_labels,
     check_bool,
+    check_box_bounds,
     check_C,
     check_data,
     check_positive,
@@ -118,7 +119,8 @@ class SVMProblem(KernelProblem):
         X, y_raw = check_data(X, y)
         y_pm, classes = check_binary_labels(y_raw)
         data = KernelData(X, kernel, gamma=gamma, degree=degree, coef0=coef0,
-                          feature_map=feature_map, psd_test=psd_test)
+                          feature_map=feature_map, psd_test=psd_test,
+                          centre_linear=bool(fit_intercept))
         self._assign(data, y_pm, classes, C, fit_intercept,
                      check_sample_weight(sample_weight, data.X))
         if class_weight is not None:
@@ -129,7 +131,7 @@ class SVMProblem(KernelProblem):
     @classmethod
     def from_validated(cls, X, y, *, C, kernel, fit_intercept=True, sample_weight,
                        gram=None, scale_checked=False, centred=False,
-                       psd_test=None) -> SVMProblem:
+                       psd_test=None, centre_linear=True) -> SVMProblem:
         """The problem on data that is already validated, e.g. one pair of a one-vs-one fit.
 
         The constructor's input checks are skipped (they cost more than solving a small
@@ -158,6 +160,10 @@ class SVMProblem(KernelProblem):
             :class:`~margin_opt.problems.kernel_data.KernelData`).
         psd_test : PSDTest, optional
             As the constructor's.
+        centre_linear : bool, default=True
+            With an intercept, a linear kernel's sums and standard form on centred data
+            (:class:`~margin_opt.problems.kernel_data.KernelData`); False where the
+            caller's solver runs on the uncentred kernel matrix (shared blocks).
 
         Returns
         -------
@@ -172,7 +178,8 @@ class SVMProblem(KernelProblem):
         """
         problem = cls.__new__(cls)
         data = KernelData(X, kernel, scale_checked=scale_checked, centred=centred,
-                          psd_test=psd_test)
+                          psd_test=psd_test,
+                          centre_linear=centre_linear and gram is None and bool(fit_intercept))
         if gram is not None:
             data.use_gram(gram)
         problem._assign(data, np.asarray(y, dtype=float), np.array([-1.0, 1.0]), C,
@@ -197,7 +204,7 @@ class SVMProblem(KernelProblem):
                              "weights: a weight of 0 would drop the point's constraint; remove "
                              "those points instead, or use a finite C.")
         self.sample_weight = sw
-        self.C_i = self.C * sw
+        self.C_i = check_box_bounds(self.C, sw)
 
     def _class_weight_dict(self, class_weight):
         if not isinstance(class_weight, dict):

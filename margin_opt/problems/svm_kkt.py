@@ -39,7 +39,8 @@ def table(problem, res, alpha, solution, tol):
         None beyond the standard dual's.
     rows : list of TableRow
     quantities : dict
-        ``n_support``, ``n_free``, ``n_at_C`` (and ``n_fixed_C0`` for zero weights,
+        ``n_support`` (every α ≠ 0: the exported support vectors), ``n_free``,
+        ``n_at_C`` (categories at the table's threshold; and ``n_fixed_C0`` for zero weights,
         ``geometric_margin`` 2/‖w‖ for an explicit hard margin).
     """
     zero, free, at_c = res.zero, res.free, res.at_upper
@@ -47,7 +48,9 @@ def table(problem, res, alpha, solution, tol):
             TableRow("0 < α < C", "y f(x) = 1", _count(free), res.contradicting(free, tol))]
     if not problem.hard_margin:
         rows.append(TableRow("α = C", "y f(x) ≤ 1", _count(at_c), res.contradicting(at_c, tol)))
-    quantities = {"n_support": _count(free) + _count(at_c), "n_free": _count(free),
+    # the exported model's support vectors (every α ≠ 0, ``support_``); the table's
+    # categories read α at the threshold min(√tol, 0.5)
+    quantities = {"n_support": _count(np.asarray(alpha) != 0), "n_free": _count(free),
                   "n_at_C": _count(at_c)}
     n_fixed = _count(problem.C_i == 0)
     if not problem.hard_margin and n_fixed:

@@ -31,7 +31,7 @@ import numpy as np
 from ..lazy import lazy_module
 from ..losses import EpsilonInsensitive
 from ..solution import SVRVariables
-from ..validation import check_C, check_data, check_positive, check_sample_weight
+from ..validation import check_box_bounds, check_C, check_data, check_positive, check_sample_weight
 from . import svr_kkt
 from .base import KernelProblem
 from .kernel_data import KernelData
@@ -93,13 +93,13 @@ class SVRProblem(KernelProblem):
         self.C = C
         self.epsilon = check_positive(epsilon, "epsilon", allow_zero=True)
         self.data = KernelData(X, kernel, gamma=gamma, degree=degree, coef0=coef0,
-                               feature_map=feature_map, psd_test=psd_test)
+                               feature_map=feature_map, psd_test=psd_test, centre_linear=True)
         self.feature_map = feature_map
         self.kernel = self.data.kernel
         self.X = self.data.X
         self.sample_weight = check_sample_weight(sample_weight, X)
         self._instance_weight = self.sample_weight
-        self.C_i = self.C * self.sample_weight
+        self.C_i = check_box_bounds(self.C, self.sample_weight)
         self.fit_intercept = True
 
     model = "svr"

@@ -52,7 +52,13 @@ _MB = 2 ** 20
 _DEFAULT_MAX_ITER = 10_000_000
 
 
-def _check_options(tol, cache_size, wss, max_iter, callback_every, m):
+def _check_options(tol, cache_size, wss, max_iter, callback_every, m, shrinking=True,
+                   callback=None):
+    if not isinstance(shrinking, (bool, np.bool_)):
+        raise ValueError(f"shrinking must be True or False, got {shrinking!r}.")
+    if callback is not None and not callable(callback):
+        raise ValueError(f"callback must be a callable (called with the intermediate result) "
+                         f"or None, got {callback!r}.")
     for name, value in (("tol", tol), ("cache_size", cache_size)):
         if isinstance(value, bool) or not isinstance(value, (int, float, np.number)):
             raise ValueError(f"{name} must be a positive number, got {value!r}.")
@@ -303,7 +309,8 @@ def solve_smo(qp, *, tol=1e-3, gap_tol=None, polish=True, block_size=None, cache
     opts = resolve(options)
     y, p, C, index = _check_qp(qp)
     m = y.shape[0]
-    max_iter = _check_options(tol, cache_size, wss, max_iter, callback_every, m)
+    max_iter = _check_options(tol, cache_size, wss, max_iter, callback_every, m,
+                              shrinking=shrinking, callback=callback)
     if gap_tol is not None and not (isinstance(gap_tol, (int, float, np.number))
                                     and np.isfinite(gap_tol) and gap_tol > 0):
         raise ValueError(f"gap_tol must be a positive finite number or None, got {gap_tol!r}.")
@@ -591,8 +598,13 @@ class _SMORun:
         next_look = start + self.opts.early_chunk if early else None
         check = self.opts.thread_check_iter if self.threads.watching else 0
         next_check = start + check if check > 0 else None
+        # back in Python every interrupt_iter iterations: a pending Ctrl-C is raised there
+        work = self.opts.interrupt_work
+        every = max(100, work // max(1, a.shape[0])) if work > 0 else 0
+        next_int = start + every if every > 0 else None
         while True:
-            stop_at = min(x for x in (max_iter, next_cb, next_look, next_check) if x is not None)
+            stop_at = min(x for x in (max_iter, next_cb, next_look, next_check, next_int)
+                          if x is not None)
             if self.equality:
                 with one_blas_thread():   # unshrinking calls BLAS in numba's threads
                     code = _loop.smo_run(a, G, self.G_bar, y, p, C, self.QD, self.index,
@@ -607,6 +619,8 @@ class _SMORun:
             if code != _st.R_CHUNK:
                 break
             it = int(st[_st.S_ITER])
+            if next_int is not None and it >= next_int:
+                next_int = it + every
             if next_check is not None and it >= next_check:
                 next_check = it + check
                 self._refresh_threads()
