@@ -14,4 +14,5 @@ SUITES = {
     "truth": "margin_opt.bench.truth",
     "multiclass": "margin_opt.bench.multiclass",
     "bias-variance": "margin_opt.bench.bias_variance",
+    "conformance": "margin_opt.bench.conformance",
 }
