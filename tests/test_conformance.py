@@ -190,7 +190,7 @@ def test_a_runaway_or_crashing_solver_is_stopped_and_the_run_goes_on():
         return libsvm(K, y, C)
 
     t = time.perf_counter()
-    rep = run_conformance(bad, "svc", 1e-6, time_limit=2, problems=names, warmup=False)
+    rep = run_conformance(bad, "svc", 1e-6, time_limit=1, problems=names, warmup=False)
     assert time.perf_counter() - t < 30
     assert [r.failed for r in rep.rows] == [("timeout",), (), ("crash",)], str(rep)
     assert "exit code 3" in rep.rows[2].reason
@@ -300,3 +300,18 @@ def test_cli_bad_module_function_is_one_clean_line(tmp_path, monkeypatch, capsys
         assert main(["conformance", spec]) == 2
         err = capsys.readouterr().err
         assert err.count("\n") == 1 and why in err, err
+
+
+# ---------------------------------------------------------------------- the bench's adapters
+@pytest.mark.parametrize("name", ["libsvm", "cvxpy-clarabel", "qpsolvers-piqp"])
+def test_adapters_solve_in_the_protocol(name):
+    from margin_opt.testing.adapters import solvers
+
+    if name.startswith("qpsolvers"):
+        pytest.importorskip("qpsolvers")
+        pytest.importorskip("piqp")
+    for pname in ["svc-duplicates-linear-200", "svr-epsilon-zero-200"]:
+        p = get_problem(pname)
+        coef, b, status = solvers(p.suite)[name](1e-8)(*p.args())
+        assert status == "optimal"
+        check(p, coef, b, tol=1e-6)

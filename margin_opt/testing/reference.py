@@ -101,25 +101,10 @@ def _coef(problem, sol):
 
 
 def _libsvm(problem):
-    from sklearn.svm import SVC, SVR
+    from .adapters import libsvm
 
-    a = problem.arrays()
-    C = a["C"]
-    keep = np.flatnonzero(C > 0)
-    c0 = float(C.max())
-    w = np.ones(keep.size) if np.isinf(c0) else C[keep] / c0
-    K = a["K"][np.ix_(keep, keep)]
-    kw = dict(kernel="precomputed", C=min(c0, 1e12), tol=1e-12, max_iter=10 ** 8)
-    if problem.suite == "svc":
-        est = SVC(**kw).fit(K, a["y"][keep], sample_weight=w)
-        sign = 1.0
-    else:
-        est = SVR(epsilon=a["epsilon"], **kw).fit(K, a["z"][keep], sample_weight=w)
-        sign = None
-    coef = np.zeros(problem.n)
-    dc = est.dual_coef_[0]
-    coef[keep[est.support_]] = np.abs(dc) if sign else dc
-    return coef, float(est.intercept_[0])
+    coef, b, _ = libsvm(*problem.args(), tol=1e-12)
+    return coef, b
 
 
 def _clarabel(problem, method="cvxpy-dual"):

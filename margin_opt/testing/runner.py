@@ -12,9 +12,9 @@ is abandoned, not stopped (it goes on using a core until it returns).
 
 The worker builds each problem's arrays itself (from its name: the generators are
 deterministic) and times only the solver call; the parent grades the answer
-(:func:`~margin_opt.testing.grading.grade`).  Before the graded calls, one untimed,
-ungraded call on the suite's smallest problem lets a solver compile or load what it
-needs (``warmup=False`` to skip).
+(:func:`~margin_opt.testing.grading.grade`).  Before the graded calls, and again in each
+fresh worker after a time-out or a crash, one untimed, ungraded call on the smallest
+problem lets a solver compile or load what it needs (``warmup=False`` to skip).
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ __all__ = ["run_conformance", "load_solver", "ISOLATIONS"]
 
 ISOLATIONS = ("process", "thread")
 #: seconds past the time limit the parent waits for the answer to come back
-GRACE = 5.0
+GRACE = 1.0
 
 
 def run_conformance(solve, suite="svc", tol=1e-6, time_limit=60, *, problems=None,
@@ -103,10 +103,11 @@ def run_conformance(solve, suite="svc", tol=1e-6, time_limit=60, *, problems=Non
         raise ValueError(f"problems {wrong} are not in the {suite} suite.")
     name = name or getattr(solve, "__qualname__", None) or repr(solve)
     report = Report(name, suite, tol, time_limit, isolation=isolation)
-    runner = _ProcessRunner(solve) if isolation == "process" else _ThreadRunner(solve)
+    first = min(todo, key=lambda p: p.n).name if warmup and todo else None
+    runner = _ProcessRunner(solve, first) if isolation == "process" else _ThreadRunner(solve)
     try:
-        if warmup and todo:
-            runner.call(min(todo, key=lambda p: p.n).name, time_limit)
+        if first is not None:
+            runner.call(first, time_limit)
         for prob in todo:
             row = _row(prob, runner.call(prob.name, time_limit), tol, time_limit)
             report.rows.append(row)
@@ -248,7 +249,8 @@ class _ProcessRunner:
 
     abandoned = 0
 
-    def __init__(self, solve):
+    def __init__(self, solve, warmup=None):
+        self.warmup = warmup
         methods = mp.get_all_start_methods()
         self.ctx = mp.get_context("fork" if "fork" in methods and sys.platform != "darwin"
                                   else "spawn")
@@ -270,6 +272,13 @@ class _ProcessRunner:
     def call(self, name, limit):
         if self.proc is None or not self.proc.is_alive():
             self._start()
+            if self.warmup is not None and name != self.warmup:
+                self._send(self.warmup, limit)      # a fresh worker: compile again, untimed
+                if self.proc is None:
+                    self._start()
+        return self._send(name, limit)
+
+    def _send(self, name, limit):
         t = time.perf_counter()
         try:
             self.conn.send(name)
