@@ -10,8 +10,8 @@ dtype each fail that row with the reason, and the run goes on.  ``isolation="thr
 runs each call in a daemon thread with a deadline: cheaper, but a call past its limit
 is abandoned, not stopped (it goes on using a core until it returns).
 
-The worker builds each problem's arrays itself (from its name: the generators are
-deterministic) and times only the solver call; the parent grades the answer
+The worker builds each problem's arrays itself (the problem is sent, not its arrays:
+the generators are deterministic) and times only the solver call; the parent grades the answer
 (:func:`~margin_opt.testing.grading.grade`).  Before the graded calls, and again in each
 fresh worker after a time-out or a crash, one untimed, ungraded call on the smallest
 problem lets a solver compile or load what it needs (``warmup=False`` to skip).
@@ -103,13 +103,13 @@ def run_conformance(solve, suite="svc", tol=1e-6, time_limit=60, *, problems=Non
         raise ValueError(f"problems {wrong} are not in the {suite} suite.")
     name = name or getattr(solve, "__qualname__", None) or repr(solve)
     report = Report(name, suite, tol, time_limit, isolation=isolation)
-    first = min(todo, key=lambda p: p.n).name if warmup and todo else None
+    first = min(todo, key=lambda p: p.n) if warmup and todo else None
     runner = _ProcessRunner(solve, first) if isolation == "process" else _ThreadRunner(solve)
     try:
         if first is not None:
             runner.call(first, time_limit)
         for prob in todo:
-            row = _row(prob, runner.call(prob.name, time_limit), tol, time_limit)
+            row = _row(prob, runner.call(prob, time_limit), tol, time_limit)
             report.rows.append(row)
             if progress is not None:
                 progress(row)
@@ -202,10 +202,10 @@ def _unpack(out, prob):
 
 
 # ---------------------------------------------------------------------- isolation
-def _call(solve, name):
+def _call(solve, problem):
     """Run one call; ``(kind, payload, seconds)`` with kind "ok" or "exception"."""
     try:
-        args = get_problem(name).args()
+        args = (get_problem(problem) if isinstance(problem, str) else problem).args()
     except Exception as exc:  # noqa: BLE001 - reported on the row, not raised
         return "exception", f"the problem could not be built: {type(exc).__name__}: {exc}", 0.0
     t = time.perf_counter()
@@ -244,6 +244,14 @@ def _plain(out):
     return out
 
 
+def _message(problem):
+    """A registered problem travels as its name, another one as itself (pickled)."""
+    try:
+        return problem.name if get_problem(problem.name) is problem else problem
+    except ValueError:
+        return problem
+
+
 class _ProcessRunner:
     """A worker process holding ``solve``; killed and restarted on a time-out."""
 
@@ -269,19 +277,19 @@ class _ProcessRunner:
         child.close()
         self.conn = parent
 
-    def call(self, name, limit):
+    def call(self, problem, limit):
         if self.proc is None or not self.proc.is_alive():
             self._start()
-            if self.warmup is not None and name != self.warmup:
+            if self.warmup is not None and problem != self.warmup:
                 self._send(self.warmup, limit)      # a fresh worker: compile again, untimed
                 if self.proc is None:
                     self._start()
-        return self._send(name, limit)
+        return self._send(problem, limit)
 
-    def _send(self, name, limit):
+    def _send(self, problem, limit):
         t = time.perf_counter()
         try:
-            self.conn.send(name)
+            self.conn.send(_message(problem))
             if self.conn.poll(limit + GRACE):
                 return self.conn.recv()
         except (EOFError, BrokenPipeError, ConnectionResetError):
@@ -320,9 +328,10 @@ class _ThreadRunner:
         self.solve = solve
         self.abandoned = 0
 
-    def call(self, name, limit):
+    def call(self, problem, limit):
         box = []
-        th = threading.Thread(target=lambda: box.append(_call(self.solve, name)), daemon=True)
+        th = threading.Thread(target=lambda: box.append(_call(self.solve, problem)),
+                              daemon=True)
         t = time.perf_counter()
         th.start()
         th.join(limit)
