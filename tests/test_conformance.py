@@ -22,9 +22,9 @@ from margin_opt.testing import (
     Row,
     check,
     get_problem,
+    get_reference,
     grade,
     problems,
-    reference,
     run_conformance,
 )
 from margin_opt.testing.reference import recertify
@@ -105,7 +105,7 @@ def test_every_stored_reference_recertified_by_two_methods(problem):
 
 def test_the_certificate_fails_a_wrong_answer_readably():
     p = get_problem("svc-duplicates-rbf-300")
-    ref = reference(p)
+    ref = get_reference(p)
     check(p, ref.coef, ref.b)                                   # the reference passes
     with pytest.raises(AssertionError, match=r"svc-duplicates-rbf-300 .*fails at tol 1e-06"):
         check(p, ref.coef * 0.99, ref.b)
@@ -256,13 +256,13 @@ def test_svr_protocol_with_beta():
 # ---------------------------------------------------------------------- the CLI
 SOLVER_MODULE = '''
 import numpy as np
-from margin_opt.testing import problems, reference
+from margin_opt.testing import get_reference, problems
 
 def oracle(K, y, C):
     for p in problems("svc", size="small"):
         a = p.arrays()
         if a["K"].shape == K.shape and np.array_equal(a["K"], K) and np.array_equal(a["y"], y):
-            r = reference(p)
+            r = get_reference(p)
             return r.coef, r.b, "optimal"
     raise ValueError("not a suite problem")
 

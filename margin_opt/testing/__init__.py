@@ -19,10 +19,10 @@ Modules: :mod:`~margin_opt.testing.suites` (the problems and their families),
 """
 
 from .grading import Grade, check, grade
-from .reference import Reference, reference
+from .reference import Reference, get_reference
 from .report import Report, Row
 from .runner import run_conformance
 from .suites import FAMILIES, SUITES, Problem, get_problem, problems
 
-__all__ = ["run_conformance", "problems", "check", "grade", "get_problem", "reference",
+__all__ = ["run_conformance", "problems", "check", "grade", "get_problem", "get_reference",
            "Report", "Row", "Grade", "Problem", "Reference", "FAMILIES", "SUITES"]

@@ -58,9 +58,10 @@ class Grade:
     reason : str
         One line: why it failed ("" when it passed).
     gap : float
-        The relative duality gap |P − D| / max(1, |P|) (NaN when not read).
+        The relative duality gap ``|P − D| / max(1, |P|)`` (NaN when not read).
     distance : float
-        |D − D*| / max(1, |D*|): the dual objective's distance from the reference optimum.
+        ``|D − D*| / max(1, |D*|)``: the dual objective's distance from the reference
+        optimum.
     tol, scale : float
         The tolerance and the problem's scale (see the module docstring).
     certificate : Certificate or None
@@ -148,7 +149,7 @@ def dual_objective(problem, coef) -> float:
 
 
 def term_scale(problem, coef) -> float:
-    """max(1, maxᵢ Σⱼ |Kᵢⱼβⱼ|) for α (svc, β = y∘α) or β (svr)."""
+    """``max(1, maxᵢ Σⱼ |Kᵢⱼβⱼ|)`` for α (svc, β = y∘α) or β (svr)."""
     a = problem.arrays()
     beta = a["y"] * coef if problem.suite == "svc" else coef
     nz = np.flatnonzero(beta)
@@ -168,15 +169,15 @@ def grade(problem, coef, b, tol=1e-6, *, reference=None) -> Grade:
     b : float
     tol : float, default=1e-6
     reference : Reference, optional
-        The problem's reference (default: :func:`margin_opt.testing.reference.reference`).
+        The problem's reference (default: :func:`margin_opt.testing.get_reference`).
 
     Returns
     -------
     grade : Grade
     """
-    from .reference import reference as _reference
+    from .reference import get_reference
 
-    ref = _reference(problem) if reference is None else reference
+    ref = get_reference(problem) if reference is None else reference
     coef, b, why = read_answer(problem, coef, b)
     if why is not None:
         return Grade(False, ("answer",), why, tol=tol, scale=ref.scale)

@@ -40,7 +40,7 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["Reference", "reference", "compute_reference", "recertify", "DATA_DIR",
+__all__ = ["Reference", "get_reference", "compute_reference", "recertify", "DATA_DIR",
            "TOL_LADDER"]
 
 DATA_DIR = Path(__file__).resolve().parent / "data"
@@ -65,7 +65,7 @@ class Reference:
         α* (svc) or β* (svr).
     b : float
     scale : float
-        max(1, maxᵢ Σⱼ|Kᵢⱼβ*ⱼ|): the grading's scale of f.
+        ``max(1, maxᵢ Σⱼ|Kᵢⱼβ*ⱼ|)``: the grading's scale of f.
     certified_tol : float
         The smallest tolerance of :data:`TOL_LADDER` at which the reference passes.
     methods : dict
@@ -204,7 +204,7 @@ def _from_record(name, rec, coef) -> Reference:
 
 
 @cache
-def reference(problem) -> Reference:
+def get_reference(problem) -> Reference:
     """The stored reference of a problem (computed and cached when not stored).
 
     Parameters
@@ -252,7 +252,7 @@ def recertify(problem, tol=None, *, method=None) -> dict:
     """
     from .grading import dual_objective, grade
 
-    ref = reference(problem)
+    ref = get_reference(problem)
     tol = ref.certified_tol if tol is None else tol
     own = grade(problem, ref.coef, ref.b, tol, reference=ref)
     if method is None:

@@ -58,9 +58,9 @@ class Row:
         ``"reference"``, or a certificate check's name).
     reason : str
     gap : float
-        Relative duality gap |P − D| / max(1, |P|) (NaN when not read).
+        Relative duality gap ``|P − D| / max(1, |P|)`` (NaN when not read).
     distance : float
-        |D − D*| / max(1, |D*|) from the reference optimum (NaN when not read).
+        ``|D − D*| / max(1, |D*|)`` from the reference optimum (NaN when not read).
     seconds : float
         The solver call's wall time (NaN when it did not return).
     status : str or None
