@@ -214,14 +214,14 @@ def test_report_numbers_against_a_hand_count(tmp_path):
                          + math.log(70)) / 5) - 10
     assert rep.shifted_geometric_mean == pytest.approx(expected, rel=1e-12)
     assert shifted_geometric_mean([0.0, 0.0]) == pytest.approx(0.0, abs=1e-12)
-    h = rep.honesty()           # claimed: a, b (optimal), c and e (no status); d did not
-    assert (h["claimed"], h["right"], h["wrong"]) == (4, 2, ["b", "e"])
+    h = rep.honesty()       # claimed: a, b (optimal), c (no status); d did not, e timed out
+    assert (h["claimed"], h["right"], h["wrong"]) == (3, 2, ["b"])
     assert rep.by_family() == {"f1": (1, 2), "f2": (1, 3)}
     data = json.loads(rep.to_json())
     assert data["success_rate"] == 0.4 and data["rows"][4]["seconds"] is None
-    assert data["honesty"]["wrong"] == ["b", "e"]
+    assert data["honesty"]["wrong"] == ["b"]
     text = str(rep)
-    assert "passed 2 of 5 (40 %)" in text and "claimed optimal but failed: b, e" in text
+    assert "passed 2 of 5 (40 %)" in text and text.endswith("claimed optimal but failed: b")
     pytest.importorskip("matplotlib")
     rep.plot(tmp_path / "f.png")
     assert (tmp_path / "f.png").stat().st_size > 1000

@@ -19,6 +19,8 @@ __all__ = ["Row", "Report", "SUCCESS_STATUSES", "shifted_geometric_mean", "claim
 #: statuses that claim an optimal answer (case-insensitive); a solver that returns no
 #: status claims one implicitly
 SUCCESS_STATUSES = ("optimal", "solved", "success", "converged", "ok")
+#: failures where the solver returned nothing (no claim of success)
+NO_ANSWER = ("exception", "timeout", "crash")
 #: qpbenchmark's shift of the geometric mean of times, seconds
 SHIFT = 10.0
 
@@ -80,7 +82,10 @@ class Row:
 
     @property
     def claimed_success(self) -> bool:
-        """The solver claimed (or implied, by giving no status) an optimal answer."""
+        """The solver claimed (or implied, by giving no status) an optimal answer; a call
+        that raised, crashed or timed out returned nothing and claimed nothing."""
+        if self.failed and self.failed[0] in NO_ANSWER:
+            return False
         return claims_success(self.status)
 
 
