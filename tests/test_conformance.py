@@ -111,7 +111,7 @@ def test_the_certificate_fails_a_wrong_answer_readably():
         check(p, ref.coef * 0.99, ref.b)
     with pytest.raises(AssertionError, match="alpha has shape"):
         check(p, ref.coef[:-1], ref.b)
-    g = grade(p, ref.coef, ref.b + 0.1)                         # b off the margin
+    g = grade(p, ref.coef, ref.b + 0.1, 1e-6, ref)              # b off the margin
     assert not g.ok and g.distance < 1e-12 and "complementary_slackness" in g.failed
 
 

@@ -11,15 +11,15 @@ solver given in plain arrays:
 >>> print(report)                                               # doctest: +SKIP
 
 Modules: :mod:`~margin_opt.testing.suites` (the problems and their families),
-:mod:`~margin_opt.testing.reference` (the stored references),
-:mod:`~margin_opt.testing.grading` (the scale-aware certificate of one answer,
-:func:`check` for a user's tests), :mod:`~margin_opt.testing.runner`
-(:func:`run_conformance`, the isolation of each call) and
+:mod:`~margin_opt.testing.grading` (the scale-aware certificate of one answer),
+:mod:`~margin_opt.testing.reference` (the stored references, :func:`check` for a user's
+tests), :mod:`~margin_opt.testing.adapters` (the solvers at hand in the protocol),
+:mod:`~margin_opt.testing.runner` (:func:`run_conformance`, the isolation of each call) and
 :mod:`~margin_opt.testing.report` (:class:`Report`).
 """
 
-from .grading import Grade, check, grade
-from .reference import Reference, get_reference
+from .grading import Grade, grade
+from .reference import Reference, check, get_reference
 from .report import Report, Row
 from .runner import run_conformance
 from .suites import FAMILIES, SUITES, Problem, get_problem, problems

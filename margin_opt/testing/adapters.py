@@ -179,9 +179,9 @@ def solvers(suite="svc") -> dict:
     out = {"smo": lambda tol: partial(smo, tol=tol), "libsvm": lambda tol: partial(libsvm, tol=tol)}
     if suite == "svc":
         out["pegasos"] = lambda tol: partial(pegasos, tol=tol)
-    from ..bench.peers import onedal
+    from importlib.util import find_spec
 
-    if onedal() is not None:
+    if find_spec("sklearnex") is not None:
         out["onedal"] = lambda tol: partial(onedal_solve, tol=tol)
     for s in ("CLARABEL", "OSQP", "SCS"):
         out[f"cvxpy-{s.lower()}"] = lambda tol, s=s: partial(cvxpy_dual, solver=s, tol=tol)

@@ -37,7 +37,7 @@ from functools import lru_cache
 
 import numpy as np
 
-__all__ = ["Grade", "grade", "check", "certifying_problem", "read_answer", "dual_objective"]
+__all__ = ["Grade", "grade", "certifying_problem", "read_answer", "dual_objective", "term_scale"]
 
 #: checks held to ``tol`` itself (dimensionless); the others to ``tol × scale``
 RELATIVE_CHECKS = ("dual_residual",)
@@ -158,7 +158,7 @@ def term_scale(problem, coef) -> float:
     return max(1.0, float((np.abs(a["K"][:, nz]) @ np.abs(beta[nz])).max()))
 
 
-def grade(problem, coef, b, tol=1e-6, *, reference=None) -> Grade:
+def grade(problem, coef, b, tol, reference) -> Grade:
     """Grade an answer (see the module docstring).
 
     Parameters
@@ -167,17 +167,15 @@ def grade(problem, coef, b, tol=1e-6, *, reference=None) -> Grade:
     coef : array-like of shape (n,)
         α for the svc suite, β (f = Kβ + b) for svr.
     b : float
-    tol : float, default=1e-6
-    reference : Reference, optional
-        The problem's reference (default: :func:`margin_opt.testing.get_reference`).
+    tol : float
+    reference : Reference
+        The problem's reference (:func:`margin_opt.testing.get_reference`).
 
     Returns
     -------
     grade : Grade
     """
-    from .reference import get_reference
-
-    ref = get_reference(problem) if reference is None else reference
+    ref = reference
     coef, b, why = read_answer(problem, coef, b)
     if why is not None:
         return Grade(False, ("answer",), why, tol=tol, scale=ref.scale)
@@ -211,30 +209,3 @@ def grade(problem, coef, b, tol=1e-6, *, reference=None) -> Grade:
     gap = next((c.value for c in cert.checks if c.name == "duality_gap"), float("nan"))
     return Grade(not failed, tuple(failed), "; ".join(parts), gap, distance, tol, ref.scale,
                  cert)
-
-
-def check(problem, alpha, b, tol=1e-6) -> None:
-    """Assert that an answer passes (for a user's own tests).
-
-    Parameters
-    ----------
-    problem : Problem
-        From :func:`margin_opt.testing.problems`.
-    alpha : array-like of shape (n,)
-        α (svc) or β (svr, f = Kβ + b).
-    b : float
-    tol : float, default=1e-6
-
-    Raises
-    ------
-    AssertionError
-        Naming the problem, the failed checks with their values and limits, and the
-        certificate's table.
-    """
-    g = grade(problem, alpha, b, tol)
-    if not g.ok:
-        lines = [f"{problem.name} ({problem.family}, n = {problem.n}) fails at tol {tol:g} "
-                 f"(scale {g.scale:.3g}): {g.reason}"]
-        if g.certificate is not None:
-            lines.append(str(g.certificate))
-        raise AssertionError("\n".join(lines))

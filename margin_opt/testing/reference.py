@@ -40,7 +40,9 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["Reference", "get_reference", "compute_reference", "recertify", "DATA_DIR",
+from .grading import certifying_problem, dual_objective, grade, term_scale
+
+__all__ = ["Reference", "get_reference", "check", "compute_reference", "recertify", "DATA_DIR",
            "TOL_LADDER"]
 
 DATA_DIR = Path(__file__).resolve().parent / "data"
@@ -89,8 +91,6 @@ class Reference:
 
 # ---------------------------------------------------------------------- the methods
 def _smo(problem):
-    from .grading import certifying_problem
-
     sol = certifying_problem(problem).solve("smo", tol=1e-10, certify=False)
     return _coef(problem, sol), float(sol.b)
 
@@ -108,8 +108,6 @@ def _libsvm(problem):
 
 
 def _clarabel(problem, method="cvxpy-dual"):
-    from .grading import certifying_problem
-
     prob = certifying_problem(problem)
     sol = prob.solve(method, certify=False)
     refined = prob.solve("smo", tol=1e-11, certify=False,
@@ -137,8 +135,6 @@ def compute_reference(problem) -> Reference:
     RuntimeError
         When no answer passes at 1e-6, or no second method confirms it.
     """
-    from .grading import dual_objective, grade, term_scale
-
     answers, methods = {}, {}
     for name, fn in METHODS.items():
         if name.startswith("clarabel") and problem.n > CLARABEL_MAX:
@@ -250,8 +246,6 @@ def recertify(problem, tol=None, *, method=None) -> dict:
         ``distance`` (its new answer's dual objective from D*, relative) and ``agrees``
         (distance ≤ :data:`AGREEMENT`).
     """
-    from .grading import dual_objective, grade
-
     ref = get_reference(problem)
     tol = ref.certified_tol if tol is None else tol
     own = grade(problem, ref.coef, ref.b, tol, reference=ref)
@@ -266,6 +260,33 @@ def recertify(problem, tol=None, *, method=None) -> dict:
         / max(1.0, abs(ref.objective))
     return {"certified": own.ok, "reason": own.reason, "method": method,
             "distance": distance, "agrees": distance <= AGREEMENT}
+
+
+def check(problem, alpha, b, tol=1e-6) -> None:
+    """Assert that an answer passes against the problem's reference (for a user's tests).
+
+    Parameters
+    ----------
+    problem : Problem
+        From :func:`margin_opt.testing.problems`.
+    alpha : array-like of shape (n,)
+        α (svc) or β (svr, f = Kβ + b).
+    b : float
+    tol : float, default=1e-6
+
+    Raises
+    ------
+    AssertionError
+        Naming the problem, the failed checks with their values and limits, and the
+        certificate's table.
+    """
+    g = grade(problem, alpha, b, tol, get_reference(problem))
+    if not g.ok:
+        lines = [f"{problem.name} ({problem.family}, n = {problem.n}) fails at tol {tol:g} "
+                 f"(scale {g.scale:.3g}): {g.reason}"]
+        if g.certificate is not None:
+            lines.append(str(g.certificate))
+        raise AssertionError("\n".join(lines))
 
 
 def _main(argv=None) -> int:

@@ -29,6 +29,7 @@ import numpy as np
 
 from . import suites as _suites
 from .grading import grade
+from .reference import get_reference
 from .report import Report, Row, claims_success
 from .suites import SUITES, get_problem
 
@@ -173,7 +174,7 @@ def _row(prob, outcome, tol, time_limit) -> Row:
         return Row(**base, ok=False, failed=("answer",), reason=why, seconds=seconds)
     coef, b, status = answer
     try:
-        g = grade(prob, coef, b, tol)
+        g = grade(prob, coef, b, tol, get_reference(prob))
     except Exception as exc:  # noqa: BLE001 - an answer that breaks the certificate
         return Row(**base, ok=False, failed=("answer",), seconds=seconds, status=status,
                    reason=f"the certificate could not read the answer: "
