@@ -315,3 +315,13 @@ def test_adapters_solve_in_the_protocol(name):
         coef, b, status = solvers(p.suite)[name](1e-8)(*p.args())
         assert status == "optimal"
         check(p, coef, b, tol=1e-6)
+
+
+def test_bench_conformance_rows():
+    from margin_opt.bench.conformance import format_rows, run
+
+    rows = run(suites=("svc",), tols=(1e-6, 0.5), names=["libsvm"],
+               problems=["svc-nofree-linear-200", "svc-duplicates-linear-200"])
+    assert [(r["solver"], r["tol"], r["passed"], r["problems"]) for r in rows] == [
+        ("libsvm", 1e-6, 2, 2), ("libsvm", 0.5, 2, 2)]
+    assert "| svc | libsvm | 1e-06 | 2/2 | 100 % |" in format_rows(rows)

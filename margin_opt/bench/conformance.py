@@ -19,7 +19,7 @@ TIME_LIMIT = 60.0
 
 
 def run(quick=False, *, suites=("svc", "svr"), tols=None, names=None, time_limit=None,
-        progress=None) -> list:
+        problems=None, progress=None) -> list:
     """Grade every solver at hand; one row per (suite, solver, tol).
 
     Parameters
@@ -33,6 +33,8 @@ def run(quick=False, *, suites=("svc", "svr"), tols=None, names=None, time_limit
         Only these solvers (:func:`margin_opt.testing.adapters.solvers`).
     time_limit : float, optional
         Seconds per call (default 60, 20 with ``quick``).
+    problems : sequence of str, optional
+        Only these problems (names; each graded in its own suite).
     progress : callable, optional
         Called with each finished row.
 
@@ -40,7 +42,8 @@ def run(quick=False, *, suites=("svc", "svr"), tols=None, names=None, time_limit
     -------
     rows : list of dict
     """
-    from ..testing import problems, run_conformance
+    from ..testing import problems as suite_problems
+    from ..testing import run_conformance
     from ..testing.adapters import solvers
     from .peers import load_line
 
@@ -48,7 +51,11 @@ def run(quick=False, *, suites=("svc", "svr"), tols=None, names=None, time_limit
     limit = time_limit or (20.0 if quick else TIME_LIMIT)
     rows = []
     for suite in suites:
-        probs = problems(suite, size="small" if quick else None)
+        probs = suite_problems(suite, size="small" if quick else None)
+        if problems is not None:
+            probs = [p for p in probs if p.name in set(problems)]
+        if not probs:
+            continue
         for name, factory in solvers(suite).items():
             if names and name not in names:
                 continue
