@@ -205,7 +205,7 @@ class Report:
         return "\n".join(lines)
 
     def plot(self, path=None, ax=None):
-        """Per-family success as horizontal bars (matplotlib, imported here).
+        """Per-family success as horizontal bars (matplotlib, imported here, Agg backend).
 
         Parameters
         ----------
@@ -216,12 +216,15 @@ class Report:
         Returns
         -------
         ax : matplotlib Axes
-        """
-        import matplotlib
 
-        if ax is None and path is not None:
-            matplotlib.use("Agg", force=False)
-        import matplotlib.pyplot as plt
+        Raises
+        ------
+        ImportError
+            Without matplotlib (the ``plot`` extra).
+        """
+        from ..plots import require_matplotlib
+
+        plt = require_matplotlib()
 
         fams = self.by_family()
         names = list(fams)
