@@ -4,6 +4,7 @@
 - ``margin-opt fit [DATA]``: one estimator fitted, its summary and certificate.
 - ``margin-opt bench [SUITE ...]``: benchmarks side by side with the peer libraries.
 - ``margin-opt study bias-variance [DATA]``: the lecture's bias–variance table on real data.
+- ``margin-opt conformance MODULE:FUNCTION``: grade your own solver (:mod:`margin_opt.testing`).
 """
 
 from __future__ import annotations
@@ -136,6 +137,20 @@ def _parser():
                    help="replicates in parallel (joblib; None: one)")
     s.add_argument("--plot", default=None, help="write the study's figure to this PNG file")
     s.add_argument("--json", action="store_true", help="print the result as JSON")
+
+    c = sub.add_parser("conformance", help="grade your own solver on the conformance suites "
+                       "(margin_opt.testing)",
+                       **command)
+    c.add_argument("solver", metavar="MODULE:FUNCTION", help="svc: FUNCTION(K, y, C) -> "
+                   "(alpha, b[, status]); svr: FUNCTION(K, z, epsilon, C) -> (beta, b[, status]); "
+                   "MODULE is imported from the current directory")
+    c.add_argument("--suite", choices=["svc", "svr"], default="svc", help="which suite")
+    c.add_argument("--tol", type=float, default=1e-6, help="the tolerance graded")
+    c.add_argument("--time-limit", type=float, default=60.0, help="seconds per call")
+    c.add_argument("--problems", default=None, help="comma-separated problem names (None: "
+                   "the whole suite)")
+    c.add_argument("--json", action="store_true", help="print the report as JSON")
+    c.add_argument("--plot", default=None, help="write the per-family success to this PNG")
     return p
 
 
@@ -267,12 +282,25 @@ def _study(args) -> int:
     return 0
 
 
+def _conformance(args) -> int:
+    from .testing.runner import load_solver, run_conformance
+
+    solve = load_solver(args.solver)
+    names = args.problems.split(",") if args.problems else None
+    report = run_conformance(solve, args.suite, args.tol, args.time_limit, problems=names,
+                             name=args.solver)
+    print(report.to_json() if args.json else report)
+    if args.plot:
+        report.plot(args.plot)
+    return 0 if report.all_passed else 1
+
+
 def main(argv=None) -> int:
     """Entry point of the ``margin-opt`` console script."""
     args = _parser().parse_args(argv)
     try:
         return {"verify": _verify, "fit": _fit, "bench": _bench,
-                "study": _study}[args.command](args)
+                "study": _study, "conformance": _conformance}[args.command](args)
     except (ValueError, FileNotFoundError, IsADirectoryError, PermissionError) as exc:
         print(f"margin-opt: {exc}", file=sys.stderr)
         return 2

@@ -26,6 +26,7 @@ SUITES = {
     "bias-variance": "margin_opt.bench.bias_variance",
     "cvxpy-dual": "margin_opt.bench.cvxpy_dual",
     "predict": "margin_opt.bench.predict",
+    "conformance": "margin_opt.bench.conformance",
 }
 
 

@@ -1,0 +1,346 @@
+"""``run_conformance``: grade a solver on a suite, every call isolated.
+
+Isolation.  By default (``isolation="process"``) the solver runs in a worker process
+started once (forked where the platform forks, so a lambda or closure works; spawned
+elsewhere, where ``solve`` must be picklable): the only way to stop a runaway solver —
+compiled code in a loop never returns to Python, and a thread cannot be killed.  When a
+call passes its time limit the worker is killed and a fresh one is started for the rest;
+an exception, a crash of the worker (a segfault, ``os._exit``), NaN, a wrong shape or
+dtype each fail that row with the reason, and the run goes on.  ``isolation="thread"``
+runs each call in a daemon thread with a deadline: cheaper, but a call past its limit
+is abandoned, not stopped (it goes on using a core until it returns).
+
+The worker builds each problem's arrays itself (the problem is sent, not its arrays:
+the generators are deterministic) and times only the solver call; the parent grades the answer
+(:func:`~margin_opt.testing.grading.grade`).  Before the graded calls, and again in each
+fresh worker after a time-out or a crash, one untimed, ungraded call on the smallest
+problem lets a solver compile or load what it needs (``warmup=False`` to skip).
+"""
+
+from __future__ import annotations
+
+import multiprocessing as mp
+import sys
+import threading
+import time
+import traceback
+
+import numpy as np
+
+from . import suites as _suites
+from .grading import grade
+from .reference import get_reference
+from .report import Report, Row, claims_success
+from .suites import SUITES, get_problem
+
+__all__ = ["run_conformance", "load_solver", "ISOLATIONS"]
+
+ISOLATIONS = ("process", "thread")
+#: seconds past the time limit the parent waits for the answer to come back
+GRACE = 1.0
+
+
+def run_conformance(solve, suite="svc", tol=1e-6, time_limit=60, *, problems=None,
+                    isolation="process", warmup=True, name=None, progress=None) -> Report:
+    """Grade a solver on a conformance suite.
+
+    The protocol, in plain arrays:
+
+    * ``suite="svc"``: ``solve(K, y, C) -> (alpha, b)`` or ``(alpha, b, status)``, with
+      ``K`` the n × n kernel matrix, ``y`` in {−1, +1}, ``C`` the per-sample upper bounds
+      (``inf``: the hard margin), solving ``max 1ᵀα − ½αᵀQα`` s.t. ``0 ≤ αᵢ ≤ Cᵢ``,
+      ``yᵀα = 0`` (Qᵢⱼ = yᵢyⱼKᵢⱼ), the decision function f = K(y∘α) + b;
+    * ``suite="svr"``: ``solve(K, z, epsilon, C) -> (beta, b)`` or ``(beta, b, status)``,
+      solving ``max zᵀβ − ε‖β‖₁ − ½βᵀKβ`` s.t. ``−Cᵢ ≤ βᵢ ≤ Cᵢ``, ``1ᵀβ = 0``, with
+      f = Kβ + b (β = a − â of the textbook dual).
+
+    The arrays are read-only.  ``status`` is any string; "optimal", "solved", "success",
+    "converged" and "ok" claim success (so does returning no status), anything else
+    fails the row.
+
+    Parameters
+    ----------
+    solve : callable
+    suite : {"svc", "svr"}, default="svc"
+    tol : float, default=1e-6
+        The grading tolerance (:mod:`margin_opt.testing.grading`: the relative gap and
+        dual residual at tol, the residuals in units of f at tol × the problem's scale).
+    time_limit : float, default=60
+        Seconds per call; a call past it fails (and, isolated in a process, is killed).
+    problems : sequence of Problem or str, optional
+        Grade only these (default: every problem of the suite,
+        :func:`~margin_opt.testing.problems`).
+    isolation : {"process", "thread"}, default="process"
+        See the module docstring.
+    warmup : bool, default=True
+        One untimed call on the smallest problem first.
+    name : str, optional
+        The solver's name in the report (default: its ``__qualname__``).
+    progress : callable, optional
+        Called with each :class:`Row` as it is graded (e.g. to print it).
+
+    Returns
+    -------
+    report : Report
+
+    Raises
+    ------
+    ValueError
+        An unknown suite or isolation, tol ≤ 0, time_limit ≤ 0, or ``solve`` not callable.
+    """
+    if suite not in SUITES:
+        raise ValueError(f"suite must be one of {SUITES}, got {suite!r}.")
+    if isolation not in ISOLATIONS:
+        raise ValueError(f"isolation must be one of {ISOLATIONS}, got {isolation!r}.")
+    if not callable(solve):
+        raise ValueError(f"solve must be callable, got {type(solve).__name__}.")
+    tol, time_limit = float(tol), float(time_limit)
+    if not tol > 0 or not time_limit > 0:
+        raise ValueError(f"tol and time_limit must be > 0, got {tol} and {time_limit}.")
+    todo = _suites.problems(suite) if problems is None else \
+        [get_problem(p) if isinstance(p, str) else p for p in problems]
+    wrong = [p.name for p in todo if p.suite != suite]
+    if wrong:
+        raise ValueError(f"problems {wrong} are not in the {suite} suite.")
+    name = name or getattr(solve, "__qualname__", None) or repr(solve)
+    report = Report(name, suite, tol, time_limit, isolation=isolation)
+    first = min(todo, key=lambda p: p.n) if warmup and todo else None
+    runner = _ProcessRunner(solve, first) if isolation == "process" else _ThreadRunner(solve)
+    try:
+        if first is not None:
+            runner.call(first, time_limit)
+        for prob in todo:
+            row = _row(prob, runner.call(prob, time_limit), tol, time_limit)
+            report.rows.append(row)
+            if progress is not None:
+                progress(row)
+    finally:
+        runner.close()
+    if runner.abandoned:
+        report.notes.append(f"{runner.abandoned} call(s) passed the time limit in a thread "
+                            "and were abandoned, not stopped (isolation='thread').")
+    return report
+
+
+def load_solver(spec: str):
+    """The callable named ``"MODULE:FUNCTION"``, MODULE imported from the current directory.
+
+    Parameters
+    ----------
+    spec : str
+        E.g. ``"my_solver:solve"`` (``my_solver.py`` in the working directory) or a dotted
+        module path (``"pkg.mod:solve"``).
+
+    Returns
+    -------
+    solve : callable
+
+    Raises
+    ------
+    ValueError
+        A malformed spec, a module that cannot be imported, or no callable of that name
+        (one line, without a traceback).
+    """
+    import importlib
+    import os
+
+    module, sep, func = str(spec).partition(":")
+    if not sep or not module or not func:
+        raise ValueError(f"expected MODULE:FUNCTION (e.g. my_solver:solve), got {spec!r}.")
+    cwd = os.getcwd()
+    if cwd not in sys.path:
+        sys.path.insert(0, cwd)
+    try:
+        mod = importlib.import_module(module)
+    except Exception as exc:  # noqa: BLE001 - a user's module may raise anything
+        raise ValueError(f"cannot import {module!r} from {cwd}: {type(exc).__name__}: "
+                         f"{exc}") from None
+    obj = mod
+    for part in func.split("."):
+        obj = getattr(obj, part, None)
+    if not callable(obj):
+        raise ValueError(f"{module!r} has no callable {func!r}.")
+    return obj
+
+
+# ---------------------------------------------------------------------- one row
+def _row(prob, outcome, tol, time_limit) -> Row:
+    base = dict(problem=prob.name, family=prob.family, n=prob.n)
+    kind, payload, seconds = outcome
+    if kind != "ok":
+        return Row(**base, ok=False, failed=(kind,), reason=payload, seconds=seconds)
+    answer, why = _unpack(payload, prob)
+    if why is not None:
+        return Row(**base, ok=False, failed=("answer",), reason=why, seconds=seconds)
+    coef, b, status = answer
+    try:
+        g = grade(prob, coef, b, tol, get_reference(prob))
+    except Exception as exc:  # noqa: BLE001 - an answer that breaks the certificate
+        return Row(**base, ok=False, failed=("answer",), seconds=seconds, status=status,
+                   reason=f"the certificate could not read the answer: "
+                          f"{type(exc).__name__}: {exc}"[:300])
+    failed, reasons = list(g.failed), [g.reason] if g.reason else []
+    if not claims_success(status):
+        failed.append("status")
+        reasons.append(f"the solver reports status {status!r}")
+    if seconds > time_limit:
+        failed.append("timeout")
+        reasons.append(f"took {seconds:.3g} s > the time limit {time_limit:g} s")
+    return Row(**base, ok=not failed, failed=tuple(failed), reason="; ".join(reasons),
+               gap=g.gap, distance=g.distance, seconds=seconds, status=status)
+
+
+def _unpack(out, prob):
+    what = "(alpha, b)" if prob.suite == "svc" else "(beta, b)"
+    if not isinstance(out, tuple | list) or len(out) not in (2, 3):
+        return None, (f"returned {type(out).__name__}"
+                      + (f" of length {len(out)}" if isinstance(out, tuple | list) else "")
+                      + f"; expected {what} or {what[:-1]}, status)")
+    status = out[2] if len(out) == 3 else None
+    if status is not None and not isinstance(status, str):
+        return None, f"status must be a string, got {type(status).__name__}"
+    return (out[0], out[1], status), None
+
+
+# ---------------------------------------------------------------------- isolation
+def _call(solve, problem):
+    """Run one call; ``(kind, payload, seconds)`` with kind "ok" or "exception"."""
+    try:
+        args = (get_problem(problem) if isinstance(problem, str) else problem).args()
+    except Exception as exc:  # noqa: BLE001 - reported on the row, not raised
+        return "exception", f"the problem could not be built: {type(exc).__name__}: {exc}", 0.0
+    t = time.perf_counter()
+    try:
+        out = solve(*args)
+    except BaseException as exc:  # noqa: BLE001 - everything a solver may raise
+        seconds = time.perf_counter() - t
+        tb = traceback.extract_tb(exc.__traceback__)
+        where = f" (at {tb[-1].filename.rsplit('/', 1)[-1]}:{tb[-1].lineno})" if tb else ""
+        return "exception", f"raised {type(exc).__name__}: {exc}"[:300] + where, seconds
+    return "ok", out, time.perf_counter() - t
+
+
+def _worker(conn, solve):
+    while True:
+        try:
+            msg = conn.recv()
+        except EOFError:
+            return
+        if msg is None:
+            return
+        out = _call(solve, msg)
+        if out[0] == "ok":
+            out = ("ok", _plain(out[1]), out[2])
+        try:
+            conn.send(out)
+        except Exception as exc:  # noqa: BLE001 - an answer that cannot be pickled
+            conn.send(("answer", f"the answer could not be sent back from the worker "
+                                 f"({type(exc).__name__}: {exc})"[:300], out[2]))
+
+
+def _plain(out):
+    """NumPy arrays of a returned tuple as they are; other objects left to pickle."""
+    if isinstance(out, tuple | list):
+        return tuple(np.asarray(v) if hasattr(v, "__array__") else v for v in out)
+    return out
+
+
+def _message(problem):
+    """A registered problem travels as its name, another one as itself (pickled)."""
+    try:
+        return problem.name if get_problem(problem.name) is problem else problem
+    except ValueError:
+        return problem
+
+
+class _ProcessRunner:
+    """A worker process holding ``solve``; killed and restarted on a time-out."""
+
+    abandoned = 0
+
+    def __init__(self, solve, warmup=None):
+        self.warmup = warmup
+        methods = mp.get_all_start_methods()
+        self.ctx = mp.get_context("fork" if "fork" in methods and sys.platform != "darwin"
+                                  else "spawn")
+        self.solve = solve
+        self.proc = self.conn = None
+
+    def _start(self):
+        parent, child = self.ctx.Pipe()
+        try:
+            self.proc = self.ctx.Process(target=_worker, args=(child, self.solve), daemon=True)
+            self.proc.start()
+        except Exception as exc:
+            raise ValueError(f"could not start the worker process ({exc}); with the "
+                             "'spawn' start method solve must be picklable (a module-level "
+                             "function): or pass isolation='thread'.") from None
+        child.close()
+        self.conn = parent
+
+    def call(self, problem, limit):
+        if self.proc is None or not self.proc.is_alive():
+            self._start()
+            if self.warmup is not None and problem != self.warmup:
+                self._send(self.warmup, limit)      # a fresh worker: compile again, untimed
+                if self.proc is None:
+                    self._start()
+        return self._send(problem, limit)
+
+    def _send(self, problem, limit):
+        t = time.perf_counter()
+        try:
+            self.conn.send(_message(problem))
+            if self.conn.poll(limit + GRACE):
+                return self.conn.recv()
+        except (EOFError, BrokenPipeError, ConnectionResetError):
+            self.proc.join(1.0)
+            code = self.proc.exitcode
+            self._stop()
+            return ("crash", f"the solver's process died (exit code {code})",
+                    time.perf_counter() - t)
+        self._stop()
+        return ("timeout", f"no answer within the time limit of {limit:g} s: the worker "
+                           "process was killed", time.perf_counter() - t)
+
+    def _stop(self):
+        if self.proc is not None:
+            if self.proc.is_alive():
+                self.proc.kill()
+            self.proc.join(5.0)
+        if self.conn is not None:
+            self.conn.close()
+        self.proc = self.conn = None
+
+    def close(self):
+        if self.proc is not None and self.proc.is_alive():
+            try:
+                self.conn.send(None)
+                self.proc.join(2.0)
+            except (BrokenPipeError, OSError):
+                pass
+        self._stop()
+
+
+class _ThreadRunner:
+    """Each call in a daemon thread with a deadline (abandoned, not stopped, when late)."""
+
+    def __init__(self, solve):
+        self.solve = solve
+        self.abandoned = 0
+
+    def call(self, problem, limit):
+        box = []
+        th = threading.Thread(target=lambda: box.append(_call(self.solve, problem)),
+                              daemon=True)
+        t = time.perf_counter()
+        th.start()
+        th.join(limit)
+        if th.is_alive():
+            self.abandoned += 1
+            return ("timeout", f"no answer within the time limit of {limit:g} s (the thread "
+                               "was abandoned, still running)", time.perf_counter() - t)
+        return box[0]
+
+    def close(self):
+        pass
