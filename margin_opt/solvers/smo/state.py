@@ -14,8 +14,9 @@ that can never split (one thread allowed, or every row and pass below the option
 thresholds: :attr:`.options.SMOOptions.row_par_min`, ``pass_par_min``) passes ``None``
 for the thread count instead of an int; its compiled functions are then specialized
 for ``None`` and a call made by :func:`split` compiles to ``False``, so the parallel
-functions are neither typed nor compiled for it.  The iterates are the same either way (every split
-computes each value by the same code as the serial pass).  Likewise a call made by
+functions are neither typed nor compiled for it.  The iterates are the same either way
+(every split computes each value by the same code as the serial pass).  Likewise a call
+made by
 :func:`when` compiles the code of packed rows only for a cache that packs, and the code
 of sparse rows only for data that have a CSC copy.
 """
