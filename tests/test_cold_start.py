@@ -122,3 +122,81 @@ def test_the_first_compilation_is_announced_once(tmp_path):
     assert MESSAGE not in warm, "a load from numba's cache is not a compilation"
     quiet = run_python(PROBE, NUMBA_CACHE_DIR=str(tmp_path / "other"), **{QUIET_ENV: "1"})
     assert MESSAGE not in quiet.stderr
+
+
+# ---------------------------------------------------------------------- compile what runs
+
+def test_a_serial_call_compiles_no_parallel_function(tmp_path):
+    """``state.split`` and ``state.when`` in compiled code: with None (a serial run, a
+    cache without packed rows, dense data) the function they would call is neither run
+    nor compiled; with an int above 1 (or an array) it is compiled and runs; the callers
+    are cached by numba (a function passed as a value would be an address it cannot
+    cache), so that a second process compiles nothing."""
+    code = """
+        import sys
+        import numpy as np
+        from numba import njit, prange
+        from numba.core import event
+
+        from margin_opt.solvers.smo.state import count, split, threads_if, when
+
+        compiled = []
+
+        class Listener(event.Listener):
+            def on_start(self, ev):
+                compiled.append(ev.data["dispatcher"].py_func.__name__)
+
+            def on_end(self, ev):
+                pass
+
+        event.register("numba:compile", Listener())
+        sys.path.insert(0, sys.argv[1])
+        import probe_split as m
+
+        a = np.zeros(4)
+        assert m.caller(a, None, None) == (False, 1)
+        assert a.tolist() == [10.0, 0, 0, 0]
+        serial = sorted(set(c for c in compiled if c in ("caller", "par", "marked")))
+        b = np.zeros(4)
+        assert m.caller(b, 2, np.zeros(1)) == (True, 2)
+        assert b.tolist() == [-1.0, 1.0, 0, 0]
+        assert split(m.par)(None, a, 2) is False and count(None) == 1
+        assert threads_if(3, False) == 1
+        every = sorted(set(c for c in compiled if c in ("caller", "par", "marked")))
+        print(",".join(serial), ",".join(every))
+    """
+    (tmp_path / "probe_split.py").write_text(textwrap.dedent("""
+        from numba import njit, prange
+        from margin_opt.solvers.smo.state import count, split, threads_if, when
+
+        @njit(parallel=True, cache=True)
+        def par(a, nthr):
+            for h in prange(nthr):
+                a[h] += 1.0
+
+        @njit(cache=True)
+        def marked(a):
+            a[0] = -1.0
+            return True
+
+        par_threads = split(par)
+        marked_if = when(marked)
+
+        @njit(cache=True)
+        def caller(a, nthr, flag):
+            if not par_threads(threads_if(nthr, a.shape[0] > 1), a, nthr):
+                a[0] += 10.0
+            return marked_if(flag, a), count(nthr)
+    """))
+    cache = str(tmp_path / "cache")
+    script = textwrap.dedent(code)
+    env = dict(os.environ, NUMBA_CACHE_DIR=cache, PYTHONPATH=os.pathsep.join(
+        [str(REPO), os.environ.get("PYTHONPATH", "")]))
+    runs = [subprocess.run([sys.executable, "-c", script, str(tmp_path)], cwd=REPO, env=env,
+                           capture_output=True, text=True, timeout=600) for _ in range(2)]
+    for proc in runs:
+        assert proc.returncode == 0, proc.stderr[-3000:]
+        assert "Cannot cache" not in proc.stderr, proc.stderr[-3000:]
+    # the serial call compiled the caller alone; the split one, the two functions
+    assert runs[0].stdout.split() == ["caller", "caller,marked,par"]
+    assert runs[1].stdout.strip() == "", "the second process loads everything from the cache"

@@ -183,9 +183,15 @@ def test_a_run_changes_its_thread_count_with_the_load_and_keeps_its_iterates():
                                                        [0, 0, busy, busy] * 500)))]:
         opts = SMOOptions(threads=policy, thread_check_iter=25, **split)
         runs[name] = solve_smo(qp, tol=1e-6, options=opts)
+    # below the default thresholds nothing is split: the serial code (compiled without
+    # the parallel functions, solvers/smo/state.py), whatever the threads
+    runs["serial"] = solve_smo(qp, tol=1e-6, options=SMOOptions(
+        threads=ThreadPolicy(watch_load=False)))
+    assert runs["serial"].cache["serial"] and runs["one"].cache["serial"]
+    assert not runs["all"].cache["serial"] and not runs["changing"].cache["serial"]
     assert runs["changing"].cache["thread_changes"] >= 2
     assert runs["all"].cache["thread_changes"] == 0
-    for name in ("one", "changing"):
+    for name in ("one", "changing", "serial"):
         assert runs[name].nit == runs["all"].nit
         np.testing.assert_array_equal(runs[name].x, runs["all"].x)
         assert runs[name].b == runs["all"].b

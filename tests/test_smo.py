@@ -650,6 +650,22 @@ def test_gradient_reconstruction_by_blas_tiles(cache_size):
     assert abs(res.fun - ref) <= 1e-7 * abs(ref)
 
 
+def test_reconstruction_by_blas_tiles_within_libsvms_early_unshrinking():
+    """LIBSVM's early unshrinking (``unshrink_start=0``) inside a shrinking step, its
+    gradient reconstruction by BLAS tiles: the compiled step leaves the reconstruction
+    to Python and is taken again on the next call (``state.S_PENDING``).  The answer is
+    the cvxpy optimum and holds its KKT conditions with Qα + p from scratch."""
+    from margin_opt.solvers.smo import SMOOptions
+
+    X, y = data(700, d=8, seed=8)
+    qp = svc_qp(X, y, 10.0, "rbf", gamma=0.1)
+    res = solve_smo(qp, tol=1e-8, options=SMOOptions(unshrink_start=0))
+    assert res.cache["reconstructions_blas"] >= 2
+    assert_kkt(qp, res, 1e-8)
+    ref, _ = cvxpy_optimum(qp)
+    assert abs(res.fun - ref) <= 1e-7 * abs(ref)
+
+
 def test_gradient_reconstruction_of_sparse_rows_by_axpys():
     """Sparse rows with few nonzeros are combined row by row (one axpy per nonzero, no
     dense copy of the rows): the returned gradient is Qα + p computed from scratch and

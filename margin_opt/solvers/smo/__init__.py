@@ -6,7 +6,9 @@ project.  The modules, in the order a reader may take them (each imports only th
 before it):
 
 ``state``
-    The int64 state vector of a run (iteration, active set, counters) and its codes.
+    The int64 state vector of a run (iteration, active set, counters) and its codes;
+    what the compiled code is specialized on (a serial run's thread count None:
+    ``split``, ``when``), so that a run compiles only what it can run.
 ``rows``
     Kernel rows ``K[r, ·]`` and blocks ``K[rows, cols]``, ``Kβ``: compiled, tiled,
     split over threads (LIBSVM's ``Kernel``).

@@ -74,18 +74,19 @@ _O_CODE, _O_NIT, _O_GAP, _O_REL, _O_B, _O_NEWTON = range(6)
 
 @njit(cache=True, nogil=True)
 def _arrays(K, m):
-    """The kernel arrays and the row cache of a whole matrix K (every row valid)."""
+    """The kernel arrays and the row cache of a whole matrix K (every row valid), for
+    a serial run (no thread count: see :mod:`.state`)."""
     n = K.shape[0]
     e2 = np.zeros((1, 1))
     ef = np.zeros(1)
     ei = np.zeros(1, dtype=np.int64)
     kd = _rows.KernelArrays(_rows.K_PRECOMPUTED, 1.0, 0.0, 1, False, e2, e2, ef, ef, ei, ei,
                          np.zeros((1, 1)), np.empty(max(m, n), dtype=np.int64),
-                         np.empty(max(m, 1)), ef, ei, ei, np.arange(n), 1, _BIG, e2, ef,
+                         np.empty(max(m, 1)), None, ei, ei, np.arange(n), None, _BIG, e2, ef,
                          np.full(1, -1, dtype=np.int64))
     pmeta = np.zeros(_pk.N_PMETA, dtype=np.int64)
     cc = _cache.RowCache(K, np.arange(n), np.arange(n), np.full(n, _st.FULL, dtype=np.int64),
-                     np.zeros(n, dtype=np.int64), np.zeros((1, 1)), np.zeros(1), pmeta,
+                     np.zeros(n, dtype=np.int64), np.zeros((1, 1)), None, pmeta,
                      np.full(1, -1, dtype=np.int64), np.zeros(1, dtype=np.int64),
                      np.zeros(1, dtype=np.int64), np.full(1, -1, dtype=np.int64),
                      np.full(1, -1, dtype=np.int64), np.zeros(2, dtype=np.int64),
@@ -264,7 +265,7 @@ def gram_run(K, y, p, C, index, tol, gap_tol, wss2, shrinking, max_iter, stall_w
     while True:
         code = _loop.smo_run(alpha, G, G_bar, y, p, C, QD, index, perm, st, kd, cc, all_cols,
                           phase, wss2, shrinking, max_iter, st[_st.S_ITER] + max_iter,
-                          kn.alpha_cap, stall_window, fout, 1, _BIG)
+                          kn.alpha_cap, stall_window, fout, None, _BIG)
         _shrink.unshrink(alpha, G, G_bar, y, p, C, QD, index, perm, st, kd, cc, all_cols)
         if code == _st.R_OPTIMAL and phase > tol:        # at the polish tolerance
             if newton_free_step(K, alpha, G, G_bar, y, C, index, kn.newton_max_free,

@@ -54,8 +54,9 @@ _MB = 2 ** 20
 #: ``store``, the same array as ``cache`` where rows are computed (written), a
 #: (1, 1) placeholder where the whole matrix is given.  The other fields are the
 #: packed rows of a shrunk run (:mod:`.packed`): ``flat``, the same memory as
-#: ``store`` in one dimension, ``pmeta``, ``col_of_row``, ``bcols``, ``cidx``,
-#: ``pslot_of_row``, ``prow_of_slot``, ``lru_prev``, ``lru_next`` and ``full``.
+#: ``store`` in one dimension (None where the cache does not pack), ``pmeta``,
+#: ``col_of_row``, ``bcols``, ``cidx``, ``pslot_of_row``, ``prow_of_slot``,
+#: ``lru_prev``, ``lru_next`` and ``full``.
 RowCache = namedtuple("RowCache", ["cache", "slot_of_row", "row_of_slot", "slot_epoch",
                                    "slot_tick", "store", "flat", "pmeta", "col_of_row",
                                    "bcols", "cidx", "pslot_of_row", "prow_of_slot",
@@ -179,7 +180,6 @@ def _split(cache, slots, coefs, outT, nthr):
         _range(cache, slots, coefs, outT, min(n, h * step), min(n, (h + 1) * step))
 
 
-@njit(cache=True, nogil=True)
 def accumulate(cache, slots, coefs, outT, nthr):
     """outT[j, :] += Σₖ coefs[k, j]·cache[slots[k], :] for every j.
 
@@ -194,9 +194,10 @@ def accumulate(cache, slots, coefs, outT, nthr):
     outT : ndarray of shape (k, n)
         Added to in place.
     nthr : int
-        Threads, used where ``r·n`` ≥ :data:`PAR_ENTRIES`.
+        Threads, used where ``r·n`` ≥ :data:`PAR_ENTRIES` (the parallel function is
+        compiled on that first use only).
     """
     if nthr > 1 and slots.shape[0] * cache.shape[1] >= PAR_ENTRIES:
-        _split(cache, slots, coefs, outT, nthr)
+        _split(cache, slots, coefs, outT, int(nthr))
     else:
-        _range(cache, slots, coefs, outT, np.int64(0), outT.shape[1])
+        _range(cache, slots, coefs, outT, 0, outT.shape[1])

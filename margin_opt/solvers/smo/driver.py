@@ -418,8 +418,13 @@ class _SMORun:
                                                             dense_budget=cache_size * _MB / 4)
         self.threads = FitThreads(opts.threads)     # the count, re-read as the load changes
         self.nthr = self.threads.threads
-        self.kd = _rows.for_smo(self.kd, y.shape[0], self.nthr, opts.row_par_min,
-                                self.threads.allowed)
+        m = y.shape[0]
+        # a run that can never split a row or a pass runs serial code (state.py): its
+        # compiled functions hold no parallel ones (a first small fit compiles less)
+        self.serial = self.threads.allowed <= 1 or (n_data < opts.row_par_min and
+                                                    m < opts.pass_par_min)
+        self.kd = _rows.for_smo(self.kd, m, self.nthr, opts.row_par_min,
+                                self.threads.allowed, serial=self.serial)
         cache_mb = cache_size - (self.kd.XT.nbytes / _MB if self.kd.sparse else 0.0)
         self.budget = cache_mb * _MB
         self.n_data = n_data
@@ -429,7 +434,6 @@ class _SMORun:
         self.QD = np.ascontiguousarray(diag[index])
         self.cc, self.n_slots = _cache.make_cache(self.gram, n_data, cache_mb, y.shape[0],
                                                      opts.packed_rows, self.pool)
-        m = y.shape[0]
         # Ḡ by data row: LIBSVM's Ḡₜ = yₜ·G_bar[index[t]] (see loop.init_gradient)
         self.G, self.G_bar = np.empty(m), np.zeros(n_data)
         self.perm = np.arange(m, dtype=np.int64)
@@ -445,13 +449,17 @@ class _SMORun:
         self.q, self.q_used, self.rows, self.rows_block = 0, 0, None, 0
         self.rel_gap = np.nan
         self.y, self.p, self.C = y.copy(), p.copy(), C.copy()   # never the caller's arrays
-        _loop.init_gradient(self.alpha, self.G, self.G_bar, self.y, self.p, self.C, *self._args())
+        if np.any(self.alpha > 0.0):
+            _loop.init_gradient(self.alpha, self.G, self.G_bar, self.y, self.p, self.C,
+                                *self._args())
+        else:       # α = 0 (a cold start): ∇ = p and Ḡ = 0, what init_gradient would give
+            self.G[:] = self.p
         self.shrinking = bool(shrinking) and self.equality
 
     def _source(self):
         """Where the polish reads kernel rows (:class:`.polish.KernelSource`)."""
-        return _pol.KernelSource(self.kd, self.gram, self.csr, self.cc, self.st, self.nthr,
-                                 self.n_data)
+        return _pol.KernelSource(_rows.plain(self.kd), self.gram, self.csr, self.cc, self.st,
+                                 self.nthr, self.n_data)
 
     def _duals(self):
         """The arrays the polish reads and updates (:class:`.polish.Duals`)."""
@@ -487,8 +495,16 @@ class _SMORun:
 
     def _unshrink(self):
         with one_blas_thread():      # the gradient reconstruction's BLAS in numba's threads
-            _shrink.unshrink(self.alpha, self.G, self.G_bar, self.y, self.p, self.C, self.QD,
-                        self.index, self.perm, self.st, self.kd, self.cc, self.all_cols)
+            while not _shrink.unshrink(self.alpha, self.G, self.G_bar, self.y, self.p, self.C,
+                                       self.QD, self.index, self.perm, self.st, self.kd,
+                                       self.cc, self.all_cols):
+                self._reconstruct_by_tiles()
+
+    def _reconstruct_by_tiles(self):
+        """The gradient reconstruction that the compiled code left to Python (by BLAS
+        tiles: :func:`.shrink.reconstruct_by_tiles`)."""
+        _shrink.reconstruct_by_tiles(self.alpha, self.G, self.G_bar, self.y, self.p, self.C,
+                                     self.index, self.st, self.kd, self.cc)
 
     def _polish(self, force=False, extra=None):
         """Newton polish of the free set (all variables active); resets the progress mark.
@@ -607,11 +623,15 @@ class _SMORun:
                           if x is not None)
             if self.equality:
                 with one_blas_thread():   # unshrinking calls BLAS in numba's threads
-                    code = _loop.smo_run(a, G, self.G_bar, y, p, C, self.QD, self.index,
-                                         self.perm, st, self.kd, self.cc, self.all_cols, tol,
-                                         wss2, self.shrinking, max_iter, stop_at,
-                                         self.opts.alpha_cap, self.stall_window, self.fout,
-                                         self.nthr, self.opts.pass_par_min)
+                    code = _st.R_RECONSTRUCT
+                    while code == _st.R_RECONSTRUCT:
+                        code = _loop.smo_run_steps(
+                            a, G, self.G_bar, y, p, C, self.QD, self.index, self.perm, st,
+                            self.kd, self.cc, self.all_cols, tol, wss2, self.shrinking,
+                            max_iter, stop_at, self.opts.alpha_cap, self.stall_window,
+                            self.fout, self.pthr, self.opts.pass_par_min)
+                        if code == _st.R_RECONSTRUCT:
+                            self._reconstruct_by_tiles()
             else:
                 code = _loop.coordinate_run(a, G, y, C, self.QD, self.index, st, self.kd,
                                             self.cc, self.all_cols, tol, max_iter, stop_at,
@@ -645,7 +665,13 @@ class _SMORun:
         n = self.threads.refresh()
         if n != self.nthr:
             self.nthr = n
-            self.kd = self.kd._replace(nthr=n)
+            if not self.serial:
+                self.kd = self.kd._replace(nthr=n)
+
+    @property
+    def pthr(self):
+        """The passes' thread count as the compiled loop takes it (None: a serial run)."""
+        return None if self.serial else self.nthr
 
     def result(self, code, stopped, tol, gap_tol, max_iter):
         """The OptimizeResult of :func:`solve_smo` (timings added by the caller)."""
@@ -670,6 +696,7 @@ class _SMORun:
                  "block_size": int(self.q_used), "rows_block": int(self.rows_block),
                  "early_factor": self.early_state,
                  "max_threads": int(self.threads.allowed), "threads": int(self.nthr),
+                 "serial": bool(self.serial),
                  "thread_changes": int(self.threads.changes)}
         return OptimizeResult(
             x=_unpermute(a, self.perm), b=b, grad=_unpermute(G, self.perm), fun=fun, nit=nit,

@@ -33,13 +33,14 @@ from . import packed as _pk
 from . import select as _ps
 from .cache import get_row, scratch_row
 from .select import position_row, select_pair
-from .shrink import do_shrinking, unshrink
+from .shrink import do_shrinking, shrink_maxima, unshrink
 from .state import (
     N_STATE,
     R_CAP,
     R_CHUNK,
     R_MAX_ITER,
     R_OPTIMAL,
+    R_RECONSTRUCT,
     R_STALLED,
     S_ACTIVE,
     S_ACTIVE_SUM,
@@ -48,11 +49,14 @@ from .state import (
     S_FULL_ITER,
     S_ITER,
     S_MARK,
+    S_PENDING,
     S_UNSHRINK,
+    count,
+    threads_if,
 )
 
-__all__ = ["init_gradient", "smo_run", "coordinate_run", "objectives", "calculate_b",
-           "relative_gap", "start_state", "after_polish", "tighter_phase"]
+__all__ = ["init_gradient", "smo_run", "smo_run_steps", "coordinate_run", "objectives",
+           "calculate_b", "relative_gap", "start_state", "after_polish", "tighter_phase"]
 
 # between smo_run and its loop only: shrink, or unshrink, and call the loop again
 _R_SHRINK, _R_UNSHRINK = 5, 6
@@ -186,8 +190,10 @@ def smo_run(alpha, G, G_bar, y, p, C, QD, index, perm, st, kd, cc, all_cols,
     m(α) − M(α).  Returns one of the ``R_*`` codes: ``R_STALLED`` when the gap has
     not halved in ``stall_window`` iterations (see :func:`_progress`), ``R_CAP``
     when a multiplier exceeds ``alpha_cap`` (a diverging dual: e.g. the hard
-    margin on data that no hyperplane separates).  Passes over at least ``pmin``
-    active variables are split over ``pthr`` threads.
+    margin on data that no hyperplane separates), ``R_RECONSTRUCT`` when a gradient
+    reconstruction is left to the caller (:func:`.shrink.reconstruct_by_tiles`, then
+    this again, which finishes the step).  Passes over at least ``pmin`` active
+    variables are split over ``pthr`` threads (None: a serial run, see :mod:`.state`).
     """
     m = alpha.shape[0]
     pair = np.empty(3, dtype=np.int64)
@@ -195,25 +201,51 @@ def smo_run(alpha, G, G_bar, y, p, C, QD, index, perm, st, kd, cc, all_cols,
     firsti = np.empty(2, dtype=np.int64)
     pu = np.empty(m)
     pl = np.empty(m)
-    parts = np.empty((max(pthr, 1), 4))
+    parts = np.empty((count(pthr), 4))
     red = np.empty(4)
     bufs = np.empty((3, m))          # the rows of the pair in position order; WSS 2 scratch
     btag = np.full((2, 3), -1, dtype=np.int64)
     interval = min(m, 1000)
+    pending = st[S_PENDING]          # a step the last call left, after R_RECONSTRUCT
+    st[S_PENDING] = 0
     while True:
-        code = _smo_loop(alpha, G, G_bar, y, p, C, QD, index, perm, st, kd, cc, all_cols,
-                         tol, wss2, shrinking, max_iter, stop_iter, alpha_cap, stall_window,
-                         fout, pthr, pmin, pair, firstf, firsti, pu, pl, parts, red, bufs,
-                         btag)
-        # the steps that allocate, taken here for the loop (which counts no references)
+        if pending:
+            code = pending
+            pending = 0
+        else:
+            code = _smo_loop(alpha, G, G_bar, y, p, C, QD, index, perm, st, kd, cc, all_cols,
+                             tol, wss2, shrinking, max_iter, stop_iter, alpha_cap,
+                             stall_window, fout, pthr, pmin, pair, firstf, firsti, pu, pl,
+                             parts, red, bufs, btag)
+        # the steps that allocate, taken here for the loop (which counts no references);
+        # where one leaves its gradient reconstruction to the caller (by BLAS tiles), the
+        # run returns R_RECONSTRUCT and takes the step again on the next call
         if code == _R_SHRINK:
-            do_shrinking(alpha, G, G_bar, y, p, C, QD, index, perm, st, kd, cc, all_cols, tol)
+            g1, g2 = shrink_maxima(alpha, G, y, C, st)
+            if st[S_UNSHRINK] == 0 and g1 + g2 <= tol * 10.0:     # LIBSVM's early unshrinking
+                if not unshrink(alpha, G, G_bar, y, p, C, QD, index, perm, st, kd, cc,
+                                all_cols):
+                    st[S_PENDING] = code
+                    return R_RECONSTRUCT
+                st[S_UNSHRINK] = 1
+            do_shrinking(g1, g2, alpha, G, y, p, C, QD, index, perm, st, cc)
             st[S_COUNTER] = interval + 1     # the loop's first decrement leaves ``interval``
         elif code == _R_UNSHRINK:
-            unshrink(alpha, G, G_bar, y, p, C, QD, index, perm, st, kd, cc, all_cols)
+            if not unshrink(alpha, G, G_bar, y, p, C, QD, index, perm, st, kd, cc, all_cols):
+                st[S_PENDING] = code
+                return R_RECONSTRUCT
             st[S_COUNTER] = 2                # as LIBSVM: shrink again right after this step
         else:
             return code
+
+
+#: :func:`smo_run` run by the interpreter, each of its steps compiled (the loop, the
+#: shrinking, the unshrinking): what the driver (:mod:`.driver`) calls.  The loop returns
+#: to it once per shrinking interval (min(m, 1000) iterations), and a fit that never
+#: calls the compiled :func:`smo_run` (the batch entries do) does not compile its
+#: library, which numba builds by linking and optimizing every step again (a fifth of a
+#: first fit's compilation)
+smo_run_steps = smo_run.py_func
 
 
 @njit(cache=True, nogil=True, _nrt=False)
@@ -238,7 +270,7 @@ def _smo_loop(alpha, G, G_bar, y, p, C, QD, index, perm, st, kd, cc, all_cols, t
             st[S_COUNTER] = interval
             if shrinking:
                 return _R_SHRINK          # smo_run shrinks and calls again (fresh passes)
-        nt = pthr if st[S_ACTIVE] >= pmin else 1
+        nt = threads_if(pthr, st[S_ACTIVE] >= pmin)     # None: a serial run (.state)
         gap = select_pair(alpha, G, y, C, QD, index, st, kd, cc, all_cols, tol, wss2, pair,
                           fresh, firstf, firsti, pu, pl, nt, parts, red, bufs, btag)
         if pair[0] < 0:

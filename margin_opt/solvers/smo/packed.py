@@ -60,15 +60,17 @@ MIN_GAIN = 2
 def make(flat, n_data, m, enabled=True):
     """The packed-row arrays of a cache whose rows live in ``flat`` (1-D float64, the
     classic slots' memory; a (1,) placeholder disables packing), for ``n_data`` data
-    rows and ``m`` variables, as a dict of :class:`RowCache` fields."""
-    on = bool(enabled) and flat.shape[0] > 1
-    k = n_data if on else 1
+    rows and ``m`` variables, as a dict of :class:`RowCache` fields.  Without packing
+    ``flat`` is None, and the packed functions are not compiled for that cache
+    (:func:`.state.when`)."""
+    enabled = bool(enabled) and flat.shape[0] > 1
+    k = n_data if enabled else 1
     pmeta = np.zeros(N_PMETA, dtype=np.int64)
-    pmeta[P_ENABLED] = int(on)
-    return {"flat": flat, "pmeta": pmeta,
+    pmeta[P_ENABLED] = int(enabled)
+    return {"flat": flat if enabled else None, "pmeta": pmeta,
             "col_of_row": np.full(k, -1, dtype=np.int64),
             "bcols": np.zeros(k, dtype=np.int64),
-            "cidx": np.zeros(m if on else 1, dtype=np.int64),
+            "cidx": np.zeros(m if enabled else 1, dtype=np.int64),
             "pslot_of_row": np.full(k, -1, dtype=np.int64),
             "prow_of_slot": np.full(k, -1, dtype=np.int64),
             "lru_prev": np.zeros(k + 1, dtype=np.int64),
@@ -112,15 +114,16 @@ def plan(cc, index, st, alpha, C):
     """After a shrinking or unshrinking: keep the layout (refreshing ``cidx``), build
     a new one or use none.  A layout is built only where the free active variables
     (0 < α < C: the rows SMO keeps asking for) outnumber the classic slots; it keeps
-    the rows already held that cover its columns (:func:`_repack`)."""
+    the rows already held that cover its columns (:func:`_repack`).  Returns True
+    (for :func:`on`)."""
     pm = cc.pmeta
     if pm[P_ENABLED] == 0:
-        return
+        return True
     na = st[S_ACTIVE]
     same = pm[P_L] > 0 and pm[P_EPOCH] == st[S_EPOCH]
     if same and na >= REBUILD_BELOW * pm[P_L]:
         _refresh(cc, index, na, st[S_LAYOUT])
-        return
+        return True
     n_data = cc.slot_of_row.shape[0]
     mark = np.zeros(n_data, dtype=np.bool_)
     for t in range(na):
@@ -136,7 +139,7 @@ def plan(cc, index, st, alpha, C):
             _refresh(cc, index, na, st[S_LAYOUT])
         else:
             _clear(cc)
-        return
+        return True
     _repack(cc, bcols, n_slots, same, st[S_EPOCH])
     pm[P_REBUILDS] += same
     pm[P_L] = L
@@ -146,6 +149,7 @@ def plan(cc, index, st, alpha, C):
     pm[P_STAMP] = -2 - pm[P_BUILDS]          # the compact copy of bcols (layouts are ≥ 0)
     pm[P_CIDX_LAYOUT] = -1
     _refresh(cc, index, na, st[S_LAYOUT])
+    return True
 
 
 @njit(cache=True, nogil=True)

@@ -56,21 +56,23 @@ from numba import njit, prange
 from scipy.linalg import blas
 
 from ...parallel import fit_threads, one_blas_thread
+from .state import split, threads_if, when
 
 __all__ = ["KernelArrays", "KINDS", "K_LINEAR", "K_POLY", "K_RBF", "K_SIGMOID", "K_PRECOMPUTED",
            "kernel_row", "packed_kernel_row", "kernel_values", "squared_distances", "transform",
            "sparse_d2", "dense_d2", "sweep4", "sparse_dots", "combination_gemm", "arrays",
            "for_smo", "named_kernel_arrays", "kernel_block", "by_tiles", "dense_named",
-           "combination", "symmetric_block"]
+           "combination", "symmetric_block", "plain"]
 
 #: How kernel rows are computed.  ``kind`` (K_*), ``gamma``, ``coef0``, ``degree``;
 #: ``sparse``; dense ``X`` (n, d) and its transpose ``XT`` (d, n) — for sparse X,
 #: ``XT`` is the dense transpose when it fits a quarter of the cache budget, else a
 #: (1, 1) placeholder; ``sq`` the squared row norms; the CSR arrays ``data``,
 #: ``indices``, ``indptr`` and the CSC copy ``cdata``, ``cindices``, ``cindptr`` (used
-#: for whole rows: K[r, :] = Σ_f x_rf X[:, f]); scratch ``xbuf`` (d, per thread: shape
-#: (nthr, d)), ``kbuf`` (n, int64), ``tmp`` (n); ``all_cols`` = arange(n); ``nthr``
-#: the threads a row of at least ``par_min`` columns is split over (1: none); ``XA``
+#: for whole rows: K[r, :] = Σ_f x_rf X[:, f]; ``cdata`` None for dense data); scratch
+#: ``xbuf`` (d, per thread: shape (nthr, d)), ``kbuf`` (n, int64), ``tmp`` (n);
+#: ``all_cols`` = arange(n); ``nthr`` the threads a row of at least ``par_min`` columns
+#: is split over (1: none; None: a serial run, see :mod:`.state`); ``XA``
 #: (d, m) and ``sqa`` (m) the compact copy of the active columns (the transpose and the
 #: squared norms at the data rows of the active variables, in position order) and
 #: ``xa_stamp`` (1,) the layout it holds (−1: none); (1, 1) / (1,) placeholders where
@@ -90,6 +92,10 @@ GEMM_ROWS = 128
 #: a combination of sparse rows goes row by row (one axpy per nonzero) where the rows
 #: hold at most d / SPARSE_ROWS_MAX nonzeros on average
 SPARSE_ROWS_MAX = 4
+#: kernel values (rows × columns) of a combination from which its tiles are split over
+#: threads (below, one thread: the same values, and no parallel function to compile
+#: for a small problem's certificate)
+GEMM_PAR_ENTRIES = 1 << 18
 _FM = {"nnan", "ninf", "nsz", "contract", "arcp"}   # no reassociation: exp stays exact
 
 _LOG2E = 1.4426950408889634
@@ -367,6 +373,11 @@ def _cols_par(r, out, cols, n, packed, kd, nthr):
                     kd.xbuf[h])
 
 
+#: the parallel rows, called where a run splits (compiled only for a run that may)
+_tiles_threads = split(_tiles_par)
+_cols_threads = split(_cols_par)
+
+
 @njit(cache=True, nogil=True)
 def has_transpose(kd):
     """True when rows come from a dense transpose (dense X, or sparse X with XT)."""
@@ -415,18 +426,28 @@ def packed_kernel_row(r, out, cols, ncols, kd):
 def _row(r, out, cols, ncols, packed, kd):
     full = ncols < 0
     n = out.shape[0] if full else ncols
-    nthr = kd.nthr if n >= kd.par_min else 1
-    if not has_transpose(kd):
-        if full:
-            _csc_row(r, out, kd)
-        elif nthr > 1:
-            _cols_par(r, out, cols, n, packed, kd, nthr)
-        else:
-            _cols_range(r, out, cols, np.int64(0), n, packed, kd, kd.xbuf[0])
-    elif nthr > 1:
-        _tiles_par(r, out, n, cols, full, packed, kd, nthr)
-    else:
+    nthr = threads_if(kd.nthr, n >= kd.par_min)      # None: a serial run (see .state)
+    # sparse data without a dense transpose (dense data have no CSC copy: not compiled)
+    if not _sparse_row_if(kd.cdata, r, out, cols, n, full, packed, kd, nthr) and \
+            not _tiles_threads(nthr, r, out, n, cols, full, packed, kd, nthr):
         _tiles(r, out, np.int64(0), n, cols, full, packed, kd)
+
+
+@njit(cache=True, nogil=True)
+def _sparse_row(r, out, cols, n, full, packed, kd, nthr):
+    """:func:`_row` for sparse data without a dense transpose (True); False, nothing
+    done, where the data have one."""
+    if has_transpose(kd):
+        return False
+    if full:
+        _csc_row(r, out, kd)
+    elif not _cols_threads(nthr, r, out, cols, n, packed, kd, nthr):
+        _cols_range(r, out, cols, np.int64(0), n, packed, kd, kd.xbuf[0])
+    return True
+
+
+#: sparse rows without a dense transpose, compiled only for data with a CSC copy
+_sparse_row_if = when(_sparse_row)
 
 
 @njit(cache=True, nogil=True, fastmath=_FM)
@@ -497,21 +518,31 @@ def axpy_rows(kd):
         kd.XT.shape[0] * (kd.indptr.shape[0] - 1)
 
 
-@njit(cache=True, nogil=True)
 def combination_gemm(kd, Xr, rows, coefs, nthr):
     """(K[:, rows] @ coefs)ᵀ, shape (k, n), tile by tile of columns from the transpose
     (never a block of the kernel matrix in memory), the inner products by matrix
     products with ``Xr`` (the rows, dense, (r, d); unread where :func:`axpy_rows`);
     threads take whole tiles, so every column's values, and its sum over ``rows`` in
-    order, are the same whatever ``nthr``."""
+    order, are the same whatever ``nthr``.  Split over ``nthr`` threads from
+    :data:`GEMM_PAR_ENTRIES` kernel values on (the parallel function is compiled on
+    that first use only)."""
+    kd = plain(kd)
     outT = np.empty((coefs.shape[1], kd.all_cols.shape[0]))
-    by_rows = axpy_rows(kd)
-    if nthr > 1:
-        _gemm_par(kd, Xr, rows, coefs, outT, nthr, by_rows)
+    by_rows = bool(axpy_rows(kd))
+    n_tiles = (outT.shape[1] + GEMM_COLS - 1) // GEMM_COLS
+    if nthr > 1 and n_tiles > 1 and rows.shape[0] * outT.shape[1] >= GEMM_PAR_ENTRIES:
+        _gemm_par(kd, Xr, rows, coefs, outT, int(nthr), by_rows)
     else:
-        n_tiles = (outT.shape[1] + GEMM_COLS - 1) // GEMM_COLS
-        _gemm_range(kd, Xr, rows, coefs, outT, np.int64(0), n_tiles, by_rows)
+        _gemm_range(kd, Xr, rows, coefs, outT, 0, n_tiles, by_rows)
     return outT
+
+
+def plain(kd):
+    """``kd`` without a thread count (``nthr`` None, as a serial run's and as
+    :func:`arrays` makes it): for the compiled functions that Python calls beside a run
+    (blocks, combinations), so that they and the kernel rows' functions they share with
+    the run are compiled for one type of ``kd``."""
+    return kd if kd.nthr is None else kd._replace(nthr=None)
 
 
 # ---------------------------------------------------------------- blocks
@@ -525,7 +556,7 @@ _PAR_ENTRIES = 1 << 16
 
 
 def arrays(kind, *, n, d=1, gamma=0.0, coef0=0.0, degree=1, sparse=False, X=None, XT=None,
-           sq=None, csr=None, csc=None, nthr=1):
+           sq=None, csr=None, csc=None, nthr=None):
     """A :class:`KernelArrays` with placeholders for what this kind of
     data does not use."""
     e2 = np.zeros((1, 1))
@@ -538,21 +569,24 @@ def arrays(kind, *, n, d=1, gamma=0.0, coef0=0.0, degree=1, sparse=False, X=None
         return np.ascontiguousarray(a, dtype=np.int64)
 
     data, indices, indptr = (f64(csr[0]), i64(csr[1]), i64(csr[2])) if csr else (ef, ei, ei)
-    cdata, cind, cptr = (f64(csc[0]), i64(csc[1]), i64(csc[2])) if csc else (ef, ei, ei)
+    # no CSC copy (dense data, a kernel matrix): cdata None, no sparse rows compiled
+    cdata, cind, cptr = (f64(csc[0]), i64(csc[1]), i64(csc[2])) if csc else (None, ei, ei)
     return KernelArrays(
         kind=kind, gamma=gamma, coef0=coef0, degree=degree, sparse=sparse,
         X=e2 if X is None else X, XT=e2 if XT is None else XT, sq=ef if sq is None else sq,
-        data=data, indices=indices, indptr=indptr, xbuf=np.zeros((nthr, d if sparse else 1)),
-        kbuf=np.zeros(n, dtype=np.int64), tmp=np.zeros(n), cdata=cdata, cindices=cind,
-        cindptr=cptr, all_cols=np.arange(n, dtype=np.int64), nthr=int(nthr),
+        data=data, indices=indices, indptr=indptr,
+        xbuf=np.zeros((nthr or 1, d if sparse else 1)), kbuf=np.zeros(n, dtype=np.int64),
+        tmp=np.zeros(n), cdata=cdata, cindices=cind, cindptr=cptr,
+        all_cols=np.arange(n, dtype=np.int64), nthr=None if nthr is None else int(nthr),
         par_min=np.iinfo(np.int64).max, XA=e2, sqa=ef, xa_stamp=np.full(1, -1, dtype=np.int64))
 
 
-def for_smo(kd, m, nthr, par_min, max_threads=None):
+def for_smo(kd, m, nthr, par_min, max_threads=None, serial=False):
     """``kd`` for SMO over m variables: rows of at least ``par_min`` columns split over
     ``nthr`` threads (scratch for up to ``max_threads``, the most the run may switch to
     with ``kd._replace(nthr=...)``), and room for the compact copy of the active columns
-    (where the data have a dense transpose)."""
+    (where the data have a dense transpose).  ``serial``: a run that never splits, whose
+    ``kd.nthr`` is None (its compiled code has no parallel functions, see :mod:`.state`)."""
     nthr = max(1, int(nthr))
     room = max(nthr, int(max_threads or 1))
     dense_T = kd.kind != K_PRECOMPUTED and (not kd.sparse or kd.XT.shape[1] ==
@@ -561,7 +595,8 @@ def for_smo(kd, m, nthr, par_min, max_threads=None):
     # sqa: the active columns' squared norms (with a transpose), or those of the columns
     # of a row computed by sparse dot products (without one)
     sqa = np.empty(max(m, 1)) if kd.kind != K_PRECOMPUTED else kd.sqa
-    return kd._replace(nthr=nthr, xbuf=np.zeros((room, kd.xbuf.shape[1])), par_min=int(par_min),
+    return kd._replace(nthr=None if serial else nthr, xbuf=np.zeros((room, kd.xbuf.shape[1])),
+                       par_min=int(par_min),
                        XA=XA, sqa=sqa, tmp=np.empty(max(m, 1)),
                        kbuf=np.empty(max(m, kd.kbuf.size), dtype=np.int64),
                        xa_stamp=np.full(1, -1, dtype=np.int64))
@@ -636,6 +671,7 @@ def kernel_block(kd, gram, csr, rows, cols=None):
     rows = np.ascontiguousarray(rows, dtype=np.int64)
     if gram is not None:
         return gram[np.ix_(rows, cols)] if cols is not None else gram[rows]
+    kd = plain(kd)
     n_data = kd.all_cols.size
     if cols is None:
         cols = kd.all_cols
@@ -710,6 +746,7 @@ def symmetric_block(kd, rows, nthr=None) -> np.ndarray:
     rows = np.ascontiguousarray(rows, dtype=np.int64)
     if rows.size == 0:
         return np.zeros((0, 0))
+    kd = plain(kd)
     Xr = kd.X[rows]
     # Fortran C = XrXrᵀ, upper triangle: the C-order lower triangle of its transpose
     B = np.ascontiguousarray(blas.dsyrk(1.0, Xr.T, trans=1, lower=0).T)
@@ -759,6 +796,7 @@ def combination(kd, gram, csr, rows, coefs, block_bytes=_BLOCK_BYTES, nthr=None)
         Threads for the tiles (None: :func:`margin_opt.parallel.fit_threads`; an SMO run
         passes the count it runs on).
     """
+    kd = plain(kd)
     n_data = kd.all_cols.size if gram is None else gram.shape[0]
     rows = np.ascontiguousarray(rows, dtype=np.int64)
     coefs = np.ascontiguousarray(coefs, dtype=np.float64)

@@ -45,7 +45,7 @@ from numba.extending import intrinsic
 
 from . import packed as _pk
 from .cache import get_row
-from .state import S_ACTIVE, S_EPOCH, S_LAYOUT, S_TICK
+from .state import S_ACTIVE, S_EPOCH, S_LAYOUT, S_TICK, split, when
 
 __all__ = ["BIG", "CH", "set_pens", "first_pass", "gather", "fused_update", "second_order_j",
            "position_row", "select_pair"]
@@ -285,14 +285,18 @@ def _positions(G, y, pu, pl, na, red, firstf, firsti):
     firsti[1] = jmax
 
 
+@njit(cache=True, nogil=True)
+def _first_split(G, y, pu, pl, na, nthr, parts, red):
+    _first_par(G, y, pu, pl, na, nthr, parts)
+    _combine_pairs(parts, nthr, red)
+
+
 @njit(cache=True, nogil=True, _nrt=False)
 def first_pass(G, y, pu, pl, na, nthr, parts, red, firstf, firsti):
     """m = max_{I_up} g and M = min_{I_low} g over the first ``na`` positions, with the
-    last position of each (ties: LIBSVM's ``>=``), into ``firstf`` / ``firsti``."""
-    if nthr > 1:
-        _first_par(G, y, pu, pl, na, nthr, parts)
-        _combine_pairs(parts, nthr, red)
-    else:
+    last position of each (ties: LIBSVM's ``>=``), into ``firstf`` / ``firsti``;
+    ``nthr`` threads (None: a serial run, see :mod:`.state`)."""
+    if not _first_threads(nthr, G, y, pu, pl, na, nthr, parts, red):
         _first_range(G, y, pu, pl, np.int64(0), na, red)
     _positions(G, y, pu, pl, na, red, firstf, firsti)
 
@@ -304,22 +308,34 @@ def gather(row, index, buf, na, nthr):
     One tight pass over a row that is usually cold (in main memory): the passes that
     follow read ``buf`` contiguously, vectorized, from the processor's caches.
     """
-    if nthr > 1:
-        _gather_par(row, index, buf, na, nthr)
-    else:
+    if not _gather_threads(nthr, row, index, buf, na, nthr):
         _gather_range(row, index, buf, np.int64(0), na)
+
+
+@njit(cache=True, nogil=True)
+def _update_split(G, y, pu, pl, bi, bj, dai, daj, na, nthr, parts, red):
+    _update_par(G, y, pu, pl, bi, bj, dai, daj, na, nthr, parts)
+    _combine_pairs(parts, nthr, red)
 
 
 @njit(cache=True, nogil=True, _nrt=False)
 def fused_update(G, y, pu, pl, bi, bj, dai, daj, na, nthr, parts, red, firstf, firsti):
     """The gradient update of a pair step (``bi``, ``bj``: the rows of i and j in
     position order) fused with :func:`first_pass` of the next selection."""
-    if nthr > 1:
-        _update_par(G, y, pu, pl, bi, bj, dai, daj, na, nthr, parts)
-        _combine_pairs(parts, nthr, red)
-    else:
+    if not _update_threads(nthr, G, y, pu, pl, bi, bj, dai, daj, na, nthr, parts, red):
         _update_range(G, y, pu, pl, bi, bj, dai, daj, np.int64(0), na, red)
     _positions(G, y, pu, pl, na, red, firstf, firsti)
+
+
+@njit(cache=True, nogil=True)
+def _wss2_split(G, y, pl, QD, index, bi, ri, qi, gmax, na, nthr, parts, red, od):
+    _wss2_par(G, y, pl, QD, index, bi, ri, qi, gmax, na, nthr, parts, od)
+    red[0] = np.inf
+    red[1] = -1
+    for h in range(nthr):
+        if parts[h, 1] >= 0 and parts[h, 0] <= red[0]:
+            red[0] = parts[h, 0]
+            red[1] = parts[h, 1]
 
 
 @njit(cache=True, nogil=True, _nrt=False)
@@ -329,15 +345,8 @@ def second_order_j(G, y, pl, QD, index, bi, i, gmax, na, nthr, parts, red, od):
     of i in position order, ``od`` scratch of length ≥ ``na``."""
     ri = index[i]
     qi = QD[i]
-    if nthr > 1:
-        _wss2_par(G, y, pl, QD, index, bi, ri, qi, gmax, na, nthr, parts, od)
-        red[0] = np.inf
-        red[1] = -1
-        for h in range(nthr):
-            if parts[h, 1] >= 0 and parts[h, 0] <= red[0]:
-                red[0] = parts[h, 0]
-                red[1] = parts[h, 1]
-    else:
+    if not _wss2_threads(nthr, G, y, pl, QD, index, bi, ri, qi, gmax, na, nthr, parts, red,
+                         od):
         _wss2_range(G, y, pl, QD, index, bi, ri, qi, gmax, np.int64(0), na, red, od)
     cb = np.int64(red[1])
     if cb < 0 or red[0] >= 0.5 * BIG:
@@ -345,7 +354,28 @@ def second_order_j(G, y, pl, QD, index, bi, i, gmax, na, nthr, parts, red, od):
     return _last_od(od, cb, min(cb + CH, na), red[0])
 
 
+#: the parallel passes, called where a run splits (compiled only for a run that may)
+_first_threads = split(_first_split)
+_gather_threads = split(_gather_par)
+_update_threads = split(_update_split)
+_wss2_threads = split(_wss2_split)
+
+
 # ---------------------------------------------------------------- the pair
+
+@njit(cache=True, nogil=True)
+def _gather_packed(r, st, kd, cc, buf, nthr):
+    """:func:`gather` of the packed row of data row r where rows come packed (True);
+    False, nothing done, where they do not."""
+    if not _pk.active(cc, st[S_EPOCH]):
+        return False
+    gather(_pk.row(r, st, kd, cc), cc.cidx, buf, st[S_ACTIVE], nthr)
+    return True
+
+
+#: packed rows, compiled only for a cache that packs
+_gather_packed_if = when(_gather_packed)
+
 
 @njit(cache=True, inline="always")
 def position_row(v, avoid, index, st, kd, cc, all_cols, bufs, btag, nthr):
@@ -363,9 +393,7 @@ def position_row(v, avoid, index, st, kd, cc, all_cols, bufs, btag, nthr):
         b = 1 - avoid
     else:
         b = 0 if btag[0, 2] <= btag[1, 2] else 1
-    if _pk.active(cc, st[S_EPOCH]):
-        gather(_pk.row(r, st, kd, cc), cc.cidx, bufs[b], st[S_ACTIVE], nthr)
-    else:
+    if not _gather_packed_if(cc.flat, r, st, kd, cc, bufs[b], nthr):
         s = get_row(v, False, index, st, kd, cc, all_cols)
         gather(cc.cache[s], index, bufs[b], st[S_ACTIVE], nthr)
     btag[b, 0] = r

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import numpy as np
 from numba import njit
+from numba.extending import overload
 
 from . import cache as _cache
 from . import packed as _pk
@@ -32,10 +33,11 @@ from .state import (
     S_ITER,
     S_LAYOUT,
     S_RECONSTRUCT,
-    S_UNSHRINK,
+    when,
 )
 
-__all__ = ["reconstruct_gradient", "unshrink", "do_shrinking", "reorder"]
+__all__ = ["reconstruct_gradient", "reconstruct_by_tiles", "unshrink", "shrink_maxima",
+           "do_shrinking", "reorder"]
 
 #: kernel values (free variables × data rows) from which the gradient reconstruction
 #: combines the free rows by BLAS tiles instead of computing them one by one
@@ -44,33 +46,35 @@ GEMM_RECONSTRUCT_MIN = 1 << 17
 
 @njit(cache=True, nogil=True)
 def reconstruct_gradient(alpha, G, G_bar, y, p, C, index, st, kd, cc, all_cols):
-    """Restore G on the shrunk variables (LIBSVM's ``reconstruct_gradient``)."""
+    """Restore G on the shrunk variables (LIBSVM's ``reconstruct_gradient``).
+
+    Returns False, having changed nothing, where the free rows are best combined by
+    BLAS tiles (:data:`GEMM_RECONSTRUCT_MIN`): the caller then runs
+    :func:`reconstruct_by_tiles` (in Python, so that a run that never takes that way
+    never compiles it); True when done.
+    """
     m = alpha.shape[0]
     na = st[S_ACTIVE]
     if na == m:
-        return
-    st[S_RECONSTRUCT] += 1
-    cache = cc.cache
-    for j in range(na, m):
-        G[j] = y[j] * G_bar[index[j]] + p[j]
+        return True
     nr_free = 0
     for i in range(na):
         if 0.0 < alpha[i] < C[i]:
             nr_free += 1
+    by_rows = nr_free * m > 2 * na * (m - na)
+    if not by_rows and nr_free * cc.slot_of_row.shape[0] >= GEMM_RECONSTRUCT_MIN and \
+            cc.store.shape[1] > 1 and kd.kind != K_PRECOMPUTED and has_transpose(kd):
+        return False
+    st[S_RECONSTRUCT] += 1
+    _from_gbar(G, G_bar, y, p, index, na)
+    cache = cc.cache
     packed = _pk.active(cc, st[S_EPOCH])
-    if nr_free * m > 2 * na * (m - na):
+    if by_rows:
         # rows of the inactive variables over the active columns
-        for i in range(na, m):
-            if packed:
-                G[i] += y[i] * _free_dot(_pk.row(index[i], st, kd, cc), cc.cidx, alpha, y,
-                                         C, na)
-            else:
+        if not _packed_free_dots_if(cc.flat, alpha, G, y, C, index, st, kd, cc, na):
+            for i in range(na, m):
                 s = get_row(i, False, index, st, kd, cc, all_cols)
                 G[i] += y[i] * _free_dot(cache[s], index, alpha, y, C, na)
-    elif nr_free * cc.slot_of_row.shape[0] >= GEMM_RECONSTRUCT_MIN and \
-            cc.store.shape[1] > 1 and kd.kind != K_PRECOMPUTED and has_transpose(kd):
-        _reconstruct_gemm(alpha, G, y, C, index, na, kd, cc)
-        st[S_GEMM] += 1
     else:
         for i in range(na):
             if 0.0 < alpha[i] < C[i]:
@@ -81,6 +85,30 @@ def reconstruct_gradient(alpha, G, G_bar, y, p, C, index, st, kd, cc, all_cols):
                 else:
                     s = get_row(i, True, index, st, kd, cc, all_cols)
                     _shrunk_axpy(a, cache[s], G, y, index, na)
+    return True
+
+
+@njit(cache=True, nogil=True)
+def _packed_free_dots(alpha, G, y, C, index, st, kd, cc, na):
+    """Where rows come packed: G[i] += yᵢ Σ_free αⱼyⱼK[index[i], index[j]] for the
+    shrunk i ≥ na from their packed rows; False (nothing done) where they do not."""
+    if not _pk.active(cc, st[S_EPOCH]):
+        return False
+    for i in range(na, alpha.shape[0]):
+        G[i] += y[i] * _free_dot(_pk.row(index[i], st, kd, cc), cc.cidx, alpha, y, C, na)
+    return True
+
+
+#: packed rows, compiled only for a cache that packs
+_packed_free_dots_if = when(_packed_free_dots)
+_plan_if = when(_pk.plan)
+
+
+@njit(cache=True, nogil=True)
+def _from_gbar(G, G_bar, y, p, index, na):
+    """G[j] = yⱼ·Ḡ[index[j]] + pⱼ for the shrunk variables j ≥ na."""
+    for j in range(na, G.shape[0]):
+        G[j] = y[j] * G_bar[index[j]] + p[j]
 
 
 @njit(cache=True, inline="always")
@@ -90,13 +118,34 @@ def _shrunk_axpy(a, row, G, y, index, na):
         G[j] += a * y[j] * row[index[j]]
 
 
+def reconstruct_by_tiles(alpha, G, G_bar, y, p, C, index, st, kd, cc):
+    """:func:`reconstruct_gradient` where it returned False: G[j] = yⱼḠ[index[j]] + pⱼ +
+    yⱼ Σ_free αᵢyᵢK[index[i], index[j]] for the shrunk j ≥ na, the free variables'
+    kernel rows taken as one combination (the coefficients summed by data row): the
+    rows the cache holds whole read in place (:func:`.cache.accumulate`), the others by
+    BLAS tiles (:func:`.rows.combination_gemm`), instead of one computed row per free
+    variable.  Every gradient is then exact (``st[S_FULL_ITER]``), so the caller's next
+    :func:`unshrink` does not reconstruct again."""
+    na = int(st[S_ACTIVE])
+    nthr = kd.nthr if kd.nthr is not None else 1
+    st[S_RECONSTRUCT] += 1
+    _from_gbar(G, G_bar, y, p, index, na)
+    slots, hcoefs, rows, coefs, Xr = _combination_terms(alpha, y, C, index, na, kd, cc)
+    if rows.size:
+        f_all = combination_gemm(kd, Xr, rows, coefs, nthr)
+    else:
+        f_all = np.zeros((1, kd.XT.shape[1]))
+    _cache.accumulate(cc.cache, slots, hcoefs, f_all, nthr)
+    _add_shrunk(G, y, f_all[0], index, na)
+    st[S_GEMM] += 1
+    st[S_FULL_ITER] = st[S_ITER]
+
+
 @njit(cache=True, nogil=True)
-def _reconstruct_gemm(alpha, G, y, C, index, na, kd, cc):
-    """G[j] += yⱼ Σ_free αᵢyᵢK[index[i], index[j]] for the shrunk j ≥ na, as one
-    combination of the free variables' kernel rows (the coefficients summed by data
-    row): the rows the cache holds whole read in place (:func:`.cache.accumulate`), the
-    others by BLAS tiles (:func:`.rows.combination_gemm`), instead of one
-    computed row per free variable."""
+def _combination_terms(alpha, y, C, index, na, kd, cc):
+    """The terms of :func:`reconstruct_by_tiles`: the slots of the rows held whole and
+    their coefficients, the other rows, theirs and their data (dense, unless
+    :func:`.rows.axpy_rows`)."""
     XT = kd.XT
     n_data = XT.shape[1]
     coef = np.zeros(n_data)
@@ -134,12 +183,12 @@ def _reconstruct_gemm(alpha, G, y, C, index, na, kd, cc):
                 for f in range(XT.shape[0]):
                     Xr[k, f] = XT[f, r]
             k += 1
-    if n_new:
-        f_all = combination_gemm(kd, Xr, rows, coefs, kd.nthr)
-    else:
-        f_all = np.zeros((1, n_data))
-    _cache.accumulate(cc.cache, slots, hcoefs, f_all, kd.nthr)
-    f = f_all[0]
+    return slots, hcoefs, rows, coefs, Xr
+
+
+@njit(cache=True, nogil=True)
+def _add_shrunk(G, y, f, index, na):
+    """G[j] += yⱼ·f[index[j]] for the shrunk variables j ≥ na."""
     for j in range(na, G.shape[0]):
         G[j] += y[j] * f[index[j]]
 
@@ -174,16 +223,38 @@ def reorder(order, k, alpha, G, y, p, C, QD, index, perm):
     _permute(perm, order, k, it)
 
 
-@njit(cache=True, nogil=True)
 def unshrink(alpha, G, G_bar, y, p, C, QD, index, perm, st, kd, cc, all_cols):
     """Reconstruct the gradient, make every variable active and put them back in
     their original order (``perm`` the identity: the data rows of the active
     variables are then read in increasing order).  Where no multiplier has moved
     since every gradient was last exact (``st[S_FULL_ITER]``: e.g. shrinking right
     after a polish, then optimal at once) the shrunk gradients still hold and are not
-    recomputed (at ε-SVR n = 5000 that recomputation took 30 ms for nothing)."""
+    recomputed (at ε-SVR n = 5000 that recomputation took 30 ms for nothing).
+
+    Returns False, having changed nothing, where the reconstruction is left to the
+    caller (:func:`reconstruct_by_tiles`, then this again); True when done.
+
+    Called from Python (the driver) it runs here, its two steps compiled; compiled
+    callers (:func:`.loop.smo_run` in the batch entries) get it compiled, the same
+    code, so that a run driven from Python never compiles a library that links the
+    reconstruction again.
+    """
     if st[S_ITER] != st[S_FULL_ITER]:
-        reconstruct_gradient(alpha, G, G_bar, y, p, C, index, st, kd, cc, all_cols)
+        if not reconstruct_gradient(alpha, G, G_bar, y, p, C, index, st, kd, cc, all_cols):
+            return False
+    _activate_all(alpha, G, y, p, C, QD, index, perm, st, cc)
+    return True
+
+
+@overload(unshrink, jit_options={"cache": True, "nogil": True})
+def _unshrink_compiled(alpha, G, G_bar, y, p, C, QD, index, perm, st, kd, cc, all_cols):
+    return unshrink
+
+
+@njit(cache=True, nogil=True)
+def _activate_all(alpha, G, y, p, C, QD, index, perm, st, cc):
+    """:func:`unshrink` after the reconstruction: every gradient exact, every variable
+    active, in its original position."""
     st[S_FULL_ITER] = st[S_ITER]
     m = alpha.shape[0]
     shrunk = st[S_ACTIVE] < m
@@ -202,7 +273,7 @@ def unshrink(alpha, G, G_bar, y, p, C, QD, index, perm, st, kd, cc, all_cols):
     if shrunk or moved:
         # the epoch's packed rows end; a new layout (where ``index`` uses few data rows)
         # reads the positions as they are now, after the reordering
-        _pk.plan(cc, index, st, alpha, C)
+        _plan_if(cc.flat, cc, index, st, alpha, C)
 
 
 @njit(cache=True, nogil=True)
@@ -219,15 +290,14 @@ def _be_shrunk(i, Gmax1, Gmax2, alpha, G, y, C):
 
 
 @njit(cache=True, nogil=True)
-def do_shrinking(alpha, G, G_bar, y, p, C, QD, index, perm, st, kd, cc, all_cols, tol):
-    """LIBSVM's ``do_shrinking``: move bound variables that cannot enter the pair
-    behind the active ones.  The partition is stable (the active variables keep
-    their order, so their data rows are read in increasing order); the kernel cache
-    is keyed by data row, so it needs no swapping."""
+def shrink_maxima(alpha, G, y, C, st):
+    """(Gmax1, Gmax2) of LIBSVM's ``do_shrinking`` over the active variables: m(α) and
+    −M(α).  Where ``st[S_UNSHRINK]`` is 0 and their sum is ≤ 10·tol, the caller
+    unshrinks first (LIBSVM's early unshrinking) and sets it to 1, then calls
+    :func:`do_shrinking` with these maxima."""
     Gmax1 = -np.inf
     Gmax2 = -np.inf
-    na = st[S_ACTIVE]
-    for i in range(na):
+    for i in range(st[S_ACTIVE]):
         if y[i] > 0:
             if alpha[i] < C[i]:
                 Gmax1 = max(Gmax1, -G[i])
@@ -238,10 +308,16 @@ def do_shrinking(alpha, G, G_bar, y, p, C, QD, index, perm, st, kd, cc, all_cols
                 Gmax2 = max(Gmax2, -G[i])
             if alpha[i] > 0.0:
                 Gmax1 = max(Gmax1, G[i])
-    if st[S_UNSHRINK] == 0 and Gmax1 + Gmax2 <= tol * 10.0:
-        st[S_UNSHRINK] = 1
-        unshrink(alpha, G, G_bar, y, p, C, QD, index, perm, st, kd, cc, all_cols)
-        na = st[S_ACTIVE]
+    return Gmax1, Gmax2
+
+
+@njit(cache=True, nogil=True)
+def do_shrinking(Gmax1, Gmax2, alpha, G, y, p, C, QD, index, perm, st, cc):
+    """LIBSVM's ``do_shrinking`` (after :func:`shrink_maxima`): move bound variables
+    that cannot enter the pair behind the active ones.  The partition is stable (the
+    active variables keep their order, so their data rows are read in increasing
+    order); the kernel cache is keyed by data row, so it needs no swapping."""
+    na = st[S_ACTIVE]
     order = np.empty(na, dtype=np.int64)
     kept = 0
     for k in range(na):
@@ -258,5 +334,5 @@ def do_shrinking(alpha, G, G_bar, y, p, C, QD, index, perm, st, kd, cc, all_cols
     reorder(order, na, alpha, G, y, p, C, QD, index, perm)
     st[S_ACTIVE] = kept
     st[S_LAYOUT] += 1
-    _pk.plan(cc, index, st, alpha, C)
+    _plan_if(cc.flat, cc, index, st, alpha, C)
 
