@@ -1,0 +1,12 @@
+"""Linear solvers: the dual with w kept explicitly (liblinear's family).
+
+``coordinate``
+    The compiled epochs of dual coordinate descent and the row operations.
+``dcd``
+    :func:`solve_dcd`: C-SVC with and without the free intercept, the squared hinge,
+    ε-SVR (L1 and L2 losses) on a linear :class:`~margin_opt.standard_forms.DualQP`.
+"""
+
+from .dcd import DCDOptions, solve_dcd
+
+__all__ = ["solve_dcd", "DCDOptions"]
