@@ -170,8 +170,8 @@ def test_compiled_residual_pass_is_the_numpy_reading(equality):
                else kkt.projected_gradient(alpha, g0, up, tau, zs)]
         np.testing.assert_array_equal(r, ref)
     fp[0] = np.nan
-    assert np.isnan(kkt._residual_pass(y, p, up, np.arange(m), alpha, xi, fp, fg, tau, zs,
-                                       equality)[4]).all()
+    assert np.isnan(kkt._residual_pass(y, p, up, np.arange(m), alpha, xi, fp, fg,
+                                       np.zeros(m), tau, zs, equality)[4]).all()
 
 
 def test_coefficients_of_one_variable_per_row_are_the_bincount():
