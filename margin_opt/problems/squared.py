@@ -164,8 +164,8 @@ class SquaredEpsilonProblem(SVRProblem):
 
     def __init__(self, X, y, *, C=1.0, epsilon=0.0, kernel="linear", fit_intercept=True,
                  **kw):
-        super().__init__(X, y, C=C, epsilon=epsilon, kernel=kernel, **kw)
-        self.fit_intercept = bool(fit_intercept)
+        super().__init__(X, y, C=C, epsilon=epsilon, kernel=kernel,
+                         fit_intercept=fit_intercept, **kw)
 
     def primal(self, formulation: str = "slack") -> cp.Problem:
         """The primal in ``w``, ``b``, ``xi``, ``xi_star``: tube constraints 0 (duals a)
@@ -238,7 +238,6 @@ class SquaredEpsilonProblem(SVRProblem):
         """The ε-SVR's 2n-variable layout with D = 1/(2Cᵢ), no box, and the equality only
         with an intercept."""
         lay = super()._layout()
-        lay["equality"] = self.fit_intercept
         return _diag_layout(np.r_[self.C_i, self.C_i], lay)
 
     def _certificate_parts(self, res, alpha, solution, tol):
