@@ -12,7 +12,7 @@ from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import validate_data
 
 from ..kernels import KERNELS, make_kernel
-from ..methods import method_names
+from ..methods import auto_method, method_names
 from ..problems.multiclass import MulticlassSVMProblem
 from ..validation import (
     canonical,
@@ -56,8 +56,10 @@ class SVC(ClassifierMixin, BaseEstimator):
     solver : str, default="auto"
         Method of :meth:`SVMProblem.solve`: ``"smo"`` (LIBSVM's algorithm, compiled),
         ``"cvxpy-dual"``, ``"cvxpy-primal"``, ``"subgradient"``, ``"pegasos"``.
-        ``"auto"`` is ``"smo"`` for one-vs-one and ``"cvxpy-dual"`` for Crammer–Singer
-        (which takes only the cvxpy methods).
+        ``"auto"`` is the registry's choice for one-vs-one
+        (:func:`margin_opt.methods.auto_method`: ``"dcd"``, dual coordinate descent with
+        w explicit, for the linear kernel on enough samples, else ``"smo"``) and
+        ``"cvxpy-dual"`` for Crammer–Singer (which takes only the cvxpy methods).
     tol : float, default=1e-6
         Tolerance of the certificates computed after fitting.  SMO stops at
         m(α) − M(α) ≤ tol / max(1, C) (the duality gap is bounded by that times
@@ -238,6 +240,9 @@ class SVC(ClassifierMixin, BaseEstimator):
         self._kernel, self._n_train, self.shape_fit_ = kernel, X.shape[0], X.shape
         for name in ("solution_", "coef_", "probA_", "probB_"):
             self.__dict__.pop(name, None)
+        if self.solver == "auto" and self.multi_class != "crammer_singer":
+            solver = auto_method("svc", linear=kernel.is_linear, n_samples=X.shape[0],
+                                 hard_margin=bool(np.isinf(self.C)))
         if self.multi_class == "crammer_singer":
             self._fit_crammer_singer(X, y_index, weight, kernel, solver)
         else:

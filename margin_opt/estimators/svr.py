@@ -10,7 +10,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import validate_data
 
 from ..kernels import KERNELS, make_kernel
-from ..methods import method_names
+from ..methods import auto_method, method_names
 from ..problems.svr import SVRProblem
 from ..validation import canonical, check_libsvm_sample_weight, check_precomputed_kernel
 from .base import fit_problem, kernel_decision
@@ -31,7 +31,10 @@ class SVR(RegressorMixin, BaseEstimator):
     gamma : {"scale", "auto"} or float, default="scale"
     degree : int, default=3
     coef0 : float, default=0.0
-    solver : {"cvxpy-dual", "cvxpy-primal", "smo", "subgradient"}, default="smo"
+    solver : {"auto", "cvxpy-dual", "cvxpy-primal", "smo", "dcd", "subgradient"}, default="auto"
+        ``"auto"``: the registry's choice (:func:`margin_opt.methods.auto_method`):
+        dual coordinate descent with w explicit (``"dcd"``) for the linear kernel on
+        enough samples, SMO otherwise.
     tol : float, default=1e-6
         Tolerance of the certificate computed after fitting.  SMO stops at
         m(α) − M(α) ≤ tol / max(1, C), the subgradient method at a parameter
@@ -66,14 +69,14 @@ class SVR(RegressorMixin, BaseEstimator):
                                                           closed="neither")],
         "degree": [Interval(numbers.Integral, 1, None, closed="left")],
         "coef0": [Interval(numbers.Real, None, None, closed="neither")],
-        "solver": [StrOptions(set(method_names("svr", estimator=True)))],
+        "solver": [StrOptions(set(method_names("svr", estimator=True)) | {"auto"})],
         "tol": [Interval(numbers.Real, 0, None, closed="neither")],
         "solver_options": [dict, None],
         "certify": ["boolean"],
     }
 
     def __init__(self, C=1.0, epsilon=0.1, kernel="rbf", gamma="scale", degree=3, coef0=0.0,
-                 solver="smo", tol=1e-6, solver_options=None, certify=True):
+                 solver="auto", tol=1e-6, solver_options=None, certify=True):
         self.C = C
         self.epsilon = epsilon
         self.kernel = kernel
@@ -121,7 +124,9 @@ class SVR(RegressorMixin, BaseEstimator):
         problem = SVRProblem(X, y, C=self.C, epsilon=self.epsilon, kernel=kernel,
                              gamma=self.gamma, degree=self.degree, coef0=self.coef0,
                              sample_weight=sample_weight)
-        fit_problem(self, problem)
+        solver = self.solver if self.solver != "auto" else auto_method(
+            "svr", linear=problem.explicit_w, n_samples=X.shape[0])
+        fit_problem(self, problem, solver)
         return self
 
     def __sklearn_tags__(self):

@@ -65,12 +65,11 @@ class DCDOptions:
         ``tighten`` each time the exact check fails.
     tighten : float, default=4.0
     polish_every : int, default=8
-        Epochs between Newton steps on the free multipliers of the squared hinge (0:
-        none).  Each solves the KKT system of the free set F exactly (the
-        |F| × |F| system Q_FF + D_F from X_F, positive definite; never n × n) and
-        moves to its solution or to the first bound on the way; the epochs then
-        settle the others.  Not for the hinge, whose Q_FF is singular where |F| > d
-        (the system is then inconsistent and its least-squares point no descent).
+        Epochs between Newton steps on the free multipliers (0: none).  Each solves
+        the KKT system of the free set F (the |F| × |F| system Q_FF + D_F from X_F;
+        never n × n) and is kept only where it lowers the objective; the epochs then
+        settle the others.  Where few features make the free rows nearly dependent,
+        coordinate descent's tail on them is long and this step ends it.
     max_free : int, default=1500
         No Newton step while more multipliers than this are free.
 
@@ -239,7 +238,6 @@ def solve_dcd(qp, *, tol=1e-3, gap_tol=None, max_iter=10000, shrinking=True, alp
         qd = norms[rows]
         w = cd.weights(dense, data, indices, indptr, d, rows, y * var)
         sy = float(y @ var)
-    has_diag = bool(np.all(d_var[u_var > 0] > 0)) and getattr(qp, "diag", None) is not None
     movable = u_var > 0
     rho = opts.rho_scale * (float(qd[movable].mean()) if movable.any() else 1.0)
     rho = rho if rho > 0 else 1.0
@@ -274,10 +272,10 @@ def solve_dcd(qp, *, tol=1e-3, gap_tol=None, max_iter=10000, shrinking=True, alp
             except StopIteration:
                 status, message = "stopped", f"stopped by the callback after {nit} epochs"
                 break
-        if (tube is None and has_diag and opts.polish_every
+        if (tube is None and opts.polish_every
                 and nit % opts.polish_every == 0 and pg_gap > eps_inner):
             stepped = _newton_free(qp, dense, data, indices, indptr, d, rows, var, w, diag,
-                                   equality, delta, opts.max_free)
+                                   equality, delta, opts.max_free, state[2], state[3])
             if stepped is not None:
                 w = stepped
                 state[4] = float(y @ var)
@@ -382,45 +380,48 @@ def _final(qp, dense, data, indices, indptr, d, var, tube, equality, delta, diag
 
 
 def _newton_free(qp, dense, data, indices, indptr, d, rows, alpha, w, diag, equality, delta,
-                 max_free):
-    """A Newton step on the free multipliers F (0 < αₜ < uₜ), in place; the new w, or None.
+                 max_free, lam=0.0, rho=0.0):
+    """A Newton step on the free multipliers F (0 < αₜ < uₜ) of the problem the epochs
+    minimize, in place; the new w, or None.
 
-    Solves [Q_FF + D_F, y_F; y_Fᵀ, 0][α_F; b] = [−p_F − Q_F,rest α_rest; Δ − y_restᵀα_rest]
-    (without the last row and b when there is no intercept) by least squares (Q_FF may
-    be singular), then moves α_F towards the solution up to the first bound.
+    The Hessian on F is H = Q_FF + D_F (+ ρ y_F y_Fᵀ with intercept: the augmented
+    Lagrangian at λ, ρ), formed from X_F (|F| × |F|, never n × n); the step solves
+    (H + μI)Δ = −∇_F with μ = 1e-10·max diag H, a descent direction even where H is
+    singular (|F| beyond the rank of X_F: along its null space the objective is
+    linear and the step runs to a bound).  α_F moves by θΔ, θ = min(1, the first
+    bound), which lowers the objective; None (α unchanged) when θ = 0.
     """
     upper = qp.upper
     F = np.flatnonzero((alpha > 0) & (alpha < upper))
     if F.size == 0 or F.size > max_free:
         return None
     yF = qp.y[F]
-    XF = _dense_rows(dense, data, indices, indptr, d, rows[F])
-    w_rest = w - XF.T @ (yF * alpha[F])
-    G = (XF @ XF.T) * np.outer(yF, yF)
-    G[np.diag_indices_from(G)] += diag[F]
-    rhs = -np.asarray(qp.p, dtype=float)[F] - yF * (XF @ w_rest)
+    p = np.asarray(qp.p, dtype=float)
+    XF = _rows_of(dense, data, indices, indptr, d, rows[F])
+    XXt = XF @ XF.T
+    H = (XXt.toarray() if sp.issparse(XXt) else np.asarray(XXt)) * np.outer(yF, yF)
+    H[np.diag_indices_from(H)] += diag[F]
+    grad = yF * np.asarray(XF @ w).ravel() + p[F] + diag[F] * alpha[F]
     if equality:
-        k = F.size
-        A = np.zeros((k + 1, k + 1))
-        A[:k, :k] = G
-        A[:k, k] = yF
-        A[k, :k] = yF
-        rest = float(qp.y @ alpha) - float(yF @ alpha[F])
-        rhs = np.r_[rhs, delta - rest]
-        sol = np.linalg.lstsq(A, rhs, rcond=None)[0][:k]
-    else:
-        sol = np.linalg.lstsq(G, rhs, rcond=None)[0]
-    step = sol - alpha[F]
+        e = float(qp.y @ alpha) - delta
+        H += rho * np.outer(yF, yF)
+        grad += yF * (lam + rho * e)
+    mu = 1e-10 * max(1.0, float(np.max(np.diag(H))))
+    H[np.diag_indices_from(H)] += mu
+    try:
+        step = -np.linalg.solve(H, grad)
+    except np.linalg.LinAlgError:
+        return None
+    old = alpha[F]
     uF = upper[F]
     with np.errstate(divide="ignore", invalid="ignore"):
-        lim = np.where(step > 0, (uF - alpha[F]) / step,
-                       np.where(step < 0, -alpha[F] / step, np.inf))
+        lim = np.where(step > 0, (uF - old) / step, np.where(step < 0, -old / step, np.inf))
     theta = min(1.0, float(lim.min(initial=np.inf)))
-    if not np.isfinite(theta) or theta <= 0:
+    if not theta > 0 or not np.all(np.isfinite(step)):
         return None
-    new = np.clip(alpha[F] + theta * step, 0.0, uF)
+    new = np.clip(old + theta * step, 0.0, uF)
     alpha[F] = new
-    return w_rest + XF.T @ (yF * new)
+    return w + np.asarray(XF.T @ (yF * (new - old))).ravel()
 
 
 def _b_free(y, alpha, w, rows, p, diag, upper, dense, data, indices, indptr, d, b_old):
@@ -433,9 +434,8 @@ def _b_free(y, alpha, w, rows, p, diag, upper, dense, data, indices, indptr, d, 
     return float(np.mean(-y[F] * grad))
 
 
-def _dense_rows(dense, data, indices, indptr, d, rows):
-    """The rows ``rows`` of X as a dense array of shape (len(rows), d)."""
+def _rows_of(dense, data, indices, indptr, d, rows):
+    """The rows ``rows`` of X: dense (len(rows), d), or CSR for sparse X."""
     if dense:
         return data.reshape(-1, d)[rows]
-    X = sp.csr_matrix((data, indices, indptr), shape=(indptr.size - 1, d))
-    return X[rows].toarray()
+    return sp.csr_matrix((data, indices, indptr), shape=(indptr.size - 1, d))[rows]
