@@ -72,6 +72,9 @@ class DCDOptions:
         coordinate descent's tail on them is long and this step ends it.
     max_free : int, default=1500
         No Newton step while more multipliers than this are free.
+    tube_epochs : int, default=100
+        ε-SVR: epochs in Ho and Lin's one-variable-per-sample form before the run goes
+        on in the standard form's (a, â), where the Newton steps apply.
 
     Raises
     ------
@@ -84,6 +87,7 @@ class DCDOptions:
     tighten: float = 4.0
     polish_every: int = 8
     max_free: int = 1500
+    tube_epochs: int = 100
 
     def __post_init__(self):
         if not (self.rho_scale > 0 and self.inner_tol_factor > 0 and self.tighten > 1
@@ -252,6 +256,14 @@ def solve_dcd(qp, *, tol=1e-3, gap_tol=None, max_iter=10000, shrinking=True, alp
     status, message, nit, final = None, "", 0, None
     t1 = time.perf_counter()
     while nit < max_iter:
+        if tube is not None and nit >= opts.tube_epochs:
+            # the tail in the standard form (a, â), where the Newton steps apply
+            n = qp.n_data
+            var = np.concatenate([np.maximum(var, 0.0), np.maximum(-var, 0.0)])
+            tube, u_var, d_var, qd = None, upper, diag, norms[rows]
+            order = np.arange(var.size, dtype=np.int64)
+            active = var.size
+            state[0], state[1], state[4] = np.inf, -np.inf, float(y @ var)
         if tube is not None:
             active, v_max, _, _, _ = cd.epoch_tube(
                 dense, data, indices, indptr, d, z, eps, u_var, d_var, qd, var, w, order,
