@@ -65,13 +65,16 @@ class DCDOptions:
         ``tighten`` each time the exact check fails.
     tighten : float, default=4.0
     polish_every : int, default=8
-        Epochs between Newton steps on the free multipliers (0: none).  Each solves
+        Epochs between looks at the progress (0: no Newton steps).  Where the largest
+        projected gradient has not fallen below ``stall_ratio`` times its value at the
+        last look, a Newton step on the free multipliers is taken.  Each solves
         the KKT system of the free set F (the |F| × |F| system Q_FF + D_F from X_F;
         never n × n) and is kept only where it lowers the objective; the epochs then
         settle the others.  Where few features make the free rows nearly dependent,
         coordinate descent's tail on them is long and this step ends it.
-    max_free : int, default=1500
+    max_free : int, default=200
         No Newton step while more multipliers than this are free.
+    stall_ratio : float, default=0.5
     tube_epochs : int, default=100
         ε-SVR: epochs in Ho and Lin's one-variable-per-sample form before the run goes
         on in the standard form's (a, â), where the Newton steps apply.
@@ -86,7 +89,8 @@ class DCDOptions:
     inner_tol_factor: float = 0.5
     tighten: float = 4.0
     polish_every: int = 8
-    max_free: int = 1500
+    max_free: int = 200
+    stall_ratio: float = 0.5
     tube_epochs: int = 100
 
     def __post_init__(self):
@@ -253,6 +257,7 @@ def solve_dcd(qp, *, tol=1e-3, gap_tol=None, max_iter=10000, shrinking=True, alp
     eps_inner = opts.inner_tol_factor * tol
     eps_b = 0.5 * tol
     history = {"pg_gap": [], "active": []}
+    last_gap = np.inf
     status, message, nit, final = None, "", 0, None
     t1 = time.perf_counter()
     while nit < max_iter:
@@ -284,8 +289,11 @@ def solve_dcd(qp, *, tol=1e-3, gap_tol=None, max_iter=10000, shrinking=True, alp
             except StopIteration:
                 status, message = "stopped", f"stopped by the callback after {nit} epochs"
                 break
-        if (tube is None and opts.polish_every
-                and nit % opts.polish_every == 0 and pg_gap > eps_inner):
+        stalled = False
+        if opts.polish_every and nit % opts.polish_every == 0:
+            stalled = pg_gap > opts.stall_ratio * last_gap   # little progress since the last look
+            last_gap = pg_gap
+        if tube is None and stalled and pg_gap > eps_inner:
             stepped = _newton_free(qp, dense, data, indices, indptr, d, rows, var, w, diag,
                                    equality, delta, opts.max_free, state[2], state[3])
             if stepped is not None:
