@@ -40,8 +40,8 @@ def test_estimator_solvers_come_from_the_registry():
     svc = SVC._parameter_constraints["solver"][0].options
     svr = SVR._parameter_constraints["solver"][0].options
     assert svc == set(method_names("svc", estimator=True)) == \
-        {"cvxpy-dual", "cvxpy-primal", "smo", "subgradient", "pegasos"}
-    assert svr == {"cvxpy-dual", "cvxpy-primal", "smo", "subgradient"}
+        {"cvxpy-dual", "cvxpy-primal", "smo", "dcd", "subgradient", "pegasos"}
+    assert svr == {"auto", "cvxpy-dual", "cvxpy-primal", "smo", "dcd", "subgradient"}
     assert "libsvm" in method_names("svc") and "libsvm" not in svc
 
 

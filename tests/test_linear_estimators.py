@@ -83,3 +83,19 @@ def test_bad_input():
     Xz[:3] = 0.0                                          # empty rows, zero columns
     m = LinearSVC().fit(sp.csr_matrix(Xz), y)
     assert m.certificate_.ok and np.all(m.coef_[:, -2:] == 0)
+
+
+def test_crammer_singer_routes_to_the_cs_problem():
+    from sklearn.datasets import load_iris
+
+    from margin_opt.problems.multiclass import MulticlassSVMProblem
+
+    X, y = load_iris(return_X_y=True)
+    X, y = X[::3], y[::3]
+    ours = LinearSVC(multi_class="crammer_singer", C=0.5).fit(X, y)
+    ref = MulticlassSVMProblem(X, y, C=0.5, kernel="linear").solve("cvxpy-primal",
+                                                                    certify=False)
+    assert ours.certificate_.ok and ours.coef_.shape == (3, 4)
+    scores = ours.decision_function(X)
+    np.testing.assert_allclose(scores, X @ np.asarray(ref.variables.w) + ref.intercept,
+                               atol=1e-4)
