@@ -50,6 +50,17 @@ def _with_bias(X, scaling):
 class _LinearBase(BaseEstimator):
     """What LinearSVC and LinearSVR share: the data, the solve, the read-out."""
 
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
+        return tags
+
+    def _features(self, X):
+        """X validated for prediction (the fitted number of features)."""
+        check_is_fitted(self, "coef_")
+        return validate_data(self, X, accept_sparse="csr", dtype=np.float64, reset=False,
+                             accept_large_sparse=True)
+
     def _data(self, X, y):
         X, y = validate_data(self, X, y, accept_sparse="csr", dtype=np.float64,
                              accept_large_sparse=True)
@@ -177,11 +188,6 @@ class LinearSVC(ClassifierMixin, _LinearBase):
         self.dual = dual
         self.certify = certify
 
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.sparse = True
-        return tags
-
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, sample_weight=None):
         """Fit the linear SVM.
@@ -286,9 +292,7 @@ class LinearSVC(ClassifierMixin, _LinearBase):
         -------
         scores : ndarray of shape (n_samples,) for two classes, else (n_samples, n_classes)
         """
-        check_is_fitted(self, "coef_")
-        X = validate_data(self, X, accept_sparse="csr", dtype=np.float64, reset=False,
-                          accept_large_sparse=True)
+        X = self._features(X)
         out = X @ self.coef_.T
         out = np.asarray(out.toarray() if sp.issparse(out) else out) + self.intercept_
         return out.ravel() if out.shape[1] == 1 else out
@@ -380,11 +384,6 @@ class LinearSVR(RegressorMixin, _LinearBase):
         self.max_iter = max_iter
         self.certify = certify
 
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.sparse = True
-        return tags
-
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, sample_weight=None):
         """Fit the linear SVR.
@@ -427,7 +426,5 @@ class LinearSVR(RegressorMixin, _LinearBase):
         -------
         y_pred : ndarray of shape (n_samples,)
         """
-        check_is_fitted(self, "coef_")
-        X = validate_data(self, X, accept_sparse="csr", dtype=np.float64, reset=False,
-                          accept_large_sparse=True)
+        X = self._features(X)
         return np.asarray(X @ self.coef_).ravel() + self.intercept_[0]

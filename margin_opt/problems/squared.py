@@ -114,14 +114,6 @@ class SquaredHingeProblem(SVMProblem):
             cons.append(self.y @ alpha == 0)
         return cp.Problem(cp.Maximize(cp.sum(alpha) - 0.5 * quad - d @ cp.square(alpha)), cons)
 
-    def _read_cvxpy_primal(self, cvx):
-        w = np.asarray(cvx.var_dict["w"].value, dtype=float)
-        b = float(cvx.var_dict["b"].value) if self.fit_intercept else 0.0
-        alpha = None
-        if cvx.constraints:
-            alpha = np.clip(np.asarray(cvx.constraints[0].dual_value, dtype=float), 0, None)
-        return w, b, alpha
-
     def _math_lines(self, feats):
         b = " + b" if self.fit_intercept else ""
         eq = ",  Σᵢ yᵢαᵢ = 0" if self.fit_intercept else ""
@@ -203,20 +195,6 @@ class SquaredEpsilonProblem(SVRProblem):
         if self.fit_intercept:
             cons.append(cp.sum(beta) == 0)
         return cp.Problem(cp.Maximize(objective), cons)
-
-    def _read_cvxpy_dual(self, cvx):
-        a = np.clip(cvx.var_dict["alpha"].value, 0, None)
-        a_star = np.clip(cvx.var_dict["alpha_star"].value, 0, None)
-        b = float(cvx.constraints[-1].dual_value) if self.fit_intercept else 0.0
-        return np.r_[a, a_star], b
-
-    def _read_cvxpy_primal(self, cvx):
-        alpha = None
-        if cvx.constraints:
-            alpha = np.r_[np.clip(cvx.constraints[0].dual_value, 0, None),
-                          np.clip(cvx.constraints[1].dual_value, 0, None)]
-        b = float(cvx.var_dict["b"].value) if self.fit_intercept else 0.0
-        return cvx.var_dict["w"].value, b, alpha
 
     def _math_lines(self, feats):
         e = self.epsilon

@@ -105,6 +105,16 @@ def _rand_below(rng, k):
     return np.int64((x * np.uint64(2685821657736338717)) >> np.uint64(33)) % k
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _shuffle(order, active_size, rng):
+    """A random permutation of ``order[:active_size]`` in place (Fisher–Yates)."""
+    for i in range(active_size):
+        j = i + _rand_below(rng, active_size - i)
+        tmp = order[i]
+        order[i] = order[j]
+        order[j] = tmp
+
+
 @njit(cache=True, nogil=True)
 def epoch_margin(dense, data, indices, indptr, d, rows, y, p, upper, diag, qd, alpha, w,
                  order, active_size, state, rng, equality, delta):
@@ -123,11 +133,7 @@ def epoch_margin(dense, data, indices, indptr, d, rows, y, p, upper, diag, qd, a
     lam = state[2]
     rho = state[3]
     sya = state[4]
-    for i in range(active_size):
-        j = i + _rand_below(rng, active_size - i)
-        tmp = order[i]
-        order[i] = order[j]
-        order[j] = tmp
+    _shuffle(order, active_size, rng)
     pg_max = -np.inf
     pg_min = np.inf
     m_up = -np.inf
@@ -205,11 +211,7 @@ def epoch_tube(dense, data, indices, indptr, d, z, eps, upper, diag, qd, beta, w
     lam = state[2]
     rho = state[3]
     sb = state[4]
-    for i in range(active_size):
-        j = i + _rand_below(rng, active_size - i)
-        tmp = order[i]
-        order[i] = order[j]
-        order[j] = tmp
+    _shuffle(order, active_size, rng)
     v_max = 0.0
     m_up = -np.inf
     m_low = np.inf
