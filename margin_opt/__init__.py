@@ -25,6 +25,7 @@ if TYPE_CHECKING:  # the static view of the names below (type checkers, IDEs)
         RandomForest,
         RandomForestRegressor,
     )
+    from .estimators.linear import LinearSVC, LinearSVR
     from .estimators.perceptron import Perceptron, novikoff_bound
     from .estimators.svc import SVC
     from .estimators.svr import SVR
@@ -42,6 +43,7 @@ if TYPE_CHECKING:  # the static view of the names below (type checkers, IDEs)
     from .kernels import Kernel, make_kernel
     from .problems.multiclass import MulticlassSVMProblem
     from .problems.separability import SeparabilityProblem, separability
+    from .problems.squared import SquaredEpsilonProblem, SquaredHingeProblem
     from .problems.svm import SVMProblem
     from .problems.svr import SVRProblem
     from .solution import Solution
@@ -61,6 +63,8 @@ _EXPORTS = {
     "ExtraTreesRegressor": ".estimators.ensembles",
     "RandomForest": ".estimators.ensembles",
     "RandomForestRegressor": ".estimators.ensembles",
+    "LinearSVC": ".estimators.linear",
+    "LinearSVR": ".estimators.linear",
     "novikoff_bound": ".estimators.perceptron",
     "Perceptron": ".estimators.perceptron",
     "SVC": ".estimators.svc",
@@ -79,6 +83,8 @@ _EXPORTS = {
     "MulticlassSVMProblem": ".problems.multiclass",
     "separability": ".problems.separability",
     "SeparabilityProblem": ".problems.separability",
+    "SquaredEpsilonProblem": ".problems.squared",
+    "SquaredHingeProblem": ".problems.squared",
     "SVMProblem": ".problems.svm",
     "SVRProblem": ".problems.svr",
     "Solution": ".solution",
@@ -105,6 +111,8 @@ __all__ = [
     "InaccurateSolutionWarning",
     "InfeasibleError",
     "Kernel",
+    "LinearSVC",
+    "LinearSVR",
     "MulticlassSVMProblem",
     "NonConvexWarning",
     "NotCertifiedError",
@@ -120,6 +128,8 @@ __all__ = [
     "SeparabilityProblem",
     "Solution",
     "SolverError",
+    "SquaredEpsilonProblem",
+    "SquaredHingeProblem",
     "UnboundedError",
     "bias_variance",
     "make_kernel",

@@ -40,7 +40,8 @@ import numpy as np
 from sklearn import datasets as skd
 from sklearn.preprocessing import StandardScaler
 
-__all__ = ["Dataset", "load_dataset", "shared_data_dir", "packaged_data_path", "BUILTIN",
+__all__ = ["make_text_like",
+           "Dataset", "load_dataset", "shared_data_dir", "packaged_data_path", "BUILTIN",
            "PACKAGED"]
 
 BUILTIN = ("breast_cancer", "iris-binary", "diabetes")
@@ -275,3 +276,59 @@ def _numbers(values) -> bool:
     except ValueError:
         return False
     return True
+
+
+def make_text_like(n_samples=100_000, n_features=20_000, nnz_per_row=40, *, flip=0.03,
+                   n_classes=2, regression=False, zipf=1.1, random_state=0):
+    """A deterministic sparse, text-like data set with a planted linear rule.
+
+    Each row has a Poisson(``nnz_per_row``) number of term draws (at least one) from
+    power-law column frequencies (column j drawn with probability ∝ (j + 1)^(−zipf),
+    as word frequencies), values 1 + log(count) (sublinear tf), rows scaled to unit
+    Euclidean norm.  The labels follow a planted rule: sign(xᵀw*) (``n_classes=2``),
+    argmaxₖ xᵀw*ₖ (more classes), with a fraction ``flip`` of them replaced by another
+    class at random; with ``regression`` the target is xᵀw* plus Gaussian noise of
+    0.1 times its standard deviation.
+
+    Parameters
+    ----------
+    n_samples, n_features, nnz_per_row : int
+    flip : float, default=0.03
+    n_classes : int, default=2
+    regression : bool, default=False
+    zipf : float, default=1.1
+    random_state : int, default=0
+
+    Returns
+    -------
+    X : csr_matrix of shape (n_samples, n_features)
+        float64, int32 indices, sorted.
+    y : ndarray of shape (n_samples,)
+        Labels 0..n_classes−1 (int), or real targets.
+    """
+    import scipy.sparse as sp
+
+    rng = np.random.default_rng(random_state)
+    counts = np.maximum(1, rng.poisson(nnz_per_row, n_samples))
+    prob = (np.arange(1, n_features + 1, dtype=float)) ** (-zipf)
+    prob /= prob.sum()
+    cols = rng.permutation(n_features)[rng.choice(n_features, int(counts.sum()), p=prob)]
+    rows = np.repeat(np.arange(n_samples), counts)
+    X = sp.csr_matrix((np.ones(cols.size), (rows, cols)), shape=(n_samples, n_features))
+    X.sum_duplicates()
+    X.data = 1.0 + np.log(X.data)
+    norms = np.sqrt(np.asarray(X.multiply(X).sum(axis=1)).ravel())
+    X = sp.csr_matrix(sp.diags(1.0 / norms) @ X)
+    X.sort_indices()
+    X.indices = X.indices.astype(np.int32)
+    X.indptr = X.indptr.astype(np.int32)
+    k = 1 if regression or n_classes == 2 else n_classes
+    W = rng.standard_normal((n_features, k))
+    score = np.asarray(X @ W)
+    if regression:
+        f = score[:, 0]
+        return X, f + 0.1 * f.std() * rng.standard_normal(n_samples)
+    y = (score[:, 0] > 0).astype(int) if n_classes == 2 else score.argmax(axis=1)
+    flipped = rng.random(n_samples) < flip
+    y[flipped] = (y[flipped] + rng.integers(1, n_classes, flipped.sum())) % n_classes
+    return X, y

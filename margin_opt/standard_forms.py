@@ -57,6 +57,10 @@ class DualQP:
         Data row of each variable (default ``arange(m)``).
     gram : ndarray of shape (n_data, n_data), optional
         The kernel matrix if the caller already has it (it is not recomputed).
+    diag : ndarray of shape (m,), optional
+        A diagonal D added to Q (the squared hinge and squared ε-insensitive losses:
+        ``Dₜₜ = 1/(2Cₜ)``, with ``upper = inf``): the form is then
+        ``min ½αᵀ(Q + D)α + pᵀα``.  None: D = 0.
     """
 
     X: object
@@ -68,6 +72,7 @@ class DualQP:
     equality: bool = True
     index: np.ndarray | None = None
     gram: np.ndarray | None = None
+    diag: np.ndarray | None = None
 
     @property
     def n_variables(self) -> int:
@@ -100,13 +105,14 @@ class DualQP:
         return self.y[idx, None] * self.y[None, :] * self.kernel_rows(idx)
 
     def objective(self, alpha) -> float:
-        """The minimized objective ½αᵀQα + pᵀα (LIBSVM's "obj")."""
+        """The minimized objective ½αᵀ(Q + D)α + pᵀα (LIBSVM's "obj")."""
         alpha = np.asarray(alpha, dtype=float)
         nz = np.flatnonzero(alpha)
         if nz.size == 0:
             return 0.0
         Qa = self.q_rows(nz).T @ alpha[nz]
-        return float(0.5 * alpha @ Qa + self.p @ alpha)
+        extra = 0.0 if self.diag is None else 0.5 * float(self.diag @ (alpha * alpha))
+        return float(0.5 * alpha @ Qa + self.p @ alpha) + extra
 
 
 @dataclass(frozen=True, eq=False)

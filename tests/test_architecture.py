@@ -42,8 +42,8 @@ def test_estimator_solvers_come_from_the_registry():
     # SVC also takes the Crammer–Singer methods (multi_class="crammer_singer")
     assert svc == set(method_names("svc", estimator=True)) | \
         set(method_names("multiclass", estimator=True)) == \
-        {"cvxpy-dual", "cvxpy-primal", "smo", "subgradient", "pegasos", "sequential-dual"}
-    assert svr == {"cvxpy-dual", "cvxpy-primal", "smo", "subgradient"}
+        {"cvxpy-dual", "cvxpy-primal", "smo", "dcd", "subgradient", "pegasos", "sequential-dual"}
+    assert svr == {"auto", "cvxpy-dual", "cvxpy-primal", "smo", "dcd", "subgradient"}
     assert "libsvm" in method_names("svc") and "libsvm" not in svc
 
 

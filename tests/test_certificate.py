@@ -154,7 +154,7 @@ def test_compiled_residual_pass_is_the_numpy_reading(equality):
         fg = fp + 1e-3 * rng.normal(size=m)
         tau, zs = float(np.sqrt(rng.choice([1e-3, 1e-6]))), float(rng.choice([1.0, 2.5]))
         s, zero, free, at_u, r = kkt._residual_pass(y, p, up, np.arange(m), alpha, xi, fp,
-                                                    fg, tau, zs, equality)
+                                                    fg, np.zeros(m), tau, zs, equality)
         s0, g0 = y * fp + p, y * fg + p
         for got, ref in zip((zero, free, at_u), kkt.box_categories(alpha, up, tau, zs),
                             strict=True):
@@ -170,8 +170,8 @@ def test_compiled_residual_pass_is_the_numpy_reading(equality):
                else kkt.projected_gradient(alpha, g0, up, tau, zs)]
         np.testing.assert_array_equal(r, ref)
     fp[0] = np.nan
-    assert np.isnan(kkt._residual_pass(y, p, up, np.arange(m), alpha, xi, fp, fg, tau, zs,
-                                       equality)[4]).all()
+    assert np.isnan(kkt._residual_pass(y, p, up, np.arange(m), alpha, xi, fp, fg,
+                                       np.zeros(m), tau, zs, equality)[4]).all()
 
 
 def test_coefficients_of_one_variable_per_row_are_the_bincount():

@@ -19,6 +19,7 @@ SUITES = {
     "conditions": "margin_opt.bench.conditions",
     "subgradient": "margin_opt.bench.subgradient",
     "svr": "margin_opt.bench.svr",
+    "linear": "margin_opt.bench.linear",
     "adaboost": "margin_opt.bench.adaboost",
     "truth": "margin_opt.bench.truth",
     "multiclass": "margin_opt.bench.multiclass",

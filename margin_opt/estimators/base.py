@@ -190,15 +190,16 @@ def certify_result(est, problem, res, options, solver="smo"):
     return sol, cert
 
 
-def fit_problem(est, problem):
-    """Solve ``problem`` (:func:`solve_and_certify`) and store the fitted attributes.
+def fit_problem(est, problem, solver=None):
+    """Solve ``problem`` (:func:`solve_and_certify`, by ``solver`` or ``est.solver``) and
+    store the fitted attributes.
 
     Sets ``solution_``, ``support_``, ``support_vectors_``, ``dual_coef_`` of shape
     (n_functions, n_SV), ``intercept_`` of shape (n_functions,), ``n_iter_``,
     ``coef_`` (linear kernel), ``certificate_`` (when ``est.certify``) and
     ``n_features_in_``.
     """
-    sol, est.certificate_ = solve_and_certify(est, problem)
+    sol, est.certificate_ = solve_and_certify(est, problem, solver=solver)
     support = sol.support_
     est.n_features_in_ = problem.X.shape[1]
     est._kernel = problem.kernel

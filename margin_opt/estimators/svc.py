@@ -12,7 +12,7 @@ from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import validate_data
 
 from ..kernels import KERNELS, make_kernel
-from ..methods import method_names, preferred_method
+from ..methods import auto_method, method_names, preferred_method
 from ..problems.multiclass import MulticlassSVMProblem
 from ..validation import (
     canonical,
@@ -60,10 +60,12 @@ class SVC(KernelCoefMixin, ClassifierMixin, BaseEstimator):
     solver : str, default="auto"
         Method of :meth:`SVMProblem.solve`: ``"smo"`` (LIBSVM's algorithm, compiled),
         ``"cvxpy-dual"``, ``"cvxpy-primal"``, ``"subgradient"``, ``"pegasos"``.
-        ``"auto"`` is ``"smo"`` for one-vs-one; for Crammer–Singer the registry's
-        choice (:func:`~margin_opt.methods.preferred_method`): ``"sequential-dual"``
-        (Keerthi et al.'s method, W explicit) for the linear kernel, ``"cvxpy-dual"``
-        otherwise.  Crammer–Singer takes ``"sequential-dual"``, ``"cvxpy-dual"`` and
+        ``"auto"`` is the registry's choice: for one-vs-one
+        :func:`margin_opt.methods.auto_method` (``"dcd"``, dual coordinate descent with
+        w explicit, for the linear kernel on enough samples, else ``"smo"``); for
+        Crammer–Singer :func:`~margin_opt.methods.preferred_method` (``"sequential-dual"``,
+        Keerthi et al.'s method with W explicit, for the linear kernel, ``"cvxpy-dual"``
+        otherwise).  Crammer–Singer takes ``"sequential-dual"``, ``"cvxpy-dual"`` and
         ``"cvxpy-primal"``.
     tol : float, default=1e-6
         Tolerance of the certificates computed after fitting.  SMO stops at
@@ -277,6 +279,9 @@ class SVC(KernelCoefMixin, ClassifierMixin, BaseEstimator):
         self._kernel, self._n_train, self.shape_fit_ = kernel, X.shape[0], X.shape
         for name in ("solution_", "coef_", "probA_", "probB_"):
             self.__dict__.pop(name, None)
+        if self.solver == "auto" and self.multi_class != "crammer_singer":
+            solver = auto_method("svc", linear=kernel.is_linear, n_samples=X.shape[0],
+                                 hard_margin=bool(np.isinf(self.C)))
         if self.multi_class == "crammer_singer":
             self._fit_crammer_singer(X, y_index, weight, kernel, solver)
         else:

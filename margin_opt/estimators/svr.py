@@ -10,7 +10,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import validate_data
 
 from ..kernels import KERNELS, make_kernel
-from ..methods import method_names
+from ..methods import auto_method, method_names
 from ..problems.svr import SVRProblem
 from ..validation import (
     canonical,
@@ -42,7 +42,10 @@ class SVR(KernelCoefMixin, RegressorMixin, BaseEstimator):
     gamma : {"scale", "auto"} or float, default="scale"
     degree : int, default=3
     coef0 : float, default=0.0
-    solver : {"cvxpy-dual", "cvxpy-primal", "smo", "subgradient"}, default="smo"
+    solver : {"auto", "cvxpy-dual", "cvxpy-primal", "smo", "dcd", "subgradient"}, default="auto"
+        ``"auto"``: the registry's choice (:func:`margin_opt.methods.auto_method`):
+        dual coordinate descent with w explicit (``"dcd"``) for the linear kernel on
+        enough samples, SMO otherwise.
     tol : float, default=1e-6
         Tolerance of the certificate computed after fitting.  SMO stops at
         m(α) − M(α) ≤ tol / max(1, C), the subgradient method at a parameter
@@ -95,7 +98,7 @@ class SVR(KernelCoefMixin, RegressorMixin, BaseEstimator):
                                                           closed="neither")],
         "degree": [Interval(numbers.Integral, 1, None, closed="left")],
         "coef0": [Interval(numbers.Real, None, None, closed="neither")],
-        "solver": [StrOptions(set(method_names("svr", estimator=True)))],
+        "solver": [StrOptions(set(method_names("svr", estimator=True)) | {"auto"})],
         "tol": [Interval(numbers.Real, 0, None, closed="neither")],
         "solver_options": [dict, None],
         "certify": ["boolean"],
@@ -103,7 +106,7 @@ class SVR(KernelCoefMixin, RegressorMixin, BaseEstimator):
     }
 
     def __init__(self, C=1.0, epsilon=0.1, kernel="rbf", gamma="scale", degree=3, coef0=0.0,
-                 solver="smo", tol=1e-6, solver_options=None, certify=True, cache_size=200,
+                 solver="auto", tol=1e-6, solver_options=None, certify=True, cache_size=200,
                  max_iter=-1, shrinking=True, verbose=False):
         self.C = C
         self.epsilon = epsilon
@@ -157,7 +160,9 @@ class SVR(KernelCoefMixin, RegressorMixin, BaseEstimator):
         problem = SVRProblem(X, y, C=self.C, epsilon=self.epsilon, kernel=kernel,
                              gamma=self.gamma, degree=self.degree, coef0=self.coef0,
                              sample_weight=sample_weight)
-        sol = fit_problem(self, problem)
+        solver = self.solver if self.solver != "auto" else auto_method(
+            "svr", linear=problem.explicit_w, n_samples=X.shape[0])
+        sol = fit_problem(self, problem, solver)
         self.shape_fit_ = X.shape
         self.n_support_ = np.array([self.support_.size], dtype=np.int32)
         self.fit_status_ = fit_status([sol])

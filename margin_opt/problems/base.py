@@ -296,9 +296,26 @@ class KernelProblem:
         return max(1.0, float(np.max(alpha, initial=0.0)))
 
     def _gradient(self, alpha, f0) -> np.ndarray:
-        """∇ = Qα + p of the standard dual, from f0 = Kβ."""
+        """∇ = Qα + p (+ Dα, the squared losses) of the standard dual, from f0 = Kβ."""
         qp = self._qp
-        return qp.y * f0[qp.data_index] + qp.p
+        grad = qp.y * f0[qp.data_index] + qp.p
+        return grad if qp.diag is None else grad + qp.diag * alpha
+
+    def _slack_cost(self, xi) -> float:
+        """The primal's slack term: Σ uₜξₜ over finite uₜ, + Σ ξₜ²/(2Dₜ) (= Cₜξₜ²) with
+        a diagonal D (the squared losses)."""
+        qp = self._qp
+        finite = np.isfinite(qp.upper)
+        cost = float(qp.upper[finite] @ xi[finite])
+        if qp.diag is not None:
+            sq = qp.diag > 0
+            cost += float(np.sum(xi[sq] ** 2 / (2.0 * qp.diag[sq])))
+        return cost
+
+    def _diag_term(self, alpha) -> float:
+        """½αᵀDα of the dual (0 without a diagonal)."""
+        d = self._qp.diag
+        return 0.0 if d is None else 0.5 * float(d @ (alpha * alpha))
 
     def _margins(self, decision) -> np.ndarray:
         """sₜ = yₜf(x_{index[t]}) + pₜ of every standard-form variable."""
@@ -404,10 +421,9 @@ class KernelProblem:
         qp = self._qp
         s = self._margins(decision)
         xi = np.maximum(0.0, -s)
-        finite = np.isfinite(qp.upper)
         coef = self.coefficients(alpha)
-        primal = reg + float(qp.upper[finite] @ xi[finite])
-        dual = -(0.5 * float(coef @ f0) + float(qp.p @ alpha))
+        primal = reg + self._slack_cost(xi)
+        dual = -(0.5 * float(coef @ f0) + float(qp.p @ alpha)) - self._diag_term(alpha)
         support = self.support_indices(alpha) if beta is None else np.flatnonzero(beta)
         variables = self._variables(alpha, xi, w=w, w_factor=w_factor, beta=beta)
         return Solution(variables=variables, dual_coef=(coef if beta is None else beta)[None, :],
@@ -528,9 +544,7 @@ class KernelProblem:
         reg = 0.5 * float(w @ w)
         if alpha is None:
             s = self._margins(decision)
-            up = self._qp.upper
-            fin = np.isfinite(up)
-            primal = reg + float(up[fin] @ np.maximum(0.0, -s)[fin])
+            primal = reg + self._slack_cost(np.maximum(0.0, -s))
             alpha = kkt.multipliers_from_primal(self._qp, Phi, w, decision,
                                                 dual_objective=self._dual_objective,
                                                 primal_objective=primal, exact_band=exact_band)
@@ -596,7 +610,8 @@ class KernelProblem:
 
     def _dual_objective(self, alpha) -> float:
         coef = self.coefficients(alpha)
-        return -(0.5 * float(coef @ self.data.combination(coef)) + float(self._qp.p @ alpha))
+        return -(0.5 * float(coef @ self.data.combination(coef)) + float(self._qp.p @ alpha)) \
+            - self._diag_term(alpha)
 
     def _alpha_from_coefficients(self, beta) -> np.ndarray:  # pragma: no cover - abstract
         """Standard-form α whose coefficients are β (the reading of a LIBSVM answer)."""
@@ -685,7 +700,9 @@ class KernelProblem:
         qp = self._qp
         v = solution.variables
         alpha = self._certified_alpha(np.asarray(v.standard_alpha, dtype=float))
-        xi = np.where(np.isfinite(qp.upper), np.asarray(v.standard_xi, dtype=float), 0.0)
+        kept = np.isfinite(qp.upper) if qp.diag is None else \
+            np.isfinite(qp.upper) | (qp.diag > 0)
+        xi = np.where(kept, np.asarray(v.standard_xi, dtype=float), 0.0)
         b = solution.b if self.fit_intercept else 0.0
         coef = self.coefficients(alpha)
         f0 = self.data.combination(coef)

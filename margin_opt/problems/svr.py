@@ -31,7 +31,14 @@ import numpy as np
 from ..lazy import lazy_module
 from ..losses import EpsilonInsensitive
 from ..solution import SVRVariables
-from ..validation import check_box_bounds, check_C, check_data, check_positive, check_sample_weight
+from ..validation import (
+    check_bool,
+    check_box_bounds,
+    check_C,
+    check_data,
+    check_positive,
+    check_sample_weight,
+)
 from . import svr_kkt
 from .base import KernelProblem
 from .kernel_data import KernelData
@@ -69,6 +76,9 @@ class SVRProblem(KernelProblem):
         How the kernel matrix is tested for positive semidefiniteness when its kernel
         is not PSD by construction (:class:`~margin_opt.problems.kernel_data.PSDTest`;
         default ``PSDTest()``).
+    fit_intercept : bool, default=True
+        Whether f has the (unregularized) intercept b; without it the dual has no
+        equality Σ(aᵢ − âᵢ) = 0 (liblinear's ``fit_intercept=False``).
 
     Raises
     ------
@@ -78,7 +88,8 @@ class SVRProblem(KernelProblem):
     """
 
     def __init__(self, X, y, *, C=1.0, epsilon=0.1, kernel="rbf", gamma="scale", degree=3,
-                 coef0=0.0, sample_weight=None, feature_map=None, psd_test=None):
+                 coef0=0.0, sample_weight=None, feature_map=None, psd_test=None,
+                 fit_intercept=True):
         X, y = check_data(X, y, y_numeric=True)
         if y.shape[0] < 2:
             raise ValueError("SVR needs at least 2 samples; got 1.")
@@ -100,7 +111,7 @@ class SVRProblem(KernelProblem):
         self.sample_weight = check_sample_weight(sample_weight, X)
         self._instance_weight = self.sample_weight
         self.C_i = check_box_bounds(self.C, self.sample_weight)
-        self.fit_intercept = True
+        self.fit_intercept = check_bool(fit_intercept, "fit_intercept")
 
     model = "svr"
     dual_names = ("alpha", "alpha_star")
@@ -148,8 +159,8 @@ class SVRProblem(KernelProblem):
     def dual(self, quad_form: str = "auto") -> cp.Problem:
         """The dual as a cvxpy Problem in ``alpha`` (a) and ``alpha_star`` (â).
 
-        Constraints, in order: a ≥ 0, a ≤ C, â ≥ 0, â ≤ C, Σ(a − â) = 0 (its dual
-        value is the intercept b).  ``quad_form`` is as in
+        Constraints, in order: a ≥ 0, a ≤ C, â ≥ 0, â ≤ C, Σ(a − â) = 0 (with an
+        intercept; its dual value is the intercept b).  ``quad_form`` is as in
         :meth:`KernelData.quadratic <margin_opt.problems.kernel_data.KernelData.quadratic>`.
         """
         a = cp.Variable(self.n_samples, name="alpha")
@@ -157,20 +168,24 @@ class SVRProblem(KernelProblem):
         beta = a - a_star
         objective = (-0.5 * self.data.quadratic(beta, quad_form)
                      - self.epsilon * cp.sum(a + a_star) + self.y @ beta)
-        cons = [a >= 0, a <= self.C_i, a_star >= 0, a_star <= self.C_i, cp.sum(beta) == 0]
+        cons = [a >= 0, a <= self.C_i, a_star >= 0, a_star <= self.C_i]
+        if self.fit_intercept:
+            cons.append(cp.sum(beta) == 0)
         return cp.Problem(cp.Maximize(objective), cons)
 
     def _read_cvxpy_dual(self, cvx):
         a = np.clip(cvx.var_dict["alpha"].value, 0, None)
         a_star = np.clip(cvx.var_dict["alpha_star"].value, 0, None)
-        return np.r_[a, a_star], float(cvx.constraints[-1].dual_value)
+        b = float(cvx.constraints[-1].dual_value) if self.fit_intercept else 0.0
+        return np.r_[a, a_star], b
 
     def _read_cvxpy_primal(self, cvx):
         alpha = None
         if cvx.constraints:
             alpha = np.r_[np.clip(cvx.constraints[0].dual_value, 0, None),
                           np.clip(cvx.constraints[1].dual_value, 0, None)]
-        return cvx.var_dict["w"].value, float(cvx.var_dict["b"].value), alpha
+        b = float(cvx.var_dict["b"].value) if self.fit_intercept else 0.0
+        return cvx.var_dict["w"].value, b, alpha
 
     # ------------------------------------------------------------------ standard forms
     def _math_lines(self, feats):
@@ -179,11 +194,12 @@ class SVRProblem(KernelProblem):
                 "    minimize    ½‖w‖² + Σᵢ Cᵢ(ξᵢ + ξᵢ*)",
                 f"    subject to  yᵢ − f(xᵢ) ≤ {e:g} + ξᵢ,  f(xᵢ) − yᵢ ≤ {e:g} + ξᵢ*,  ξ, ξ* ≥ 0,"
                 f"   i = 1..{n}",
-                f"    with f(x) = wᵀφ(x) + b, {feats}", "",
+                f"    with f(x) = wᵀφ(x){' + b' if self.fit_intercept else ''}, {feats}", "",
                 "dual (problem.dual(), in a and â):",
                 f"    maximize    −½ Σᵢⱼ (aᵢ − âᵢ)(aⱼ − âⱼ)K(xᵢ, xⱼ) − {e:g} Σᵢ(aᵢ + âᵢ)"
                 " + Σᵢ yᵢ(aᵢ − âᵢ)",
-                "    subject to  0 ≤ aᵢ, âᵢ ≤ Cᵢ,  Σᵢ (aᵢ − âᵢ) = 0", "",
+                "    subject to  0 ≤ aᵢ, âᵢ ≤ Cᵢ"
+                + (",  Σᵢ (aᵢ − âᵢ) = 0" if self.fit_intercept else ""), "",
                 f"targets: {n} values in [{self.y.min():.4g}, {self.y.max():.4g}], ε = {e:g} "
                 "(target units)"]
 
@@ -196,7 +212,7 @@ class SVRProblem(KernelProblem):
         n = self.n_samples
         return dict(y=np.r_[np.ones(n), -np.ones(n)],
                     p=np.r_[self.epsilon - self.y, self.epsilon + self.y],
-                    upper=np.r_[self.C_i, self.C_i], delta=0.0, equality=True,
+                    upper=np.r_[self.C_i, self.C_i], delta=0.0, equality=self.fit_intercept,
                     index=np.r_[np.arange(n), np.arange(n)])
 
     def _loss(self):

@@ -20,7 +20,8 @@ CVXPY_KERNEL_MAX_N = 3000
 def default_methods(model, kernel, n_samples=0) -> list:
     """The exact methods of ``model`` available here, the peer last.
 
-    Every registry method that is not iterative; for a non-linear kernel with more
+    Every registry method that is not iterative (those that keep w explicit, such as
+    ``dcd``, for the linear kernel only); for a non-linear kernel with more
     than :data:`CVXPY_KERNEL_MAX_N` samples the cvxpy forms are left out (ask for
     them with ``methods=``) and SMO at tol 1e-6 is the reference.
     """
@@ -30,6 +31,8 @@ def default_methods(model, kernel, n_samples=0) -> list:
         if spec.iterative or not available(name):
             continue
         if spec.route == "cvxpy" and kernel != "linear" and n_samples > CVXPY_KERNEL_MAX_N:
+            continue
+        if spec.explicit_w and kernel != "linear":      # w explicit: the linear kernel only
             continue
         out.append(name)
     return out

@@ -52,9 +52,10 @@ MAX_FEATURES = 5000
 
 
 def applies(qp) -> bool:
-    """True when ``qp`` has a linear kernel on features of moderate width."""
+    """True when ``qp`` has a linear kernel on features of moderate width (and no
+    diagonal: the squared losses' KKT systems are not this refinement's)."""
     return (qp.kernel.is_linear and qp.gram is None and qp.X.ndim == 2
-            and qp.X.shape[1] <= MAX_FEATURES)
+            and qp.X.shape[1] <= MAX_FEATURES and getattr(qp, "diag", None) is None)
 
 
 def _rows(X, idx) -> np.ndarray:

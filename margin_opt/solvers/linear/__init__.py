@@ -1,1 +1,15 @@
-"""Linear solvers with w explicit (liblinear's family)."""
+"""Linear solvers: the dual with w kept explicitly (liblinear's family).
+
+``coordinate``
+    The compiled epochs of dual coordinate descent and the row operations.
+``dcd``
+    :func:`solve_dcd`: C-SVC with and without the free intercept, the squared hinge,
+    ε-SVR (L1 and L2 losses) on a linear :class:`~margin_opt.standard_forms.DualQP`.
+``crammer_singer``
+    :func:`solve_crammer_singer`: the sequential dual method for the Crammer–Singer SVM
+    (a :class:`~margin_opt.standard_forms.CrammerSingerQP`).
+"""
+
+from .dcd import DCDOptions, solve_dcd
+
+__all__ = ["solve_dcd", "DCDOptions"]

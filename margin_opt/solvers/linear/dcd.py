@@ -1,0 +1,461 @@
+"""Dual coordinate descent with w explicit: liblinear's solver for the standard dual QP.
+
+:func:`solve_dcd` takes a :class:`~margin_opt.standard_forms.DualQP` whose kernel is
+linear (or whose features are explicit) and solves
+
+    min_α ½αᵀ(Q + D)α + pᵀα   s.t.  [yᵀα = Δ,]  0 ≤ αₜ ≤ uₜ,   Q = YXXᵀY
+
+by exact one-variable steps, keeping w = Σₜ yₜαₜ x_{index[t]} so that a step costs
+O(nnz(xₜ)) and Q is never formed (memory O(nnz(X) + n)).  It serves:
+
+- the C-SVC without intercept (liblinear's problem) and with the lecture's free,
+  unregularized intercept b (the constraint yᵀα = 0);
+- the squared hinge (D = diag(1/(2Cᵢ)), no upper bound);
+- ε-SVR, L1 and L2 losses, in Ho and Lin's one-variable-per-sample form.
+
+**The free intercept.** b is the multiplier of yᵀα = Δ.  The method of multipliers
+(augmented Lagrangian) solves, for a fixed λ, the box-constrained problem with the
+extra term λ(yᵀα − Δ) + ρ/2 (yᵀα − Δ)² — liblinear's problem with a bias feature of
+value √ρ, whose gradient is read at f = Xw + b, b = λ + ρ(yᵀα − Δ) — then sets λ to
+that b, until yᵀα = Δ to within the tolerance.  The final α is then made exactly
+feasible (:func:`margin_opt.kkt.restore_equality`), w recomputed from it, b set by
+LIBSVM's rule from the free multipliers, and the run is accepted only when LIBSVM's
+m(α) − M(α) ≤ ``tol`` and the relative duality gap ≤ ``gap_tol``, measured exactly
+in O(nnz) (the quantities the certificate checks); otherwise it goes on at a
+tighter inner tolerance.
+
+References
+----------
+C.-J. Hsieh, K.-W. Chang, C.-J. Lin, S. S. Keerthi and S. Sundararajan, "A dual
+coordinate descent method for large-scale linear SVM", ICML 2008.
+C.-H. Ho and C.-J. Lin, "Large-scale linear support vector regression", JMLR 13, 2012.
+R.-E. Fan, K.-W. Chang, C.-J. Hsieh, X.-R. Wang and C.-J. Lin, "LIBLINEAR: a library
+for large linear classification", JMLR 9, 2008.
+D. P. Bertsekas, *Constrained Optimization and Lagrange Multiplier Methods*, 1982, ch. 2.
+"""
+
+from __future__ import annotations
+
+import time
+import warnings
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.sparse as sp
+from scipy.optimize import OptimizeResult
+
+from ... import kkt
+from ...exceptions import ConvergenceWarning, convergence_warnings_silenced
+from . import coordinate as cd
+
+__all__ = ["solve_dcd", "DCDOptions", "applies"]
+
+
+@dataclass(frozen=True)
+class DCDOptions:
+    """Tuning knobs of :func:`solve_dcd`.
+
+    Parameters
+    ----------
+    rho_scale : float, default=1.0
+        ρ of the augmented Lagrangian (free intercept) relative to the mean ‖xₜ‖² (the
+        bias feature's squared value against the rows' squared norms).
+    inner_tol_factor : float, default=0.5
+        The first inner tolerance is this times ``tol``; it is divided by
+        ``tighten`` each time the exact check fails.
+    tighten : float, default=4.0
+    polish_every : int, default=8
+        Epochs between looks at the progress (0: no Newton steps).  Where the largest
+        projected gradient has not fallen below ``stall_ratio`` times its value at the
+        last look, a Newton step on the free multipliers is taken.  Each solves
+        the KKT system of the free set F (the |F| × |F| system Q_FF + D_F from X_F;
+        never n × n) and is kept only where it lowers the objective; the epochs then
+        settle the others.  Where few features make the free rows nearly dependent,
+        coordinate descent's tail on them is long and this step ends it.
+    max_free : int, default=200
+        No Newton step while more multipliers than this are free.
+    stall_ratio : float, default=0.5
+    tube_epochs : int, default=100
+        ε-SVR: epochs in Ho and Lin's one-variable-per-sample form before the run goes
+        on in the standard form's (a, â), where the Newton steps apply.
+
+    Raises
+    ------
+    ValueError
+        A knob ≤ 0 (or ``tighten`` ≤ 1).
+    """
+
+    rho_scale: float = 1.0
+    inner_tol_factor: float = 0.5
+    tighten: float = 4.0
+    polish_every: int = 8
+    max_free: int = 200
+    stall_ratio: float = 0.5
+    tube_epochs: int = 100
+
+    def __post_init__(self):
+        if not (self.rho_scale > 0 and self.inner_tol_factor > 0 and self.tighten > 1
+                and self.polish_every >= 0 and self.max_free >= 0):
+            raise ValueError(f"DCDOptions needs rho_scale > 0, inner_tol_factor > 0 and "
+                             f"tighten > 1, got {self}.")
+
+
+def applies(qp) -> str | None:
+    """Why :func:`solve_dcd` cannot take ``qp`` (a reason), or None when it can."""
+    if not qp.kernel.is_linear:
+        return "dual coordinate descent keeps w explicit: it needs the linear kernel " \
+               "(or an explicit feature map)"
+    return None
+
+
+def _row_arrays(X):
+    """(dense, data, indices, indptr, d) of X for the compiled row operations."""
+    if sp.issparse(X):
+        X = X.tocsr()
+        if X.indices.dtype not in (np.int32, np.int64):
+            X = sp.csr_matrix((X.data, X.indices.astype(np.int64), X.indptr.astype(np.int64)),
+                              shape=X.shape)
+        itype = X.indices.dtype
+        return (False, np.ascontiguousarray(X.data, dtype=np.float64), X.indices,
+                np.asarray(X.indptr, dtype=itype), X.shape[1])
+    A = np.ascontiguousarray(X, dtype=np.float64)
+    empty = np.empty(0, dtype=np.int32)
+    return True, A.reshape(-1), empty, empty, A.shape[1]
+
+
+def _tube_layout(qp):
+    """(z, ε, u, D) per sample when ``qp`` is the ε-SVR's 2n-variable form, else None."""
+    n = qp.n_data
+    if qp.index is None or qp.n_variables != 2 * n:
+        return None
+    idx = np.asarray(qp.index)
+    ar = np.arange(n)
+    if not (np.array_equal(idx[:n], ar) and np.array_equal(idx[n:], ar)
+            and np.all(qp.y[:n] == 1) and np.all(qp.y[n:] == -1)
+            and np.array_equal(qp.upper[:n], qp.upper[n:])):
+        return None
+    diag = _diag(qp)
+    if not np.array_equal(diag[:n], diag[n:]):
+        return None
+    p = np.asarray(qp.p, dtype=float)
+    return (0.5 * (p[n:] - p[:n]), 0.5 * (p[:n] + p[n:]), np.asarray(qp.upper[:n], float),
+            diag[:n].copy())
+
+
+def _diag(qp) -> np.ndarray:
+    d = getattr(qp, "diag", None)
+    return np.zeros(qp.n_variables) if d is None else np.asarray(d, dtype=float)
+
+
+def _check(qp, tol, gap_tol, max_iter):
+    why = applies(qp)
+    if why is not None:
+        raise ValueError(why + "; use method='smo' for other kernels.")
+    if not (np.isfinite(tol) and tol > 0):
+        raise ValueError(f"tol must be a positive number, got {tol!r}.")
+    if gap_tol is not None and not gap_tol > 0:
+        raise ValueError(f"gap_tol must be positive or None, got {gap_tol!r}.")
+    if int(max_iter) != max_iter or max_iter < 1:
+        raise ValueError(f"max_iter must be a positive integer (epochs), got {max_iter!r}.")
+
+
+def solve_dcd(qp, *, tol=1e-3, gap_tol=None, max_iter=10000, shrinking=True, alpha0=None,
+              b0=0.0, random_state=0, callback=None, options=None):
+    """Solve a linear :class:`~margin_opt.standard_forms.DualQP` by dual coordinate descent.
+
+    Parameters
+    ----------
+    qp : DualQP
+        Linear kernel; dense or CSR X (int32 or int64 indices); ``qp.diag`` (the
+        squared losses' D) may be set, with ``upper = inf``.  ``qp.gram`` is not used.
+    tol : float, default=1e-3
+        Stop when LIBSVM's m(α) − M(α) (with intercept) or the largest projected
+        gradient (without) is ≤ tol, measured exactly from w at the end (units of f).
+    gap_tol : float, optional
+        Also require the relative duality gap ``|P − D| / max(1, |P|)`` ≤ gap_tol
+        (P = ½‖w‖² + Σuₜξₜ + Σ ξₜ²/(2Dₜ), D = −(½αᵀ(Q + D)α + pᵀα)).
+    max_iter : int, default=10000
+        Epochs (passes over the active variables); reaching it gives status
+        ``"max_iter"`` and a ``ConvergenceWarning``.
+    shrinking : bool, default=True
+        liblinear's shrinking: variables at a bound whose gradient exceeds the
+        previous epoch's projected-gradient bounds are left out until the active
+        ones converge; then all are checked again.
+    alpha0 : array-like of shape (m,), optional
+        Warm start (clipped into the box; not modified).
+    b0 : float, default=0.0
+        Warm start of the intercept (the multiplier λ).
+    random_state : int, default=0
+        Seed of the epochs' random permutations.
+    callback : callable, optional
+        ``callback(intermediate_result)`` after every epoch with an OptimizeResult
+        (``nit``, ``pg_gap``, ``active``, ``b``); raising ``StopIteration`` stops with
+        status ``"stopped"``.
+    options : DCDOptions, optional
+
+    Returns
+    -------
+    result : scipy.optimize.OptimizeResult
+        ``x`` (α of the standard form, exactly feasible), ``b``, ``w`` of shape
+        (n_features,), ``status``, ``message``, ``nit`` (epochs), ``fun`` (the
+        minimized dual objective), ``gap``, ``rel_gap``, ``history`` (``pg_gap`` per
+        epoch), ``timings``.
+
+    Raises
+    ------
+    ValueError
+        A kernel that is not linear, bad tolerances or ``max_iter``, ``alpha0`` of the
+        wrong shape or not finite.
+
+    References
+    ----------
+    C.-J. Hsieh et al., ICML 2008; C.-H. Ho and C.-J. Lin, JMLR 13, 2012.
+    """
+    t0 = time.perf_counter()
+    _check(qp, tol, gap_tol, max_iter)
+    opts = DCDOptions() if options is None else options
+    if not isinstance(opts, DCDOptions):
+        raise TypeError(f"options must be a DCDOptions, got {type(opts).__name__}.")
+    dense, data, indices, indptr, d = _row_arrays(qp.X)
+    m = qp.n_variables
+    y = np.asarray(qp.y, dtype=float)
+    upper = np.asarray(qp.upper, dtype=float)
+    diag = _diag(qp)
+    alpha = np.zeros(m)
+    if alpha0 is not None:
+        a0 = np.array(alpha0, dtype=float).ravel()
+        if a0.shape != (m,) or not np.all(np.isfinite(a0)):
+            raise ValueError(f"alpha0 must be a finite array of shape ({m},).")
+        alpha = np.clip(a0, 0.0, upper)
+    rows = np.ascontiguousarray(qp.data_index, dtype=np.int64)
+    norms = cd.row_norms(dense, data, indices, indptr, d, qp.n_data)
+    tube = _tube_layout(qp)
+    equality = bool(qp.equality)
+    delta = float(qp.delta)
+    if tube is not None:
+        z, eps, u_var, d_var = tube
+        n = qp.n_data
+        var = alpha[:n] - alpha[n:]             # β = a − â
+        u_var = np.ascontiguousarray(u_var)
+        qd = norms
+        w = cd.weights(dense, data, indices, indptr, d, np.arange(n), var)
+        sy = float(var.sum())
+    else:
+        var = alpha
+        u_var, d_var = upper, diag
+        qd = norms[rows]
+        w = cd.weights(dense, data, indices, indptr, d, rows, y * var)
+        sy = float(y @ var)
+    movable = u_var > 0
+    rho = opts.rho_scale * (float(qd[movable].mean()) if movable.any() else 1.0)
+    rho = rho if rho > 0 else 1.0
+    state = np.array([np.inf, -np.inf, float(b0), rho if equality else 0.0, sy])
+    order = np.arange(var.size, dtype=np.int64)
+    seed = (int(random_state) * 2654435761 + 88172645463325252) % 2 ** 64
+    rng = np.array([seed or 1], dtype=np.uint64)
+    active = var.size
+    eps_inner = opts.inner_tol_factor * tol
+    eps_b = 0.5 * tol
+    history = {"pg_gap": [], "active": []}
+    last_gap = np.inf
+    status, message, nit, final = None, "", 0, None
+    t1 = time.perf_counter()
+    while nit < max_iter:
+        if tube is not None and nit >= opts.tube_epochs:
+            # the tail in the standard form (a, â), where the Newton steps apply
+            n = qp.n_data
+            var = np.concatenate([np.maximum(var, 0.0), np.maximum(-var, 0.0)])
+            tube, u_var, d_var, qd = None, upper, diag, norms[rows]
+            order = np.arange(var.size, dtype=np.int64)
+            active = var.size
+            state[0], state[1], state[4] = np.inf, -np.inf, float(y @ var)
+        if tube is not None:
+            active, v_max, _, _, _ = cd.epoch_tube(
+                dense, data, indices, indptr, d, z, eps, u_var, d_var, qd, var, w, order,
+                active, state, rng, equality, delta)
+            pg_gap = v_max
+        else:
+            active, pg_max, pg_min, _, _ = cd.epoch_margin(
+                dense, data, indices, indptr, d, rows, y, qp.p, u_var, d_var, qd, var, w,
+                order, active, state, rng, equality, delta)
+            pg_gap = pg_max - pg_min if pg_max >= pg_min else 0.0
+        nit += 1
+        history["pg_gap"].append(pg_gap)
+        history["active"].append(active)
+        b_now = state[2] + state[3] * (state[4] - delta) if equality else 0.0
+        if callback is not None:
+            try:
+                callback(OptimizeResult(nit=nit, pg_gap=pg_gap, active=active, b=b_now))
+            except StopIteration:
+                status, message = "stopped", f"stopped by the callback after {nit} epochs"
+                break
+        stalled = False
+        if opts.polish_every and nit % opts.polish_every == 0:
+            stalled = pg_gap > opts.stall_ratio * last_gap   # little progress since the last look
+            last_gap = pg_gap
+        if tube is None and stalled and pg_gap > eps_inner:
+            stepped = _newton_free(qp, dense, data, indices, indptr, d, rows, var, w, diag,
+                                   equality, delta, opts.max_free, state[2], state[3])
+            if stepped is not None:
+                w = stepped
+                state[4] = float(y @ var)
+                if equality:
+                    state[2] = _b_free(y, var, w, rows, qp.p, diag, u_var, dense, data,
+                                       indices, indptr, d, state[2])
+                    state[4] = float(y @ var)
+                active = var.size
+                state[0], state[1] = np.inf, -np.inf
+        if pg_gap <= eps_inner:
+            if active < var.size:            # the shrunk ones are checked again
+                active = var.size
+                state[0], state[1] = np.inf, -np.inf
+                continue
+            if equality:
+                state[4] = float(var.sum()) if tube is not None else float(y @ var)
+                shift = state[3] * (state[4] - delta)
+                if abs(shift) > eps_b:      # the multiplier step λ ← b
+                    state[2] += shift
+                    state[0], state[1] = np.inf, -np.inf
+                    continue
+            final = _final(qp, dense, data, indices, indptr, d, var, tube, equality, delta,
+                           diag, tol, gap_tol)
+            if final.ok:
+                status = "optimal"
+                message = (f"m(α) − M(α) = {final.viol:.2e} ≤ tol = {tol:g}" if equality else
+                           f"max projected gradient {final.viol:.2e} ≤ tol = {tol:g}") + (
+                    f", relative gap {final.rel_gap:.2e}" if gap_tol is not None else "")
+                break
+            eps_inner /= opts.tighten
+            eps_b /= opts.tighten
+            state[0], state[1] = np.inf, -np.inf
+            continue
+        if shrinking:
+            if tube is not None:
+                state[0] = pg_gap
+            else:
+                state[0] = pg_max if pg_max > 0 else np.inf
+                state[1] = pg_min if pg_min < 0 else -np.inf
+    if final is None or status != "optimal":
+        final = _final(qp, dense, data, indices, indptr, d, var, tube, equality, delta, diag,
+                       tol, gap_tol)
+        if status is None:
+            status = "max_iter"
+            message = (f"reached max_iter = {max_iter} epochs with the optimality measure "
+                       f"{final.viol:.2e} (tol {tol:g}); raise max_iter or tol, or scale "
+                       "the features")
+            if not convergence_warnings_silenced():
+                warnings.warn("dcd: " + message, ConvergenceWarning, stacklevel=2)
+    t2 = time.perf_counter()
+    return OptimizeResult(x=final.alpha, b=final.b, w=final.w, status=status, message=message,
+                          success=status == "optimal", nit=nit, fun=final.dual,
+                          gap=final.viol, rel_gap=final.rel_gap, history=history,
+                          timings={"setup": t1 - t0, "solve": t2 - t1,
+                                   "total": time.perf_counter() - t0})
+
+
+@dataclass
+class _Final:
+    ok: bool
+    alpha: np.ndarray
+    w: np.ndarray
+    b: float
+    viol: float
+    rel_gap: float
+    dual: float
+
+
+def _final(qp, dense, data, indices, indptr, d, var, tube, equality, delta, diag, tol, gap_tol):
+    """The exact reading of the current iterate: α of the standard form made feasible,
+    w from it, b by LIBSVM's rule, the optimality measure and the relative gap."""
+    y, p, upper = qp.y, np.asarray(qp.p, dtype=float), np.asarray(qp.upper, dtype=float)
+    if tube is not None:
+        alpha = np.concatenate([np.maximum(var, 0.0), np.maximum(-var, 0.0)])
+    else:
+        alpha = var.copy()
+    if equality:
+        zero, free, _ = kkt.box_categories(alpha, upper, 0.0)
+        kkt.restore_equality(alpha, y, upper, delta, prefer=np.flatnonzero(free))
+    rows = np.ascontiguousarray(qp.data_index, dtype=np.int64)
+    w = cd.weights(dense, data, indices, indptr, d, rows, y * alpha)
+    f0 = cd.decision(dense, data, indices, indptr, d, qp.n_data, w)
+    grad = y * f0[rows] + p + diag * alpha
+    scale = max(1.0, float(np.max(alpha, initial=0.0)))
+    if equality:
+        b = kkt.intercept_from_gradient(y, alpha, grad, upper, tau=0.0, zero_scale=scale)
+        viol = kkt.violating_pair_gap(y, alpha, grad, upper)
+    else:
+        b = 0.0
+        viol = kkt.projected_gradient(alpha, grad, upper)
+    s = y * (f0[rows] + b) + p
+    xi = np.maximum(0.0, -s)
+    reg = 0.5 * float(w @ w)
+    fin = np.isfinite(upper)
+    sq = diag > 0
+    primal = reg + float(upper[fin] @ xi[fin]) + float(np.sum(xi[sq] ** 2 / (2.0 * diag[sq])))
+    dual = -(reg + 0.5 * float(diag @ (alpha * alpha)) + float(p @ alpha))
+    rel_gap = abs(primal - dual) / max(1.0, abs(primal))
+    ok = viol <= tol and (gap_tol is None or rel_gap <= gap_tol)
+    return _Final(ok, alpha, w, float(b), float(viol), float(rel_gap), -dual)
+
+
+
+def _newton_free(qp, dense, data, indices, indptr, d, rows, alpha, w, diag, equality, delta,
+                 max_free, lam=0.0, rho=0.0):
+    """A Newton step on the free multipliers F (0 < αₜ < uₜ) of the problem the epochs
+    minimize, in place; the new w, or None.
+
+    The Hessian on F is H = Q_FF + D_F (+ ρ y_F y_Fᵀ with intercept: the augmented
+    Lagrangian at λ, ρ), formed from X_F (|F| × |F|, never n × n); the step solves
+    (H + μI)Δ = −∇_F with μ = 1e-10·max diag H, a descent direction even where H is
+    singular (|F| beyond the rank of X_F: along its null space the objective is
+    linear and the step runs to a bound).  α_F moves by θΔ, θ = min(1, the first
+    bound), which lowers the objective; None (α unchanged) when θ = 0.
+    """
+    upper = qp.upper
+    F = np.flatnonzero((alpha > 0) & (alpha < upper))
+    if F.size == 0 or F.size > max_free:
+        return None
+    yF = qp.y[F]
+    p = np.asarray(qp.p, dtype=float)
+    XF = _rows_of(dense, data, indices, indptr, d, rows[F])
+    XXt = XF @ XF.T
+    H = (XXt.toarray() if sp.issparse(XXt) else np.asarray(XXt)) * np.outer(yF, yF)
+    H[np.diag_indices_from(H)] += diag[F]
+    grad = yF * np.asarray(XF @ w).ravel() + p[F] + diag[F] * alpha[F]
+    if equality:
+        e = float(qp.y @ alpha) - delta
+        H += rho * np.outer(yF, yF)
+        grad += yF * (lam + rho * e)
+    mu = 1e-10 * max(1.0, float(np.max(np.diag(H))))
+    H[np.diag_indices_from(H)] += mu
+    try:
+        step = -np.linalg.solve(H, grad)
+    except np.linalg.LinAlgError:
+        return None
+    old = alpha[F]
+    uF = upper[F]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        lim = np.where(step > 0, (uF - old) / step, np.where(step < 0, -old / step, np.inf))
+    theta = min(1.0, float(lim.min(initial=np.inf)))
+    if not theta > 0 or not np.all(np.isfinite(step)):
+        return None
+    new = np.clip(old + theta * step, 0.0, uF)
+    alpha[F] = new
+    return w + np.asarray(XF.T @ (yF * (new - old))).ravel()
+
+
+def _b_free(y, alpha, w, rows, p, diag, upper, dense, data, indices, indptr, d, b_old):
+    """LIBSVM's intercept from the free multipliers (b_old when none is free)."""
+    F = np.flatnonzero((alpha > 0) & (alpha < upper))
+    if F.size == 0:
+        return b_old
+    f = cd.decision_rows(dense, data, indices, indptr, d, rows[F], w)
+    grad = y[F] * f + np.asarray(p, dtype=float)[F] + diag[F] * alpha[F]
+    return float(np.mean(-y[F] * grad))
+
+
+def _rows_of(dense, data, indices, indptr, d, rows):
+    """The rows ``rows`` of X: dense (len(rows), d), or CSR for sparse X."""
+    if dense:
+        return data.reshape(-1, d)[rows]
+    return sp.csr_matrix((data, indices, indptr), shape=(indptr.size - 1, d))[rows]

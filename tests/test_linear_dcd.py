@@ -1,0 +1,188 @@
+"""Dual coordinate descent with w explicit (solvers/linear) and the squared-loss problems.
+
+References: the cvxpy optimum of the same problem (objectives to 1e-6 relative) and
+scikit-learn's liblinear (LinearSVC / LinearSVR) where the problem is the same
+(no intercept).
+"""
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from sklearn.datasets import make_classification, make_regression
+from sklearn.svm import LinearSVC as SkLinearSVC
+from sklearn.svm import LinearSVR as SkLinearSVR
+
+from margin_opt.methods import auto_method, not_applicable
+from margin_opt.problems.squared import SquaredEpsilonProblem, SquaredHingeProblem
+from margin_opt.problems.svm import SVMProblem
+from margin_opt.problems.svr import SVRProblem
+from margin_opt.solvers.linear import DCDOptions, solve_dcd
+
+
+@pytest.fixture(scope="module")
+def clf():
+    X, y = make_classification(160, 8, flip_y=0.1, random_state=0)
+    return X, y
+
+
+@pytest.fixture(scope="module")
+def reg():
+    X, y = make_regression(150, 6, noise=5.0, random_state=1)
+    return X / 5.0, y / 10.0
+
+
+def _rel(a, b):
+    return abs(a - b) / max(1.0, abs(b))
+
+
+@pytest.mark.parametrize("P", [SVMProblem, SquaredHingeProblem])
+@pytest.mark.parametrize("fit_intercept", [True, False])
+def test_classification_matches_cvxpy(clf, P, fit_intercept):
+    X, y = clf
+    pr = P(X, y, C=0.7, fit_intercept=fit_intercept)
+    ref = pr.solve("cvxpy-dual", certify=False)
+    sol = pr.solve("dcd", tol=1e-8, gap_tol=1e-9)
+    assert sol.status == "optimal" and sol.certificate.ok
+    assert _rel(sol.primal_objective, ref.primal_objective) < 1e-6
+    assert _rel(sol.dual_objective, ref.dual_objective) < 1e-6
+    if fit_intercept:       # yᵀα = 0 kept exactly
+        assert abs(pr.y @ sol.variables.alpha) < 1e-12 * max(1, sol.variables.alpha.sum())
+        assert abs(sol.b - ref.b) < 1e-4
+
+
+@pytest.mark.parametrize("P", [SVRProblem, SquaredEpsilonProblem])
+def test_regression_matches_cvxpy(reg, P):
+    X, y = reg
+    pr = P(X, y, C=0.3, epsilon=0.5, kernel="linear")
+    ref = pr.solve("cvxpy-dual", certify=False)
+    sol = pr.solve("dcd", tol=1e-8, gap_tol=1e-9)
+    assert sol.status == "optimal" and sol.certificate.ok
+    assert _rel(sol.primal_objective, ref.primal_objective) < 1e-6
+    assert abs(np.sum(sol.variables.alpha - sol.variables.alpha_star)) < 1e-10
+
+
+def test_squared_problems_primal_equals_dual(clf, reg):
+    """The two cvxpy forms of each new problem meet (strong duality)."""
+    X, y = clf
+    pr = SquaredHingeProblem(X[:60], y[:60], C=2.0)
+    p, d = pr.solve("cvxpy-primal", certify=False), pr.solve("cvxpy-dual", certify=False)
+    assert _rel(p.primal_objective, d.primal_objective) < 1e-6
+    Xr, yr = reg
+    pr = SquaredEpsilonProblem(Xr[:60], yr[:60], C=2.0, epsilon=0.2)
+    p, d = pr.solve("cvxpy-primal", certify=False), pr.solve("cvxpy-dual", certify=False)
+    assert _rel(p.primal_objective, d.primal_objective) < 1e-6
+    text = str(pr)
+    assert "Σᵢ Cᵢ(ξᵢ² + ξᵢ*²)" in text and "KKT table" in text
+
+
+@pytest.mark.parametrize("loss", ["hinge", "squared_hinge"])
+def test_no_intercept_matches_liblinear(clf, loss):
+    X, y = clf
+    P = SVMProblem if loss == "hinge" else SquaredHingeProblem
+    pr = P(X, y, C=0.5, fit_intercept=False)
+    sol = pr.solve("dcd", tol=1e-8, gap_tol=1e-9)
+    sk = SkLinearSVC(loss=loss, C=0.5, fit_intercept=False, tol=1e-10, max_iter=200000,
+                     dual=True).fit(X, y)
+    w = sk.coef_.ravel()
+    yf = pr.y * (X @ w)
+    xi = np.maximum(0, 1 - yf)
+    obj = 0.5 * w @ w + 0.5 * (xi if loss == "hinge" else xi ** 2).sum()
+    assert _rel(sol.primal_objective, obj) < 1e-6
+
+
+def test_svr_no_intercept_matches_liblinear(reg):
+    X, y = reg
+    loss = "squared_epsilon_insensitive"
+    pr = SquaredEpsilonProblem(X, y, C=0.4, epsilon=0.3, fit_intercept=False)
+    sol = pr.solve("dcd", tol=1e-8, gap_tol=1e-9)
+    sk = SkLinearSVR(loss=loss, C=0.4, epsilon=0.3, fit_intercept=False, tol=1e-10,
+                     max_iter=200000, dual=True).fit(X, y)
+    w = sk.coef_.ravel()
+    r = np.maximum(0, np.abs(y - X @ w) - 0.3)
+    assert _rel(sol.primal_objective, 0.5 * w @ w + 0.4 * (r ** 2).sum()) < 1e-6
+
+
+@pytest.mark.parametrize("itype", [np.int32, np.int64])
+def test_sparse_indices_and_dense_agree(clf, itype):
+    X, y = clf
+    Xs = sp.csr_matrix(X)
+    Xs = sp.csr_matrix((Xs.data, Xs.indices.astype(itype), Xs.indptr.astype(itype)),
+                       shape=X.shape)
+    dense = SVMProblem(X, y, C=1.0).solve("dcd", tol=1e-8, gap_tol=1e-9)
+    sparse = SVMProblem(Xs, y, C=1.0).solve("dcd", tol=1e-8, gap_tol=1e-9)
+    assert sparse.certificate.ok
+    assert _rel(sparse.primal_objective, dense.primal_objective) < 1e-9
+
+
+def test_weights_warm_start_and_callback(clf):
+    X, y = clf
+    sw = np.random.default_rng(0).uniform(0, 2, y.size)
+    pr = SVMProblem(X, y, C=0.8, sample_weight=sw, class_weight={0: 2.0, 1: 0.5})
+    ref = pr.solve("cvxpy-dual")
+    qp = pr.to_standard_form()
+    seen = []
+    res = solve_dcd(qp, tol=1e-8, gap_tol=1e-9, callback=lambda r: seen.append(r.nit))
+    assert res.status == "optimal" and seen == list(range(1, res.nit + 1))
+    sol = pr.solution_from_standard(res.x, res.b)
+    assert _rel(sol.primal_objective, ref.primal_objective) < 1e-6
+    assert np.all(res.x <= pr.C_i + 1e-15)
+    warm = solve_dcd(qp, tol=1e-8, gap_tol=1e-9, alpha0=res.x, b0=res.b)
+    assert warm.nit < res.nit
+
+    def stop(r):
+        raise StopIteration
+    assert solve_dcd(qp, callback=stop).status == "stopped"
+
+
+def test_max_iter_warns_and_certificate_fails_on_wrong_answer(clf):
+    from margin_opt.exceptions import ConvergenceWarning
+
+    X, y = clf
+    pr = SVMProblem(X, y, C=0.7)
+    with pytest.warns(ConvergenceWarning, match="max_iter"):
+        short = solve_dcd(pr.to_standard_form(), tol=1e-10, max_iter=2)
+    assert short.status == "max_iter"
+    bad = pr.solution_from_standard(short.x, short.b)
+    assert not pr.certify(bad, tol=1e-6).ok
+
+
+def test_dense_large_has_no_n_by_n(monkeypatch):
+    """A 100 000 × 100 dense problem: w explicit, certified, nothing n × n (the Gram
+    matrix is never asked for)."""
+    from margin_opt.problems import kernel_data
+
+    def no_gram(self):
+        raise AssertionError("n × n kernel matrix formed")
+    monkeypatch.setattr(kernel_data.KernelData, "gram", no_gram)
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((100_000, 100)) / 10
+    y = np.sign(X @ rng.standard_normal(100) + 0.1 * rng.standard_normal(100_000))
+    pr = SquaredHingeProblem(X, y, C=0.01)
+    sol = pr.solve("dcd", tol=1e-6, gap_tol=9e-7)
+    assert sol.certificate.ok
+
+
+def test_registry_applicability_and_policy(clf):
+    X, y = clf
+    assert not_applicable("dcd", SVMProblem(X, y, kernel="rbf")) is not None
+    assert not_applicable("dcd", SVMProblem(X, y, kernel="linear")) is None
+    assert auto_method("svc", linear=True, n_samples=10_000) == "dcd"
+    assert auto_method("svc", linear=False, n_samples=10_000) == "smo"
+    assert auto_method("svc", linear=True, n_samples=10_000, hard_margin=True) == "smo"
+    with pytest.raises(ValueError, match="linear kernel"):
+        SVMProblem(X, y, kernel="rbf").solve("dcd")
+    with pytest.raises(ValueError, match="DCDOptions"):
+        DCDOptions(tighten=1.0)
+
+
+def test_empty_rows_and_zero_columns(clf):
+    X, y = clf
+    X = np.hstack([X, np.zeros((X.shape[0], 3))])
+    X[:5] = 0.0                                # empty rows: f = b there
+    Xs = sp.csr_matrix(X)
+    for A in (X, Xs):
+        pr = SVMProblem(A, y, C=1.0)
+        sol = pr.solve("dcd", tol=1e-8, gap_tol=1e-9)
+        ref = pr.solve("cvxpy-dual")
+        assert sol.certificate.ok and _rel(sol.primal_objective, ref.primal_objective) < 1e-6
+        assert np.all(sol.w[-3:] == 0)
