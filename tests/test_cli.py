@@ -160,7 +160,7 @@ def test_version(capsys):
 def test_every_option_has_help_and_shows_its_default():
     parser = cli._parser()
     commands = next(a for a in parser._actions if a.dest == "command").choices
-    assert set(commands) == {"verify", "fit", "bench", "study"}
+    assert set(commands) == {"verify", "fit", "bench", "study", "conformance"}
     for name, sub in commands.items():
         fmt = sub._get_formatter()
         for action in sub._actions:

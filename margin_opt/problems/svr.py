@@ -104,7 +104,8 @@ class SVRProblem(KernelProblem):
         self.C = C
         self.epsilon = check_positive(epsilon, "epsilon", allow_zero=True)
         self.data = KernelData(X, kernel, gamma=gamma, degree=degree, coef0=coef0,
-                               feature_map=feature_map, psd_test=psd_test, centre_linear=True)
+                               feature_map=feature_map, psd_test=psd_test,
+                               centre_linear=bool(fit_intercept))
         self.feature_map = feature_map
         self.kernel = self.data.kernel
         self.X = self.data.X
