@@ -117,9 +117,9 @@ def _parser():
                    help=", ".join(SUITES) + " ([]: all available)")
     b.add_argument("--quick", action="store_true", help="small sizes (a smoke test)")
     b.add_argument("--sizes", type=int, nargs="+", default=None,
-                   help="sample sizes, for the suites that take them (default: the suite's)")
+                   help="sample sizes, for the suites that take them (None: the suite's)")
     b.add_argument("--repeats", type=int, default=None,
-                   help="best of this many alternated runs (default: the suite's)")
+                   help="best of this many alternated runs (None: the suite's)")
     b.add_argument("--json", action="store_true", help="print the rows as JSON")
 
     s = sub.add_parser("study", help="experiments over estimators (bias-variance by bootstrap)",

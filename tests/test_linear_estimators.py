@@ -99,3 +99,20 @@ def test_crammer_singer_routes_to_the_cs_problem():
     scores = ours.decision_function(X)
     np.testing.assert_allclose(scores, X @ np.asarray(ref.variables.w) + ref.intercept,
                                atol=1e-4)
+
+
+def test_svc_linear_routed_to_dcd_takes_libsvm_parameters():
+    """SVC(kernel="linear") from LINEAR_MIN_SAMPLES on goes to dcd, which has no row cache:
+    scikit-learn's cache_size/shrinking must not reach it as unknown options (they did
+    once: TypeError), and the answer is the SMO problem's optimum."""
+    from sklearn.datasets import make_classification
+
+    from margin_opt import SVC
+    from margin_opt.methods import LINEAR_MIN_SAMPLES
+
+    X, y = make_classification(LINEAR_MIN_SAMPLES, 5, random_state=0)
+    ours = SVC(kernel="linear", C=0.1, cache_size=50, shrinking=False).fit(X, y)
+    ref = SVC(kernel="linear", C=0.1, solver="smo").fit(X, y)
+    assert ours.certificate_.ok and ref.certificate_.ok
+    np.testing.assert_allclose(ours.solution_.dual_objective, ref.solution_.dual_objective,
+                               rtol=1e-6)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 import numbers
 import warnings
 
@@ -151,11 +152,12 @@ def backend_options(est, problem, solver) -> dict:
     ``verbose`` (SMO's progress every 1000 iterations), then ``est.solver_options``."""
     options = stopping_options(solver, est.tol, float(np.max(problem.C_i)))
     spec = get_method(solver)
-    if spec.standard_form == "DualQP":      # SMO: scikit-learn's LIBSVM parameters
+    if spec.standard_form == "DualQP":      # scikit-learn's LIBSVM parameters
+        takes = inspect.signature(spec.load()).parameters   # smo: both; dcd: no cache
         for name in ("cache_size", "shrinking"):
-            if hasattr(est, name):
+            if hasattr(est, name) and name in takes:
                 options[name] = getattr(est, name)
-        if getattr(est, "verbose", False):
+        if getattr(est, "verbose", False) and spec.name == "smo":
             options["callback"] = _smo_progress
     if user_limited(est) and spec.route == "backend":
         options["max_iter"] = int(est.max_iter)
