@@ -373,7 +373,7 @@ class KernelProblem:
         more slack than it is active).  All candidates are dropped when their exact
         effect Σ yₜαₜK(xᵢ, x_{index[t]}) on every training point is within the budget;
         else, for a kernel PSD by construction, those of smallest effect while the
-        Cauchy–Schwarz bound |Σ yₜαₜK(x, xⱼ)| ≤ √K(x, x) · Σ αₜ√Kⱼⱼ stays within it;
+        Cauchy–Schwarz bound abs(Σ yₜαₜK(x, xⱼ)) ≤ √K(x, x) · Σ αₜ√Kⱼⱼ stays within it;
         else none.  The certificate is then computed on the result, so that the answer
         it vouches for is the exported model (``support_``, ``dual_coef_``).
 

@@ -139,7 +139,7 @@ class SquaredHingeProblem(SVMProblem):
 
 
 class SquaredEpsilonProblem(SVRProblem):
-    """The L2-loss SVR: ½‖w‖² + Σ Cᵢ max(0, |yᵢ − f(xᵢ)| − ε)², as an explicit problem.
+    """The L2-loss SVR: ½‖w‖² + Σ Cᵢ max(0, abs(yᵢ − f(xᵢ)) − ε)², as an explicit problem.
 
     Parameters are those of :class:`~margin_opt.problems.svr.SVRProblem` (the linear
     kernel by default), and ``fit_intercept`` (default True).
@@ -161,7 +161,7 @@ class SquaredEpsilonProblem(SVRProblem):
 
     def primal(self, formulation: str = "slack") -> cp.Problem:
         """The primal in ``w``, ``b``, ``xi``, ``xi_star``: tube constraints 0 (duals a)
-        and 1 (duals â); ``loss``: Σ Cᵢ max(0, |y − f| − ε)².
+        and 1 (duals â); ``loss``: Σ Cᵢ max(0, abs(y − f) − ε)².
 
         Raises
         ------
