@@ -215,6 +215,30 @@ def test_kernel_combination_equals_scikit_learn_dense_and_sparse(name):
         np.testing.assert_allclose(out, ref, rtol=1e-11, atol=1e-11 * np.abs(ref).max())
 
 
+@pytest.mark.parametrize("name", ["poly", "rbf", "sigmoid"])
+def test_training_combination_equals_scikit_learn_on_both_sides_of_the_numpy_limit(name):
+    # Kβ of the certificate: by Kernel.rows up to COMBINATION_NUMPY_MAX kernel values
+    # (nothing compiled for a small problem's first fit), by the compiled tiles above;
+    # both against scikit-learn, on features offset by 1e3 (the RBF's centring)
+    import scipy.sparse as sp
+    from sklearn.metrics.pairwise import pairwise_kernels
+
+    from margin_opt.problems.kernel_data import COMBINATION_NUMPY_MAX, KernelData
+
+    rng = np.random.default_rng(5)
+    X = rng.normal(size=(1200, 8)) + (1e3 if name == "rbf" else 0.0)
+    params = {"gamma": 0.05} if name == "rbf" else {"gamma": 0.01, "coef0": 0.5}
+    for n_support in (100, 400):                 # 1.2e5 and 4.8e5 kernel values
+        beta = np.zeros(1200)
+        beta[rng.choice(1200, n_support, replace=False)] = rng.normal(size=n_support)
+        assert (n_support * 1200 <= COMBINATION_NUMPY_MAX) == (n_support == 100)
+        ref = pairwise_kernels(X - (X.mean(axis=0) if name == "rbf" else 0.0),
+                               metric=name, **params) @ beta
+        for data in (X, sp.csr_matrix(X)):
+            f = KernelData(data, kernel=name, **params).combination(beta)
+            np.testing.assert_allclose(f, ref, rtol=1e-10, atol=1e-10 * np.abs(ref).max())
+
+
 def test_shifted_cholesky_decides_psd_against_the_eigenvalues():
     # the PSD test's factorization of K + δI (δ = 1e-10·n·max|K|), against NumPy's
     # eigenvalues; the caller's matrix is not modified, a strided one is read as is

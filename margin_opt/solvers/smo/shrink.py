@@ -237,8 +237,13 @@ def unshrink(alpha, G, G_bar, y, p, C, QD, index, perm, st, kd, cc, all_cols):
     Called from Python (the driver) it runs here, its two steps compiled; compiled
     callers (:func:`.loop.smo_run` in the batch entries) get it compiled, the same
     code, so that a run driven from Python never compiles a library that links the
-    reconstruction again.
+    reconstruction again.  A run that never shrank (nothing inactive, every variable in
+    its place: e.g. a small problem that ends before its first shrinking) has every
+    gradient exact already: nothing is called, so nothing is compiled for it.
     """
+    if st[S_ACTIVE] == alpha.shape[0] and (perm == np.arange(perm.shape[0])).all():
+        st[S_FULL_ITER] = st[S_ITER]
+        return True
     if st[S_ITER] != st[S_FULL_ITER]:
         if not reconstruct_gradient(alpha, G, G_bar, y, p, C, index, st, kd, cc, all_cols):
             return False
