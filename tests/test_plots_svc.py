@@ -131,3 +131,17 @@ def test_hard_margin(tmp_path):
     counts = _cert_counts(problem.certify(sol, tol=1e-6))
     assert _offsets(fig, "category_free").shape[0] == counts["0 < α < C"]
     assert not [c for c in fig.axes[0].collections if c.get_gid() == "category_at_C"]
+
+
+def test_categories_are_the_certificates_at_a_loose_tolerance(wide):
+    # at tol = 1 the certificate reads α as 0 below τ = 1/2 of C (kkt.category_threshold),
+    # not below √tol·C = C (which would put every point in "zero"): the pictures' masks
+    # count what its table counts
+    from margin_opt.plots.svc import sv_categories
+
+    sol = _solve(wide, "smo")
+    counts = _cert_counts(wide.certify(sol, tol=1.0))
+    cats = {k: int(v.sum()) for k, v in sv_categories(wide, sol, tol=1.0).items()}
+    assert counts["α = C"] > 0
+    assert cats == {"zero": counts["α = 0"], "free": counts["0 < α < C"],
+                    "at_C": counts["α = C"]}

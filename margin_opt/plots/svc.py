@@ -10,7 +10,8 @@
   certificate's table as a picture.
 
 Points are put in categories as :meth:`SVMProblem.certify` puts them: αᵢ counts as 0
-when αᵢ ≤ √tol·Cᵢ and as Cᵢ when αᵢ ≥ (1 − √tol)Cᵢ, so the counts in the legends are
+when αᵢ ≤ τ·Cᵢ and as Cᵢ when αᵢ ≥ (1 − τ)Cᵢ, τ = min(√tol, 1/2)
+(:func:`margin_opt.kkt.category_threshold`), so the counts in the legends are
 those of ``problem.certify(solution, tol)``.
 
 References
@@ -25,7 +26,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..kkt import box_categories
+from ..kkt import box_categories, category_threshold
 from . import require_matplotlib
 
 __all__ = ["decision_on", "plot_decision_boundary", "plot_margins_vs_alpha", "sv_categories"]
@@ -41,7 +42,8 @@ def sv_categories(problem, solution, tol=1e-6):
     problem : SVMProblem
     solution : Solution
     tol : float, default=1e-6
-        The certificate's tolerance; α is judged at 0 or C with threshold √tol.
+        The certificate's tolerance; α is judged at 0 or C with the certificate's
+        threshold τ = min(√tol, 1/2) (:func:`margin_opt.kkt.category_threshold`).
 
     Returns
     -------
@@ -50,7 +52,7 @@ def sv_categories(problem, solution, tol=1e-6):
         the hard margin).  Points with Cᵢ = 0 are in none.
     """
     alpha = np.asarray(solution.alpha, dtype=float)
-    zero, free, at_c = box_categories(alpha, problem.C_i, np.sqrt(tol),
+    zero, free, at_c = box_categories(alpha, problem.C_i, category_threshold(tol),
                                       problem._alpha_scale(alpha))
     return {"zero": zero, "free": free, "at_C": at_c}
 
