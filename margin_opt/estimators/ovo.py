@@ -43,6 +43,7 @@ C.-C. Chang and C.-J. Lin, "LIBSVM: a library for support vector machines", ACM 
 from __future__ import annotations
 
 import threading
+import time
 from collections import deque
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import nullcontext
@@ -55,11 +56,17 @@ from sklearn.utils.multiclass import _ovr_decision_function
 
 from ..certificate import CompositeCertificate
 from ..exceptions import no_convergence_warnings
+from ..kkt import READING, category_threshold
 from ..parallel import current_policy, fit_threads, one_blas_thread
+from ..problems.base import SV_THRESHOLD
 from ..problems.kernel_data import check_scale
 from ..problems.svm import SVMProblem
+from ..problems.svm_batch import clean, pair_solution
 from ..solvers.smo import block_pair_matrix, solve_block_pair, solve_smo_gram
 from ..solvers.smo import rows as _rows
+from ..solvers.smo.batch import block_pairs_run, pair_result
+from ..solvers.smo.batch import pair_settings as batch_settings
+from ..validation import check_box_bounds
 from .base import backend_options, certify_result, solve_and_certify
 
 __all__ = ["class_pairs", "OneVsOneFit", "ClassBlocks", "fit_one_vs_one",
@@ -267,7 +274,11 @@ def fit_one_vs_one(est, X, y_index, classes, weight, kernel, *, solver, on_pair=
         # rows) on the data centred once, not on a centred copy made per pair
         Xc = X - X.mean(axis=0) if kernel.name == "rbf" and not sp.issparse(X) else None
         done = []
-        if workers == 0:
+        batched = blocks.K is None and _read_compiled(kernel)
+        if batched:
+            done = _batched_pairs(est, y_index, weight, members, pairs, blocks, solver,
+                                  workers, lambda pair: pair_problem(pair, Xc))
+        elif workers == 0:
             # one thread (a parallel job's worker, a busy machine): no pool, each pair's
             # compiled call on this thread, then its answer read and certified
             with one_blas_thread():
@@ -344,13 +355,16 @@ class _PairJob:
         self.args = args
         self.future = pool.submit(_smo_on_block, *args)
 
+    def _run(self):
+        return _smo_on_block(*self.args)
+
     def take(self) -> bool:
         """Run the call on this thread if no worker has started it (False otherwise)."""
         if not self.future.cancel():
             return False
         done = Future()
         try:
-            done.set_result(_smo_on_block(*self.args))
+            done.set_result(self._run())
         except Exception as exc:        # raised where the pair's answer is read
             done.set_exception(exc)
         self.future = done
@@ -380,6 +394,119 @@ class _Ran:
 def _jobs(ahead):
     """The jobs of the pairs submitted and not yet read, in pair order."""
     return (job for *_, job in ahead)
+
+
+def _read_compiled(kernel) -> bool:
+    """Whether the pairs' certificates are read in compiled code
+    (:func:`_batched_pairs`): a kernel PSD by construction whose answers have no
+    explicit primal weights (RBF; polynomial with coef0 ≥ 0).  A linear kernel's
+    certificate reads f through w, that of a kernel not PSD by construction has its
+    PSD check: the whole solve path's."""
+    return kernel.name == "rbf" or (kernel.name == "poly" and kernel.coef0 >= 0)
+
+
+#: Pairs per compiled call of :func:`_batched_pairs` where the pairs are shared by threads
+_CHUNK = 3
+
+
+class _PairsJob(_PairJob):
+    """A compiled call over a run of pairs (:func:`~margin_opt.solvers.smo.batch.
+    block_pairs_run`), queued for the workers, taken by the fitting thread as a pair's."""
+
+    def __init__(self, pool, args):
+        self.args = args
+        self.future = pool.submit(block_pairs_run, *args)
+
+    def _run(self):
+        return block_pairs_run(*self.args)
+
+
+def _batched_pairs(est, y_index, weight, members, pairs, blocks, solver, workers, problem_of):
+    """Solve and read every pair in compiled calls (:func:`~margin_opt.solvers.smo.batch.
+    block_pairs_run`: the pair's kernel block, SMO, its certificate's numbers), a few
+    pairs a call, on ``workers`` threads beside this one (0: one call here); then each
+    pair's Solution and certificate from its reading
+    (:func:`margin_opt.problems.svm_batch.pair_solution`), or, for a pair whose reading
+    is not its whole story (:func:`margin_opt.problems.svm_batch.clean`: stopped short,
+    a negligible multiplier, a certificate that fails), the whole solve path on its
+    kernel block (:func:`certify_result`: its repairs, warnings and errors).
+
+    Returns
+    -------
+    done : list of (Solution, Certificate or None, ndarray of int)
+        One per pair, in pair order.
+    """
+    t0 = time.perf_counter()
+    sizes = np.array([m.size for m in members], dtype=np.int64)
+    class_start = np.r_[0, np.cumsum(sizes)].astype(np.int64)
+    pi = np.array([i for i, _ in pairs], dtype=np.int64)
+    pj = np.array([j for _, j in pairs], dtype=np.int64)
+    m_pair = sizes[pi] + sizes[pj]
+    offsets = np.r_[0, np.cumsum(m_pair)].astype(np.int64)
+    rows = np.concatenate([members[c] for i, j in pairs for c in (i, j)])
+    y = np.where(y_index[rows] == np.repeat(pi, m_pair), 1.0, -1.0)
+    p = np.full(rows.size, -1.0)
+    C_rows = check_box_bounds(est.C, weight)
+    C = C_rows[rows]
+    starts = offsets[:-1]
+    max_box = np.maximum.reduceat(C, starts)
+    options = backend_options(est, None, solver, max_box=float(max_box.max()))
+    settings = batch_settings(m_pair, **options)
+    tol = float(est.tol)
+    with one_blas_thread():
+        diags = [blocks.diag(c) for c in range(sizes.size)]
+    diag = np.concatenate([d.ravel() for d in diags])
+    diag_start = np.r_[0, np.cumsum(sizes * sizes)[:-1]].astype(np.int64)
+    alpha, grad = np.empty(rows.size), np.empty(rows.size)
+    decision, xi = np.empty(rows.size), np.empty(rows.size)
+    out = np.empty((len(pairs), 6))
+    num = np.empty((len(pairs), len(READING)))
+    fixed = (blocks._kd, diag, diag_start, class_start, pi, pj, offsets, y, p, C,
+             settings["tol"], settings["gap_tol"], settings["wss2"], settings["shrinking"],
+             settings["max_iter"], settings["stall_window"], settings["kn"],
+             settings["polish"], tol, category_threshold(tol), SV_THRESHOLD)
+    written = (alpha, grad, out, decision, xi, num)
+    with one_blas_thread():
+        if workers == 0:
+            block_pairs_run(*fixed, 0, len(pairs), *written)
+        else:
+            with ThreadPoolExecutor(workers, initializer=numba.set_num_threads,
+                                    initargs=(1,)) as pool:
+                jobs = [_PairsJob(pool, (*fixed, lo, min(lo + _CHUNK, len(pairs)), *written))
+                        for lo in range(0, len(pairs), _CHUNK)]
+                try:
+                    for k, job in enumerate(jobs):
+                        job.result(jobs[k + 1:])
+                except BaseException:
+                    for job in jobs:
+                        job.future.cancel()
+                    raise
+    share = (time.perf_counter() - t0) / len(pairs)
+    alpha_scale = np.maximum(1.0, max_box)
+    n_fixed = np.add.reduceat((C == 0).astype(np.int64), starts)
+    certify = bool(est.certify)
+    done = []
+    with no_convergence_warnings() if certify else nullcontext():
+        results = [pair_result(alpha[o:e], grad[o:e], out[q], p[o:e], settings, q,
+                               options["tol"], options.get("gap_tol"), share)
+                   for q, (o, e) in enumerate(zip(starts, offsets[1:], strict=True))]
+    for q, (o, e) in enumerate(zip(starts, offsets[1:], strict=True)):
+        res = results[q]
+        sol = cert = None
+        if clean(res, res.x, num[q], certify):
+            sol, cert = pair_solution(res.x, y[o:e], p[o:e], res.b,
+                                      decision[o:e], xi[o:e], num[q], res,
+                                      tol=tol if certify else None,
+                                      alpha_scale=float(alpha_scale[q]),
+                                      n_fixed=int(n_fixed[q]))
+        if sol is None or (certify and not cert.ok):
+            # the whole solve path on the pair's block: its repairs, warnings, errors
+            problem, pair_options, idx = problem_of(pairs[q])
+            with one_blas_thread():
+                problem.data.use_gram(blocks.pair(*pairs[q]), symmetric=True)
+            sol, cert = certify_result(est, problem, res, pair_options)
+        done.append((sol, cert, rows[o:e]))
+    return done
 
 
 def _finish_pair(est, problem, options, idx, job, later=()):
