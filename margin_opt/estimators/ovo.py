@@ -466,46 +466,54 @@ def _batched_pairs(est, y_index, weight, members, pairs, blocks, solver, workers
              settings["max_iter"], settings["stall_window"], settings["kn"],
              settings["polish"], tol, category_threshold(tol), SV_THRESHOLD)
     written = (alpha, grad, out, decision, xi, num)
-    with one_blas_thread():
-        if workers == 0:
-            block_pairs_run(*fixed, 0, len(pairs), *written)
-        else:
-            with ThreadPoolExecutor(workers, initializer=numba.set_num_threads,
-                                    initargs=(1,)) as pool:
-                jobs = [_PairsJob(pool, (*fixed, lo, min(lo + _CHUNK, len(pairs)), *written))
-                        for lo in range(0, len(pairs), _CHUNK)]
-                try:
-                    for k, job in enumerate(jobs):
-                        job.result(jobs[k + 1:])
-                except BaseException:
-                    for job in jobs:
-                        job.future.cancel()
-                    raise
-    share = (time.perf_counter() - t0) / len(pairs)
     alpha_scale = np.maximum(1.0, max_box)
     n_fixed = np.add.reduceat((C == 0).astype(np.int64), starts)
     certify = bool(est.certify)
-    done = []
-    with no_convergence_warnings() if certify else nullcontext():
-        results = [pair_result(alpha[o:e], grad[o:e], out[q], p[o:e], settings, q,
-                               options["tol"], options.get("gap_tol"), share)
-                   for q, (o, e) in enumerate(zip(starts, offsets[1:], strict=True))]
-    for q, (o, e) in enumerate(zip(starts, offsets[1:], strict=True)):
-        res = results[q]
-        sol = cert = None
-        if clean(res, res.x, num[q], certify):
-            sol, cert = pair_solution(res.x, y[o:e], p[o:e], res.b,
-                                      decision[o:e], xi[o:e], num[q], res,
-                                      tol=tol if certify else None,
-                                      alpha_scale=float(alpha_scale[q]),
-                                      n_fixed=int(n_fixed[q]))
-        if sol is None or (certify and not cert.ok):
-            # the whole solve path on the pair's block: its repairs, warnings, errors
-            problem, pair_options, idx = problem_of(pairs[q])
-            with one_blas_thread():
-                problem.data.use_gram(blocks.pair(*pairs[q]), symmetric=True)
-            sol, cert = certify_result(est, problem, res, pair_options)
-        done.append((sol, cert, rows[o:e]))
+    done = [None] * len(pairs)
+
+    def read(lo, hi):
+        """Pairs lo … hi − 1's Solutions and certificates, from their readings."""
+        share = (time.perf_counter() - t0) / len(pairs)
+        for q in range(lo, hi):
+            o, e = offsets[q], offsets[q + 1]
+            # a run that stopped short warns where nothing will repair it (no certificate)
+            with no_convergence_warnings() if certify else nullcontext():
+                res = pair_result(alpha[o:e], grad[o:e], out[q], p[o:e], settings, q,
+                                  options["tol"], options.get("gap_tol"), share)
+            sol = cert = None
+            if clean(res, res.x, num[q], certify):
+                sol, cert = pair_solution(res.x, y[o:e], p[o:e], res.b, decision[o:e],
+                                          xi[o:e], num[q], res,
+                                          tol=tol if certify else None,
+                                          alpha_scale=float(alpha_scale[q]),
+                                          n_fixed=int(n_fixed[q]))
+            if sol is None or (certify and not cert.ok):
+                # the whole solve path on the pair's block: its repairs, warnings, errors
+                problem, pair_options, _ = problem_of(pairs[q])
+                with one_blas_thread():
+                    problem.data.use_gram(blocks.pair(*pairs[q]), symmetric=True)
+                sol, cert = certify_result(est, problem, res, pair_options)
+            done[q] = (sol, cert, rows[o:e])
+
+    with one_blas_thread():
+        if workers == 0:
+            block_pairs_run(*fixed, 0, len(pairs), *written)
+            read(0, len(pairs))
+            return done
+        # runs of pairs queued for the workers; this thread takes those not started
+        # when it needs them, and reads each run's pairs while the workers go on
+        with ThreadPoolExecutor(workers, initializer=numba.set_num_threads,
+                                initargs=(1,)) as pool:
+            bounds = [(lo, min(lo + _CHUNK, len(pairs))) for lo in range(0, len(pairs), _CHUNK)]
+            jobs = [_PairsJob(pool, (*fixed, lo, hi, *written)) for lo, hi in bounds]
+            try:
+                for k, job in enumerate(jobs):
+                    job.result(jobs[k + 1:])
+                    read(*bounds[k])
+            except BaseException:
+                for job in jobs:
+                    job.future.cancel()
+                raise
     return done
 
 
@@ -554,23 +562,21 @@ def _blocks_in_budget(members, pairs, budget_mb) -> int:
 
 def _assemble(est, X, y_index, classes, pairs, solutions, certs, rows, kernel, share):
     k = classes.size
+    # every pair's support vectors (training rows) and their coefficients, in pair order
+    sv = np.concatenate([idx[sol.support_] for sol, idx in zip(solutions, rows, strict=True)])
+    coef = np.concatenate([np.asarray(sol.dual_coef)[0, sol.support_] for sol in solutions])
+    of_pair = np.repeat(np.arange(len(pairs)), [sol.support_.size for sol in solutions])
     is_sv = np.zeros(X.shape[0], dtype=bool)
-    for sol, idx in zip(solutions, rows, strict=True):
-        is_sv[idx[sol.support_]] = True
+    is_sv[sv] = True
     per_class = [np.flatnonzero(is_sv & (y_index == c)) for c in range(k)]
     support = np.concatenate(per_class).astype(np.int32)
     n_support = np.array([m.size for m in per_class], dtype=np.int32)
     column = np.full(X.shape[0], -1)
     column[support] = np.arange(support.size)
     dual_coef = np.zeros((k - 1, support.size))
-    for (i, j), sol, idx in zip(pairs, solutions, rows, strict=True):
-        # class i's coefficients of pair (i, j) go to row j − 1, class j's to row i
-        local = sol.support_
-        coef = np.asarray(sol.dual_coef)[0, local]
-        sv = idx[local]
-        of_i = y_index[sv] == i
-        dual_coef[j - 1, column[sv[of_i]]] = coef[of_i]
-        dual_coef[i, column[sv[~of_i]]] = coef[~of_i]
+    # class i's coefficients of pair (i, j) go to row j − 1, class j's to row i
+    pi, pj = np.array(pairs, dtype=np.int64).reshape(-1, 2)[of_pair].T
+    dual_coef[np.where(y_index[sv] == pi, pj - 1, pi), column[sv]] = coef
     intercept = np.array([float(s.b) for s in solutions])
     n_iter = np.array([0 if s.n_iter is None else int(s.n_iter) for s in solutions],
                       dtype=np.int32)

@@ -406,15 +406,17 @@ def pair_settings(sizes, *, tol=1e-3, gap_tol=None, polish=True, shrinking=True,
     """
     opts = resolve(options)
     sizes = np.asarray(sizes, dtype=np.int64)
-    limits = np.array([_smo._check_options(tol, 1.0, wss, max_iter, 1, int(m)) for m in sizes],
-                      dtype=np.int64)
+    largest = int(sizes.max(initial=1))
+    limit = _smo._check_options(tol, 1.0, wss, max_iter, 1, largest, shrinking)
+    # the default limit grows with the size, max(10⁷, 100 m): each problem its own
+    limits = np.full(sizes.size, limit, dtype=np.int64) if max_iter is not None else \
+        np.maximum(_smo._DEFAULT_MAX_ITER, 100 * sizes)
     if gap_tol is not None and not (isinstance(gap_tol, (int, float, np.number))
                                     and np.isfinite(gap_tol) and gap_tol > 0):
         raise ValueError(f"gap_tol must be a positive finite number or None, got {gap_tol!r}.")
     return {"tol": float(tol), "gap_tol": -1.0 if gap_tol is None else float(gap_tol),
             "wss2": wss == "second-order", "shrinking": bool(shrinking), "max_iter": limits,
-            "stall_window": np.array([opts.stall_window(int(m)) for m in sizes],
-                                     dtype=np.int64),
+            "stall_window": np.maximum(int(opts.stall_window(0)), 10 * sizes),  # max(., 10 m)
             "kn": knobs(opts), "polish": bool(polish), "opts": opts}
 
 
