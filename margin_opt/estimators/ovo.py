@@ -11,15 +11,19 @@ kernel matrix fits the cache budget, each class's diagonal block is computed onc
 each off-diagonal block by the one pair that needs it (:class:`ClassBlocks`), so every
 pair gets its whole kernel matrix with every entry computed once (LIBSVM recomputes
 rows pair by pair); otherwise each pair's SMO computes and caches its own rows.
-Pairs that share the matrix and are solved by SMO are solved in compiled calls on
-worker threads (:func:`~margin_opt.solvers.smo.solve_block_pair`: the pair's
-kernel block and SMO in one call that releases the GIL, no Python between SMO's
-phases), a few pairs ahead of the fitting thread, which builds the pairs' problems and
-reads, certifies and repairs their answers in pair order
-(:func:`~margin_opt.problems.solve_path.finish`), and runs a pair's call itself when no
-worker has started it by the time it is needed (or while it waits for another).  Where
-the thread policy gives one thread (a parallel job's worker, busy cores) there is no
-pool: each pair's call runs on the fitting thread, just before its answer is read.  At
+Pairs that share the matrix and are solved by SMO are solved in compiled calls that
+release the GIL, on worker threads and on the fitting thread (work stealing).  On an
+RBF or polynomial kernel (:func:`_batched_pairs`) a call takes a run of pairs: each
+one's kernel block, SMO on it and the numbers of its certificate
+(:func:`~margin_opt.solvers.smo.batch.block_pairs_run`), from which the fitting thread
+makes its Solution and certificate (:mod:`margin_opt.problems.svm_batch`) while the
+workers go on; a pair whose reading is not the whole story is read, certified and
+repaired by the solve path (:func:`~margin_opt.problems.solve_path.finish`).  Other
+kernels' pairs take one call each (:func:`~margin_opt.solvers.smo.solve_block_pair`:
+the pair's kernel block and SMO, no Python between SMO's phases), a few pairs ahead of
+the fitting thread, which builds the pairs' problems and reads, certifies and repairs
+their answers in pair order.  Where the thread policy gives one thread (a parallel
+job's worker, busy cores) there is no pool: the calls run on the fitting thread.  At
 tol ≥ 1e-3 each pair's answer is the one the whole solve path gives, bit for bit;
 below, SMO's tail is one compiled Newton step instead of the polish (the same optimum
 within tol).  On any number of threads, whichever thread runs a pair, the fit is the
@@ -528,8 +532,9 @@ def _finish_pair(est, problem, options, idx, job, later=()):
 def _pair_workers(members, pairs, budget_mb, nthr):
     """Worker threads of the compiled pairs, for ``nthr`` threads
     (:func:`margin_opt.parallel.fit_threads`, read once by the caller): the fitting
-    thread's Python is their critical path, so it keeps a core and the workers share
-    the others (on 2 cores one worker: two measured 5–15 % slower on digits), no more
+    thread keeps a core (for its Python, and the calls no worker has started) and the
+    workers share the others (on 2 cores one worker: two measured 5–15 % slower on
+    digits), no more
     than the pairs nor than the cache budget holds (:func:`_blocks_in_budget`, one
     block per thread); 0 (no pool: the pairs run on the fitting thread) where
     ``nthr`` is 1 (a joblib worker's share, busy cores).  The thread policy's own count
