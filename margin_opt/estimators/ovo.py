@@ -280,8 +280,9 @@ def fit_one_vs_one(est, X, y_index, classes, weight, kernel, *, solver, on_pair=
         done = []
         batched = blocks.K is None and _read_compiled(kernel)
         if batched:
-            done = _batched_pairs(est, y_index, weight, members, pairs, blocks, solver,
-                                  workers, lambda pair: pair_problem(pair, Xc))
+            with one_blas_thread():     # BLAS's pools limited once for the whole run
+                done = _batched_pairs(est, y_index, weight, members, pairs, blocks, solver,
+                                      workers, lambda pair: pair_problem(pair, Xc))
         elif workers == 0:
             # one thread (a parallel job's worker, a busy machine): no pool, each pair's
             # compiled call on this thread, then its answer read and certified
@@ -433,7 +434,8 @@ def _batched_pairs(est, y_index, weight, members, pairs, blocks, solver, workers
     (:func:`margin_opt.problems.svm_batch.pair_solution`), or, for a pair whose reading
     is not its whole story (:func:`margin_opt.problems.svm_batch.clean`: stopped short,
     a negligible multiplier, a certificate that fails), the whole solve path on its
-    kernel block (:func:`certify_result`: its repairs, warnings and errors).
+    kernel block (:func:`certify_result`: its repairs, warnings and errors).  Called
+    with BLAS on one thread (:func:`~margin_opt.parallel.one_blas_thread`).
 
     Returns
     -------
@@ -457,9 +459,7 @@ def _batched_pairs(est, y_index, weight, members, pairs, blocks, solver, workers
     options = backend_options(est, None, solver, max_box=float(max_box.max()))
     settings = batch_settings(m_pair, **options)
     tol = float(est.tol)
-    with one_blas_thread():
-        diags = [blocks.diag(c) for c in range(sizes.size)]
-    diag = np.concatenate([d.ravel() for d in diags])
+    diag = np.concatenate([blocks.diag(c).ravel() for c in range(sizes.size)])
     diag_start = np.r_[0, np.cumsum(sizes * sizes)[:-1]].astype(np.int64)
     alpha, grad = np.empty(rows.size), np.empty(rows.size)
     decision, xi = np.empty(rows.size), np.empty(rows.size)
@@ -494,30 +494,28 @@ def _batched_pairs(est, y_index, weight, members, pairs, blocks, solver, workers
             if sol is None or (certify and not cert.ok):
                 # the whole solve path on the pair's block: its repairs, warnings, errors
                 problem, pair_options, _ = problem_of(pairs[q])
-                with one_blas_thread():
-                    problem.data.use_gram(blocks.pair(*pairs[q]), symmetric=True)
+                problem.data.use_gram(blocks.pair(*pairs[q]), symmetric=True)
                 sol, cert = certify_result(est, problem, res, pair_options)
             done[q] = (sol, cert, rows[o:e])
 
-    with one_blas_thread():
-        if workers == 0:
-            block_pairs_run(*fixed, 0, len(pairs), *written)
-            read(0, len(pairs))
-            return done
-        # runs of pairs queued for the workers; this thread takes those not started
-        # when it needs them, and reads each run's pairs while the workers go on
-        with ThreadPoolExecutor(workers, initializer=numba.set_num_threads,
-                                initargs=(1,)) as pool:
-            bounds = [(lo, min(lo + _CHUNK, len(pairs))) for lo in range(0, len(pairs), _CHUNK)]
-            jobs = [_PairsJob(pool, (*fixed, lo, hi, *written)) for lo, hi in bounds]
-            try:
-                for k, job in enumerate(jobs):
-                    job.result(jobs[k + 1:])
-                    read(*bounds[k])
-            except BaseException:
-                for job in jobs:
-                    job.future.cancel()
-                raise
+    if workers == 0:
+        block_pairs_run(*fixed, 0, len(pairs), *written)
+        read(0, len(pairs))
+        return done
+    # runs of pairs queued for the workers; this thread takes those not started when it
+    # needs them, and reads each run's pairs while the workers go on
+    with ThreadPoolExecutor(workers, initializer=numba.set_num_threads,
+                            initargs=(1,)) as pool:
+        bounds = [(lo, min(lo + _CHUNK, len(pairs))) for lo in range(0, len(pairs), _CHUNK)]
+        jobs = [_PairsJob(pool, (*fixed, lo, hi, *written)) for lo, hi in bounds]
+        try:
+            for k, job in enumerate(jobs):
+                job.result(jobs[k + 1:])
+                read(*bounds[k])
+        except BaseException:
+            for job in jobs:
+                job.future.cancel()
+            raise
     return done
 
 
