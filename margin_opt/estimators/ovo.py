@@ -478,12 +478,14 @@ def _batched_pairs(est, y_index, weight, members, pairs, blocks, solver, workers
     def read(lo, hi):
         """Pairs lo … hi − 1's Solutions and certificates, from their readings."""
         share = (time.perf_counter() - t0) / len(pairs)
-        for q in range(lo, hi):
+        # a run that stopped short warns where nothing will repair it (no certificate)
+        with no_convergence_warnings() if certify else nullcontext():
+            results = [pair_result(alpha[offsets[q]:offsets[q + 1]],
+                                   grad[offsets[q]:offsets[q + 1]], out[q],
+                                   p[offsets[q]:offsets[q + 1]], settings, q, options["tol"],
+                                   options.get("gap_tol"), share) for q in range(lo, hi)]
+        for q, res in zip(range(lo, hi), results, strict=True):
             o, e = offsets[q], offsets[q + 1]
-            # a run that stopped short warns where nothing will repair it (no certificate)
-            with no_convergence_warnings() if certify else nullcontext():
-                res = pair_result(alpha[o:e], grad[o:e], out[q], p[o:e], settings, q,
-                                  options["tol"], options.get("gap_tol"), share)
             sol = cert = None
             if clean(res, res.x, num[q], certify):
                 sol, cert = pair_solution(res.x, y[o:e], p[o:e], res.b, decision[o:e],
