@@ -32,25 +32,28 @@ def _values(cert):
     return {c.name: c.value for c in cert.checks}
 
 
-@pytest.mark.parametrize("kernel", ["rbf", "poly"])
-def test_compiled_reading_is_the_solve_paths_certificate(digits, kernel):
+@pytest.mark.parametrize("kernel, weighted", [("rbf", False), ("poly", False), ("rbf", True)])
+def test_compiled_reading_is_the_solve_paths_certificate(digits, kernel, weighted):
     # every pair read in compiled code (no solve path), and its certificate equal to
     # SVMProblem.certify of the same answer: the same checks, tolerances, table counts
-    # and quantities, the values to rounding; the Solution's too; and the fit LIBSVM's
+    # and quantities (with zero and unequal sample weights: per-point bounds, points
+    # fixed at 0), the values to rounding; the Solution's too; and the fit LIBSVM's
     X, y = digits
     seen = []
     run = ovo.certify_result
     params = dict(gamma=0.05) if kernel == "rbf" else dict(gamma=0.1, coef0=1.0)
+    weight = np.where(np.arange(y.size) % 7 == 0, 0.0, 1.0 + np.arange(y.size) % 3) \
+        if weighted else np.ones(y.size)
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(ovo, "certify_result", lambda *a, **k: seen.append(a) or run(*a, **k))
-        est = SVC(kernel=kernel, **params).fit(X, y)
+        est = SVC(kernel=kernel, **params).fit(X, y, sample_weight=weight)
     assert not seen and est.certificate_.ok and len(est.certificate_) == 10
     for p, (sol, cert) in enumerate(zip(est.solutions_, est.certificate_.parts.values(),
                                         strict=True)):
         i, j = ovo.class_pairs(5)[p]
         rows = np.r_[np.flatnonzero(y == i), np.flatnonzero(y == j)]
         yp = np.where(y[rows] == i, 1.0, -1.0)
-        problem = SVMProblem(X[rows], yp, kernel=kernel, **params)
+        problem = SVMProblem(X[rows], yp, kernel=kernel, sample_weight=weight[rows], **params)
         ref = problem.certify(sol, tol=est.tol)
         assert cert.ok and ref.ok and sol.certificate is cert
         assert [c.name for c in cert.checks] == [c.name for c in ref.checks]
@@ -73,9 +76,12 @@ def test_compiled_reading_is_the_solve_paths_certificate(digits, kernel):
         assert cert.title == ref.title
     # LIBSVM at a tight tolerance: the same support vectors and decision values (the
     # multipliers themselves are known only to the conditioning of K_FF: to 1e-4)
-    lib = SkSVC(kernel=kernel, tol=1e-8, **params).fit(X, y)
-    np.testing.assert_array_equal(est.support_, lib.support_)
-    np.testing.assert_allclose(est.dual_coef_, lib.dual_coef_, atol=1e-4)
+    if weighted:
+        assert any("n_fixed_C0" in c.quantities for c in est.certificate_.parts.values())
+    lib = SkSVC(kernel=kernel, tol=1e-8, **params).fit(X, y, sample_weight=weight)
+    if not weighted:            # (scikit-learn drops the zero-weight samples first)
+        np.testing.assert_array_equal(est.support_, lib.support_)
+        np.testing.assert_allclose(est.dual_coef_, lib.dual_coef_, atol=1e-4)
     np.testing.assert_allclose(est.intercept_, lib.intercept_, atol=1e-5)
     np.testing.assert_allclose(est.decision_function(X), lib.decision_function(X), atol=1e-5)
 
