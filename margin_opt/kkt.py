@@ -48,7 +48,8 @@ announce_compiles()  # one line on stderr when this process first compiles our c
 __all__ = ["category_threshold", "TAU_MAX", "box_categories", "violating_pair_gap",
            "projected_gradient",
            "intercept_from_gradient", "restore_equality", "coefficients",
-           "multipliers_from_primal", "dual_qp_checks", "DualQPChecks", "BANDS"]
+           "multipliers_from_primal", "dual_qp_checks", "DualQPChecks", "BANDS", "check_list",
+           "dual_qp_reading", "READING"]
 
 #: The largest threshold of the categories of a certificate (:func:`category_threshold`).
 TAU_MAX = 0.5
@@ -455,6 +456,33 @@ def dual_qp_checks(qp, alpha, xi, f0_dual, f_primal, reg, stationarity, stat_des
         sq = np.asarray(diag) > 0
         primal_obj += float(np.sum(xi[sq] ** 2 / (2.0 * np.asarray(diag)[sq])))
         dual_obj -= 0.5 * float(dalpha @ alpha)
+    checks = check_list(primal_res, box, eq, stationarity, stat_desc, comp, primal_obj, dual_obj,
+                        optimality, tol, alpha_scale, qp.equality, f0_gradient is not None)
+    return DualQPChecks(checks, s, zero, free, at_u, primal_obj, dual_obj)
+
+
+def check_list(primal_res, box, eq, stationarity, stat_desc, comp, primal_obj, dual_obj,
+               optimality, tol, alpha_scale, equality, through_w=False) -> list:
+    """The checks of :func:`dual_qp_checks` from the numbers it measured (also those of
+    :func:`dual_qp_reading`, read for many problems in compiled calls).
+
+    Parameters
+    ----------
+    primal_res, box, eq, comp, optimality : float
+        The largest primal infeasibility, box violation, ``|yᵀα − Δ|``,
+        complementarity product and m(α) − M(α) (or projected gradient) measured.
+    stationarity : float
+    stat_desc : str
+    primal_obj, dual_obj : float
+    tol, alpha_scale : float
+    equality : bool
+    through_w : bool, default=False
+        The gradient was read through Φw.
+
+    Returns
+    -------
+    checks : list of Check
+    """
     gap_rel = abs(primal_obj - dual_obj) / max(1.0, abs(primal_obj))
     checks = [
         Check("primal_residual", primal_res, tol, "max(−s − ξ)₊, max(−ξ)₊ (units of f)"),
@@ -464,14 +492,14 @@ def dual_qp_checks(qp, alpha, xi, f0_dual, f_primal, reg, stationarity, stat_des
               "max|αₜ(sₜ + ξₜ)|, max|(uₜ − αₜ)ξₜ|, ÷ max(1, C)"),
         Check("duality_gap", gap_rel, tol, "|P − D| / max(1, |P|)"),
     ]
-    through = "" if f0_gradient is None else ", ∇ from Φw"
-    if qp.equality:
+    through = ", ∇ from Φw" if through_w else ""
+    if equality:
         checks.append(Check("mvp_gap", optimality, tol,
                             "LIBSVM's m(α) − M(α) (its stopping rule)" + through))
     else:
         checks.append(Check("projected_gradient", optimality, tol,
                             "largest violated ∇ₜ sign condition (no intercept)" + through))
-    return DualQPChecks(checks, s, zero, free, at_u, primal_obj, dual_obj)
+    return checks
 
 
 def _max_nan(*values) -> float:
@@ -555,3 +583,88 @@ def _residual_pass(y, p, up, idx, alpha, xi, f_primal, f_gradient, dalpha, tau, 
     if not finite_all:
         r[:] = np.nan
     return s, zero, free, at_u, r
+
+
+#: The numbers :func:`dual_qp_reading` writes, by position: the four of
+#: :func:`_residual_pass` (primal residual, box violation, complementarity, m(α) − M(α)),
+#: ``|yᵀα|``, βᵀKβ, the slack cost Σ uₜξₜ, the counts of the three categories, of the
+#: nonzero multipliers, of the points contradicting each category at ``tol``, and of the
+#: multipliers that :meth:`~margin_opt.problems.base.KernelProblem.drop_negligible`
+#: would consider (a reading with any is not used: the whole solve path reads it).
+READING = ("primal_res", "box", "comp", "optimality", "eq", "quad", "slack", "n_zero",
+           "n_free", "n_at_upper", "n_support", "bad_zero", "bad_free", "bad_at_upper",
+           "n_negligible")
+
+
+@njit(cache=True, nogil=True)
+def dual_qp_reading(K, y, p, up, alpha, b, tol, tau, sv_threshold, decision, xi, num):
+    """The certificate's numbers of a dual QP with the equality yᵀα = 0 and one variable
+    per row of its kernel matrix K (a C-SVC: no index, no diagonal), read from α and b
+    alone in one compiled pass: f0 = Kβ (β = yα, by the rows of the nonzero βⱼ: K is
+    symmetric), the decision values f = f0 + b, the slacks ξ = (−s)₊ (s = yf + p), the
+    per-variable pass of :func:`dual_qp_checks`, its objectives' terms, and the counts
+    of the support-vector table (:data:`READING`, written to ``num``).
+
+    The same conditions as :func:`dual_qp_checks` at ``tol`` (category threshold
+    ``tau``, α-residuals ÷ max(1, max uₜ)), computed in compiled code for many small
+    problems (the pairs of a one-vs-one fit): Kβ is summed in another order than
+    NumPy's, so the values agree with the solve path's to rounding.
+
+    Parameters
+    ----------
+    K : ndarray of shape (m, m)
+        Exactly symmetric.
+    y, p, up, alpha : ndarray of shape (m,)
+    b : float
+    tol, tau, sv_threshold : float
+        The tolerance, :func:`category_threshold` of it, and the relative threshold
+        below which a nonzero multiplier is negligible
+        (:data:`~margin_opt.problems.base.SV_THRESHOLD`).
+    decision, xi : ndarray of shape (m,)
+        Written: f on the rows, with b, and ξ.
+    num : ndarray of shape (len(READING),)
+        Written.
+    """
+    m = y.shape[0]
+    f0 = np.zeros(m)
+    quad = 0.0
+    for j in range(m):
+        bj = y[j] * alpha[j]
+        if bj != 0.0:
+            row = K[j]
+            for t in range(m):
+                f0[t] += bj * row[t]
+    for j in range(m):
+        quad += y[j] * alpha[j] * f0[j]
+    scale = 0.0
+    for t in range(m):
+        if np.isfinite(up[t]):
+            scale = max(scale, up[t])
+    for t in range(m):
+        decision[t] = f0[t] + b
+        xi[t] = max(0.0, -(y[t] * decision[t] + p[t]))
+    s, zero, free, at_u, r = _residual_pass(
+        y, p, up, np.arange(m), alpha, xi, decision, f0, np.zeros(m), tau, max(1.0, scale),
+        True)
+    eq = 0.0
+    slack = 0.0
+    counts = np.zeros(8)
+    for t in range(m):
+        eq += y[t] * alpha[t]
+        if np.isfinite(up[t]):
+            slack += up[t] * xi[t]
+        counts[0] += zero[t]
+        counts[1] += free[t]
+        counts[2] += at_u[t]
+        counts[3] += alpha[t] != 0.0
+        counts[4] += zero[t] and s[t] < -tol
+        counts[5] += free[t] and abs(s[t]) > tol
+        counts[6] += at_u[t] and s[t] > tol
+        if alpha[t] != 0.0 and scale > 0.0:
+            keep = alpha[t] > sv_threshold * scale and alpha[t] / scale >= max(0.0, s[t])
+            counts[7] += not keep
+    num[:4] = r
+    num[4] = abs(eq)
+    num[5] = quad
+    num[6] = slack
+    num[7:] = counts

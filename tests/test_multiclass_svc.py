@@ -315,13 +315,16 @@ def test_one_vs_one_pairs_read_data_centred_once(monkeypatch):
     from margin_opt.estimators import ovo
 
     seen = []
-    run = ovo._finish_pair
+    run = ovo.certify_result
 
     def spy(est, problem, *rest):
         seen.append(problem)
         return run(est, problem, *rest)
 
-    monkeypatch.setattr(ovo, "_finish_pair", spy)
+    # every pair read by the whole solve path (as one whose compiled reading is not
+    # its whole story), on its problem
+    monkeypatch.setattr(ovo, "certify_result", spy)
+    monkeypatch.setattr(ovo, "clean", lambda *args: False)
     SVC().fit(X + 1e3, y)
     first = seen[0]                        # pair (0, 1): class 0's rows, then class 1's
     rows = np.concatenate([np.flatnonzero(y == 0), np.flatnonzero(y == 1)])

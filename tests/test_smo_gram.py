@@ -147,10 +147,12 @@ def test_one_vs_one_pairs_are_those_of_the_whole_solve_path(monkeypatch):
             np.testing.assert_allclose(fast.dual_coef_, path.dual_coef_, atol=1e-5)
             np.testing.assert_allclose(fast.intercept_, path.intercept_, atol=1e-5)
             assert fast.n_iter_.sum() < path.n_iter_.sum()
+    from margin_opt.estimators import ovo
+
     gram_run = smo_gram.gram_run
     monkeypatch.setattr(smo_gram, "gram_run",
                         lambda *a: gram_run(*a[:-1], False))  # no Newton step
-    monkeypatch.setattr(smo_gram, "block_pair_run", smo_gram.block_pair_run.py_func)
+    monkeypatch.setattr(ovo, "block_pairs_run", smo_gram.block_pairs_run.py_func)
     fast = SVC().fit(X, y)
     np.testing.assert_array_equal(fast.dual_coef_, path.dual_coef_)
     np.testing.assert_array_equal(fast.n_iter_, path.n_iter_)
@@ -174,23 +176,27 @@ class _IdlePool:
         return Future()             # pending: cancel() succeeds
 
 
-def test_one_vs_one_pairs_taken_by_the_fitting_thread_are_the_workers_pairs(monkeypatch):
-    # the fitting thread runs a pair's compiled call itself when no worker has started
-    # it (its answer is needed, or it waits for another): the fit does not depend on
-    # which thread ran which pair, and an error of a pair it ran is raised as the
-    # worker's would be
+@pytest.mark.parametrize("kernel", ["rbf", "linear"])
+def test_one_vs_one_pairs_taken_by_the_fitting_thread_are_the_workers_pairs(monkeypatch,
+                                                                            kernel):
+    # the fitting thread runs a pair's compiled call (rbf: a run of pairs, read in
+    # compiled code; linear: one pair, read by the solve path) itself when no worker has
+    # started it (its answer is needed, or it waits for another): the fit does not
+    # depend on which thread ran which pair, and an error of a pair it ran is raised
+    # as the worker's would be
     from margin_opt.estimators import ovo
 
     X, y = load_digits(return_X_y=True)
     X = StandardScaler().fit_transform(X)[:400]
     y = y[:400] % 5
-    ref = SVC().fit(X, y)
+    ref = SVC(kernel=kernel, C=0.1).fit(X, y)
     pools = []
     monkeypatch.setattr(ovo, "ThreadPoolExecutor",
                         lambda *a, **k: pools.append(_IdlePool()) or pools[-1])
     with use_policy(ThreadPolicy(pair_workers=1)):        # the pool whatever the load
-        here = SVC().fit(X, y)
-    assert pools[0].submitted == 10 and here.certificate_.ok
+        here = SVC(kernel=kernel, C=0.1).fit(X, y)
+    calls = -(-10 // ovo._CHUNK) if kernel == "rbf" else 10
+    assert pools[0].submitted == calls and here.certificate_.ok
     np.testing.assert_array_equal(here.dual_coef_, ref.dual_coef_)
     np.testing.assert_array_equal(here.intercept_, ref.intercept_)
     np.testing.assert_array_equal(here.n_iter_, ref.n_iter_)
@@ -200,11 +206,21 @@ def test_one_vs_one_pairs_taken_by_the_fitting_thread_are_the_workers_pairs(monk
             raise RuntimeError("pair (1, 3) failed")
         return run(blocks, i, j, *rest)
 
-    run = ovo._smo_on_block
-    monkeypatch.setattr(ovo, "_smo_on_block", fails)
+    def fails_in_run(*args):
+        lo, hi = args[-8:-6]
+        if lo <= 7 < hi:                        # pair 7 is (1, 3)
+            raise RuntimeError("pair (1, 3) failed")
+        return run(*args)
+
+    if kernel == "rbf":
+        run = ovo.block_pairs_run
+        monkeypatch.setattr(ovo, "block_pairs_run", fails_in_run)
+    else:
+        run = ovo._smo_on_block
+        monkeypatch.setattr(ovo, "_smo_on_block", fails)
     for policy in (ThreadPolicy(pair_workers=1), ThreadPolicy(max_threads=1)):
         with use_policy(policy), pytest.raises(RuntimeError, match=r"pair \(1, 3\) failed"):
-            SVC().fit(X, y)
+            SVC(kernel=kernel, C=0.1).fit(X, y)
 
 
 def test_one_thread_fits_the_pairs_without_a_pool(monkeypatch):
@@ -277,7 +293,7 @@ def test_fitting_thread_error_cancels_the_pairs_queued_behind_it(monkeypatch):
     monkeypatch.setattr(ovo, "certify_result", broken)
     with use_policy(ThreadPolicy(pair_workers=1)), \
             pytest.raises(RuntimeError, match="reading failed"):
-        SVC().fit(X, y)
+        SVC(kernel="linear").fit(X, y)        # pairs read one by one by the solve path
     queued = pools[0].futures[1:]           # the first was run by the fitting thread
     assert queued and all(f.cancelled() for f in queued)
 
@@ -324,10 +340,11 @@ def test_pairs_held_ahead_stay_within_the_cache_budget(monkeypatch):
     with use_policy(ThreadPolicy(watch_load=False)):      # the pool whatever the load
         if fit_threads() < 2:
             pytest.skip("one thread (NUMBA_NUM_THREADS=1 or one core): no pool of pairs")
-        est = SVC(solver_options={"cache_size": budget}).fit(X, y)
+        # the linear kernel's pairs, read one by one by the solve path
+        est = SVC(kernel="linear", solver_options={"cache_size": budget}).fit(X, y)
         assert est.certificate_.ok and state["most"] == 2
         state["most"] = 0
-        SVC().fit(X, y)                          # the default budget: queued further ahead
+        SVC(kernel="linear").fit(X, y)           # the default budget: queued further ahead
         assert state["most"] == ovo._pair_workers(
             [np.flatnonzero(y == c) for c in range(4)], ovo.class_pairs(4), 200,
             fit_threads()) + ovo._AHEAD + 1

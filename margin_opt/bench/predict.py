@@ -14,7 +14,8 @@ Rows
   ``make_classification(5000, 20)`` standardized, against LIBSVM's, with each one's
   log-loss on 2000 held-out points.
 - ``one-vs-one digits``: ``SVC(gamma=0.05)`` on ``load_digits`` (X / 16, 45 pairs,
-  every pair certified at 1e-6) against LIBSVM's SVC at its defaults.
+  every pair certified at 1e-6) against LIBSVM's SVC at its defaults; ours as the
+  thread policy gives (two threads where a core is free) and on one thread.
 - ``GridSearchCV digits``: ``GridSearchCV(SVC(), {"C": [1, 10], "gamma": [0.01, 0.05,
   "scale"]}, cv=3, n_jobs=1)`` on digits (X / 16) against the same search of
   scikit-learn's SVC, in this process (warm); and with ``n_jobs=2`` (joblib's workers
@@ -147,23 +148,30 @@ def _digits():
     return X / 16.0, y
 
 
-def ovo_digits(quick=False, repeats=5):
+def ovo_digits(quick=False, repeats=9):
     from sklearn.svm import SVC as SkSVC
     from threadpoolctl import threadpool_limits
 
     from ..estimators.svc import SVC
+    from ..parallel import ThreadPolicy, fit_threads, use_policy
     from .peers import best_of, load_average
+
+    def one_thread():
+        with use_policy(ThreadPolicy(max_threads=1)):
+            return SVC(gamma=0.05).fit(X, y)
 
     X, y = _digits()
     SVC(gamma=0.05).fit(X[:300], y[:300])
-    fns = {"ours": lambda: SVC(gamma=0.05).fit(X, y),
+    fns = {"ours": lambda: SVC(gamma=0.05).fit(X, y), "ours_1thread": one_thread,
            "libsvm": lambda: SkSVC(gamma=0.05).fit(X, y)}
-    load = load_average()
+    load, threads = load_average(), fit_threads()
     with threadpool_limits(1):
         times, out = best_of(fns, repeats)
     cert = out["ours"].certificate_
     return _row("one-vs-one fit", "digits, 45 pairs, gamma=0.05", times, peer="libsvm",
-                certified=bool(cert.ok), load=load, repeats=repeats)
+                certified=bool(cert.ok and out["ours_1thread"].certificate_.ok),
+                one_thread=times["ours_1thread"], threads=threads, load=load,
+                repeats=repeats)
 
 
 def grid_digits(quick=False, repeats=3, n_jobs=1):
@@ -240,6 +248,10 @@ def format_rows(rows) -> str:
             c = r["cpu"]
             notes.append(f"CPU {c['ours']:.2f} vs {c[r['peer']]:.2f} s "
                          f"({c['ours'] / c[r['peer']]:.2f}×)")
+        if r.get("one_thread") is not None:
+            notes.append(f"one thread {r['one_thread']:.3f} s "
+                         f"({r['one_thread'] / r['time_' + r['peer']]:.2f}×); the policy gave "
+                         f"{r['threads']} at the start")
         if "certified" in r:
             notes.append("every pair certified" if r["certified"] else "NOT certified")
         if "best_ours" in r:

@@ -145,12 +145,15 @@ def _smo_progress(result) -> None:
           f"obj = {-result.fun:.6g}", flush=True)
 
 
-def backend_options(est, problem, solver) -> dict:
+def backend_options(est, problem, solver, *, max_box=None) -> dict:
     """The options ``solver`` runs with on ``problem``: the registry's stopping policy
     for ``est.tol`` (:func:`margin_opt.methods.stopping_options`), then
     the estimator's ``cache_size``, ``shrinking``, ``max_iter`` (when not -1) and
-    ``verbose`` (SMO's progress every 1000 iterations), then ``est.solver_options``."""
-    options = stopping_options(solver, est.tol, float(np.max(problem.C_i)))
+    ``verbose`` (SMO's progress every 1000 iterations), then ``est.solver_options``.
+    ``problem`` None: the options of problems whose largest box bound is ``max_box``
+    (many problems at once: the pairs of a one-vs-one fit)."""
+    max_box = float(np.max(problem.C_i)) if problem is not None else float(max_box)
+    options = stopping_options(solver, est.tol, max_box)
     spec = get_method(solver)
     if spec.standard_form == "DualQP":      # scikit-learn's LIBSVM parameters
         takes = inspect.signature(spec.load()).parameters   # smo: both; dcd: no cache

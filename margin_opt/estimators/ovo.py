@@ -11,15 +11,19 @@ kernel matrix fits the cache budget, each class's diagonal block is computed onc
 each off-diagonal block by the one pair that needs it (:class:`ClassBlocks`), so every
 pair gets its whole kernel matrix with every entry computed once (LIBSVM recomputes
 rows pair by pair); otherwise each pair's SMO computes and caches its own rows.
-Pairs that share the matrix and are solved by SMO are solved in compiled calls on
-worker threads (:func:`~margin_opt.solvers.smo.solve_block_pair`: the pair's
-kernel block and SMO in one call that releases the GIL, no Python between SMO's
-phases), a few pairs ahead of the fitting thread, which builds the pairs' problems and
-reads, certifies and repairs their answers in pair order
-(:func:`~margin_opt.problems.solve_path.finish`), and runs a pair's call itself when no
-worker has started it by the time it is needed (or while it waits for another).  Where
-the thread policy gives one thread (a parallel job's worker, busy cores) there is no
-pool: each pair's call runs on the fitting thread, just before its answer is read.  At
+Pairs that share the matrix and are solved by SMO are solved in compiled calls that
+release the GIL, on worker threads and on the fitting thread (work stealing).  On an
+RBF or polynomial kernel (:func:`_batched_pairs`) a call takes a run of pairs: each
+one's kernel block, SMO on it and the numbers of its certificate
+(:func:`~margin_opt.solvers.smo.batch.block_pairs_run`), from which the fitting thread
+makes its Solution and certificate (:mod:`margin_opt.problems.svm_batch`) while the
+workers go on; a pair whose reading is not the whole story is read, certified and
+repaired by the solve path (:func:`~margin_opt.problems.solve_path.finish`).  Other
+kernels' pairs take one call each (:func:`~margin_opt.solvers.smo.solve_block_pair`:
+the pair's kernel block and SMO, no Python between SMO's phases), a few pairs ahead of
+the fitting thread, which builds the pairs' problems and reads, certifies and repairs
+their answers in pair order.  Where the thread policy gives one thread (a parallel
+job's worker, busy cores) there is no pool: the calls run on the fitting thread.  At
 tol ≥ 1e-3 each pair's answer is the one the whole solve path gives, bit for bit;
 below, SMO's tail is one compiled Newton step instead of the polish (the same optimum
 within tol).  On any number of threads, whichever thread runs a pair, the fit is the
@@ -43,6 +47,7 @@ C.-C. Chang and C.-J. Lin, "LIBSVM: a library for support vector machines", ACM 
 from __future__ import annotations
 
 import threading
+import time
 from collections import deque
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import nullcontext
@@ -55,11 +60,17 @@ from sklearn.utils.multiclass import _ovr_decision_function
 
 from ..certificate import CompositeCertificate
 from ..exceptions import no_convergence_warnings
+from ..kkt import READING, category_threshold
 from ..parallel import current_policy, fit_threads, one_blas_thread
+from ..problems.base import SV_THRESHOLD
 from ..problems.kernel_data import check_scale
 from ..problems.svm import SVMProblem
+from ..problems.svm_batch import clean, pair_solution
 from ..solvers.smo import block_pair_matrix, solve_block_pair, solve_smo_gram
 from ..solvers.smo import rows as _rows
+from ..solvers.smo.batch import block_pairs_run, pair_result
+from ..solvers.smo.batch import pair_settings as batch_settings
+from ..validation import check_box_bounds
 from .base import backend_options, certify_result, solve_and_certify
 
 __all__ = ["class_pairs", "OneVsOneFit", "ClassBlocks", "fit_one_vs_one",
@@ -267,7 +278,12 @@ def fit_one_vs_one(est, X, y_index, classes, weight, kernel, *, solver, on_pair=
         # rows) on the data centred once, not on a centred copy made per pair
         Xc = X - X.mean(axis=0) if kernel.name == "rbf" and not sp.issparse(X) else None
         done = []
-        if workers == 0:
+        batched = blocks.K is None and _read_compiled(kernel)
+        if batched:
+            with one_blas_thread():     # BLAS's pools limited once for the whole run
+                done = _batched_pairs(est, y_index, weight, members, pairs, blocks, solver,
+                                      workers, lambda pair: pair_problem(pair, Xc))
+        elif workers == 0:
             # one thread (a parallel job's worker, a busy machine): no pool, each pair's
             # compiled call on this thread, then its answer read and certified
             with one_blas_thread():
@@ -344,13 +360,16 @@ class _PairJob:
         self.args = args
         self.future = pool.submit(_smo_on_block, *args)
 
+    def _run(self):
+        return _smo_on_block(*self.args)
+
     def take(self) -> bool:
         """Run the call on this thread if no worker has started it (False otherwise)."""
         if not self.future.cancel():
             return False
         done = Future()
         try:
-            done.set_result(_smo_on_block(*self.args))
+            done.set_result(self._run())
         except Exception as exc:        # raised where the pair's answer is read
             done.set_exception(exc)
         self.future = done
@@ -382,6 +401,126 @@ def _jobs(ahead):
     return (job for *_, job in ahead)
 
 
+def _read_compiled(kernel) -> bool:
+    """Whether the pairs' certificates are read in compiled code
+    (:func:`_batched_pairs`): a kernel PSD by construction whose answers have no
+    explicit primal weights (RBF; polynomial with coef0 ≥ 0).  A linear kernel's
+    certificate reads f through w, that of a kernel not PSD by construction has its
+    PSD check: the whole solve path's."""
+    return kernel.name == "rbf" or (kernel.name == "poly" and kernel.coef0 >= 0)
+
+
+#: Pairs per compiled call of :func:`_batched_pairs` where the pairs are shared by threads
+_CHUNK = 3
+
+
+class _PairsJob(_PairJob):
+    """A compiled call over a run of pairs (:func:`~margin_opt.solvers.smo.batch.
+    block_pairs_run`), queued for the workers, taken by the fitting thread as a pair's."""
+
+    def __init__(self, pool, args):
+        self.args = args
+        self.future = pool.submit(block_pairs_run, *args)
+
+    def _run(self):
+        return block_pairs_run(*self.args)
+
+
+def _batched_pairs(est, y_index, weight, members, pairs, blocks, solver, workers, problem_of):
+    """Solve and read every pair in compiled calls (:func:`~margin_opt.solvers.smo.batch.
+    block_pairs_run`: the pair's kernel block, SMO, its certificate's numbers), a few
+    pairs a call, on ``workers`` threads beside this one (0: one call here); then each
+    pair's Solution and certificate from its reading
+    (:func:`margin_opt.problems.svm_batch.pair_solution`), or, for a pair whose reading
+    is not its whole story (:func:`margin_opt.problems.svm_batch.clean`: stopped short,
+    a negligible multiplier, a certificate that fails), the whole solve path on its
+    kernel block (:func:`certify_result`: its repairs, warnings and errors).  Called
+    with BLAS on one thread (:func:`~margin_opt.parallel.one_blas_thread`).
+
+    Returns
+    -------
+    done : list of (Solution, Certificate or None, ndarray of int)
+        One per pair, in pair order.
+    """
+    t0 = time.perf_counter()
+    sizes = np.array([m.size for m in members], dtype=np.int64)
+    class_start = np.r_[0, np.cumsum(sizes)].astype(np.int64)
+    pi = np.array([i for i, _ in pairs], dtype=np.int64)
+    pj = np.array([j for _, j in pairs], dtype=np.int64)
+    m_pair = sizes[pi] + sizes[pj]
+    offsets = np.r_[0, np.cumsum(m_pair)].astype(np.int64)
+    rows = np.concatenate([members[c] for i, j in pairs for c in (i, j)])
+    y = np.where(y_index[rows] == np.repeat(pi, m_pair), 1.0, -1.0)
+    p = np.full(rows.size, -1.0)
+    C_rows = check_box_bounds(est.C, weight)
+    C = C_rows[rows]
+    starts = offsets[:-1]
+    max_box = np.maximum.reduceat(C, starts)
+    options = backend_options(est, None, solver, max_box=float(max_box.max()))
+    settings = batch_settings(m_pair, **options)
+    tol = float(est.tol)
+    diag = np.concatenate([blocks.diag(c).ravel() for c in range(sizes.size)])
+    diag_start = np.r_[0, np.cumsum(sizes * sizes)[:-1]].astype(np.int64)
+    alpha, grad = np.empty(rows.size), np.empty(rows.size)
+    decision, xi = np.empty(rows.size), np.empty(rows.size)
+    out = np.empty((len(pairs), 6))
+    num = np.empty((len(pairs), len(READING)))
+    fixed = (blocks._kd, diag, diag_start, class_start, pi, pj, offsets, y, p, C,
+             settings["tol"], settings["gap_tol"], settings["wss2"], settings["shrinking"],
+             settings["max_iter"], settings["stall_window"], settings["kn"],
+             settings["polish"], tol, category_threshold(tol), SV_THRESHOLD)
+    written = (alpha, grad, out, decision, xi, num)
+    alpha_scale = np.maximum(1.0, max_box)
+    n_fixed = np.add.reduceat((C == 0).astype(np.int64), starts)
+    certify = bool(est.certify)
+    done = [None] * len(pairs)
+
+    def read(lo, hi):
+        """Pairs lo … hi − 1's Solutions and certificates, from their readings."""
+        share = (time.perf_counter() - t0) / len(pairs)
+        # a run that stopped short warns where nothing will repair it (no certificate)
+        with no_convergence_warnings() if certify else nullcontext():
+            results = [pair_result(alpha[offsets[q]:offsets[q + 1]],
+                                   grad[offsets[q]:offsets[q + 1]], out[q],
+                                   p[offsets[q]:offsets[q + 1]], settings, q, options["tol"],
+                                   options.get("gap_tol"), share) for q in range(lo, hi)]
+        for q, res in zip(range(lo, hi), results, strict=True):
+            o, e = offsets[q], offsets[q + 1]
+            sol = cert = None
+            if clean(res, res.x, num[q], certify):
+                sol, cert = pair_solution(res.x, y[o:e], p[o:e], res.b, decision[o:e],
+                                          xi[o:e], num[q], res,
+                                          tol=tol if certify else None,
+                                          alpha_scale=float(alpha_scale[q]),
+                                          n_fixed=int(n_fixed[q]))
+            if sol is None or (certify and not cert.ok):
+                # the whole solve path on the pair's block: its repairs, warnings, errors
+                problem, pair_options, _ = problem_of(pairs[q])
+                problem.data.use_gram(blocks.pair(*pairs[q]), symmetric=True)
+                sol, cert = certify_result(est, problem, res, pair_options)
+            done[q] = (sol, cert, rows[o:e])
+
+    if workers == 0:
+        block_pairs_run(*fixed, 0, len(pairs), *written)
+        read(0, len(pairs))
+        return done
+    # runs of pairs queued for the workers; this thread takes those not started when it
+    # needs them, and reads each run's pairs while the workers go on
+    with ThreadPoolExecutor(workers, initializer=numba.set_num_threads,
+                            initargs=(1,)) as pool:
+        bounds = [(lo, min(lo + _CHUNK, len(pairs))) for lo in range(0, len(pairs), _CHUNK)]
+        jobs = [_PairsJob(pool, (*fixed, lo, hi, *written)) for lo, hi in bounds]
+        try:
+            for k, job in enumerate(jobs):
+                job.result(jobs[k + 1:])
+                read(*bounds[k])
+        except BaseException:
+            for job in jobs:
+                job.future.cancel()
+            raise
+    return done
+
+
 def _finish_pair(est, problem, options, idx, job, later=()):
     """Pair's Solution and certificate (:func:`certify_result`), on the fitting thread."""
     K, res, mirrored = job.result(later)
@@ -393,8 +532,9 @@ def _finish_pair(est, problem, options, idx, job, later=()):
 def _pair_workers(members, pairs, budget_mb, nthr):
     """Worker threads of the compiled pairs, for ``nthr`` threads
     (:func:`margin_opt.parallel.fit_threads`, read once by the caller): the fitting
-    thread's Python is their critical path, so it keeps a core and the workers share
-    the others (on 2 cores one worker: two measured 5–15 % slower on digits), no more
+    thread keeps a core (for its Python, and the calls no worker has started) and the
+    workers share the others (on 2 cores one worker: two measured 5–15 % slower on
+    digits), no more
     than the pairs nor than the cache budget holds (:func:`_blocks_in_budget`, one
     block per thread); 0 (no pool: the pairs run on the fitting thread) where
     ``nthr`` is 1 (a joblib worker's share, busy cores).  The thread policy's own count
@@ -427,23 +567,21 @@ def _blocks_in_budget(members, pairs, budget_mb) -> int:
 
 def _assemble(est, X, y_index, classes, pairs, solutions, certs, rows, kernel, share):
     k = classes.size
+    # every pair's support vectors (training rows) and their coefficients, in pair order
+    sv = np.concatenate([idx[sol.support_] for sol, idx in zip(solutions, rows, strict=True)])
+    coef = np.concatenate([np.asarray(sol.dual_coef)[0, sol.support_] for sol in solutions])
+    of_pair = np.repeat(np.arange(len(pairs)), [sol.support_.size for sol in solutions])
     is_sv = np.zeros(X.shape[0], dtype=bool)
-    for sol, idx in zip(solutions, rows, strict=True):
-        is_sv[idx[sol.support_]] = True
+    is_sv[sv] = True
     per_class = [np.flatnonzero(is_sv & (y_index == c)) for c in range(k)]
     support = np.concatenate(per_class).astype(np.int32)
     n_support = np.array([m.size for m in per_class], dtype=np.int32)
     column = np.full(X.shape[0], -1)
     column[support] = np.arange(support.size)
     dual_coef = np.zeros((k - 1, support.size))
-    for (i, j), sol, idx in zip(pairs, solutions, rows, strict=True):
-        # class i's coefficients of pair (i, j) go to row j − 1, class j's to row i
-        local = sol.support_
-        coef = np.asarray(sol.dual_coef)[0, local]
-        sv = idx[local]
-        of_i = y_index[sv] == i
-        dual_coef[j - 1, column[sv[of_i]]] = coef[of_i]
-        dual_coef[i, column[sv[~of_i]]] = coef[~of_i]
+    # class i's coefficients of pair (i, j) go to row j − 1, class j's to row i
+    pi, pj = np.array(pairs, dtype=np.int64).reshape(-1, 2)[of_pair].T
+    dual_coef[np.where(y_index[sv] == pi, pj - 1, pi), column[sv]] = coef
     intercept = np.array([float(s.b) for s in solutions])
     n_iter = np.array([0 if s.n_iter is None else int(s.n_iter) for s in solutions],
                       dtype=np.int32)

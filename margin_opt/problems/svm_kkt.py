@@ -19,7 +19,7 @@ import numpy as np
 
 from ..certificate import TableRow
 
-__all__ = ["table"]
+__all__ = ["table", "table_rows"]
 
 
 def table(problem, res, alpha, solution, tol):
@@ -44,20 +44,47 @@ def table(problem, res, alpha, solution, tol):
         ``geometric_margin`` 2/‖w‖ for an explicit hard margin).
     """
     zero, free, at_c = res.zero, res.free, res.at_upper
-    rows = [TableRow("α = 0", "y f(x) ≥ 1", _count(zero), res.contradicting(zero, tol)),
-            TableRow("0 < α < C", "y f(x) = 1", _count(free), res.contradicting(free, tol))]
-    if not problem.hard_margin:
-        rows.append(TableRow("α = C", "y f(x) ≤ 1", _count(at_c), res.contradicting(at_c, tol)))
-    # the exported model's support vectors (every α ≠ 0, ``support_``); the table's
-    # categories read α at the threshold min(√tol, 0.5)
-    quantities = {"n_support": _count(np.asarray(alpha) != 0), "n_free": _count(free),
-                  "n_at_C": _count(at_c)}
-    n_fixed = _count(problem.C_i == 0)
-    if not problem.hard_margin and n_fixed:
-        quantities["n_fixed_C0"] = n_fixed
+    rows, quantities = table_rows(
+        (_count(zero), _count(free), _count(at_c)),
+        (res.contradicting(zero, tol), res.contradicting(free, tol),
+         res.contradicting(at_c, tol)),
+        _count(np.asarray(alpha) != 0), _count(problem.C_i == 0), problem.hard_margin)
     if problem.hard_margin and solution.w is not None:
         quantities["geometric_margin"] = 2.0 / float(np.linalg.norm(solution.w))
     return [], rows, quantities
+
+
+def table_rows(counts, contradicting, n_support, n_fixed, hard_margin):
+    """(table rows, quantities) of the SVM certificate from the categories' counts.
+
+    Parameters
+    ----------
+    counts : tuple of int
+        Points with α = 0, 0 < α < C and α = C (at the table's threshold).
+    contradicting : tuple of ndarray of int
+        The points of each category whose margin contradicts it.
+    n_support : int
+        Every α ≠ 0 (the exported support vectors).
+    n_fixed : int
+        Points with Cᵢ = 0.
+    hard_margin : bool
+        No α = C row.
+
+    Returns
+    -------
+    rows : list of TableRow
+    quantities : dict
+    """
+    rows = [TableRow("α = 0", "y f(x) ≥ 1", counts[0], contradicting[0]),
+            TableRow("0 < α < C", "y f(x) = 1", counts[1], contradicting[1])]
+    if not hard_margin:
+        rows.append(TableRow("α = C", "y f(x) ≤ 1", counts[2], contradicting[2]))
+    # the exported model's support vectors (every α ≠ 0, ``support_``); the table's
+    # categories read α at the threshold min(√tol, 0.5)
+    quantities = {"n_support": n_support, "n_free": counts[1], "n_at_C": counts[2]}
+    if not hard_margin and n_fixed:
+        quantities["n_fixed_C0"] = n_fixed
+    return rows, quantities
 
 
 def _count(mask) -> int:

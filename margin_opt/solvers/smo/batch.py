@@ -35,6 +35,7 @@ import numpy as np
 from numba import njit
 from scipy.optimize import OptimizeResult
 
+from ...kkt import dual_qp_reading
 from . import cache as _cache
 from . import driver as _smo
 from . import loop as _loop
@@ -46,7 +47,7 @@ from .driver import run_status
 from .options import SMOOptions, resolve
 
 __all__ = ["solve_smo_gram", "solve_block_pair", "gram_run", "block_pair_matrix",
-           "block_pair_run"]
+           "block_pair_run", "block_pairs_run", "pair_settings", "pair_result"]
 
 #: the knobs of :class:`~.options.SMOOptions` that the compiled run reads, as a named
 #: tuple (numba compiles it to a plain tuple): the alpha cap, the polish tolerance, the
@@ -327,6 +328,111 @@ def block_pair_run(kd, Kii, Kjj, i0, j0, y, p, C, tol, gap_tol, wss2, shrinking,
     alpha, G, out = gram_run(K, y, p, C, np.arange(K.shape[0]), tol, gap_tol, wss2,
                              shrinking, max_iter, stall_window, kn, polish)
     return K, alpha, G, out
+
+
+@njit(cache=True, nogil=True)
+def block_pairs_run(kd, diag, diag_start, class_start, pair_i, pair_j, offsets, y, p, C, tol,
+                    gap_tol, wss2, shrinking, max_iter, stall_window, kn, polish, cert_tol,
+                    tau, sv_threshold, lo, hi, alpha_out, grad_out, out, decision, xi, num):
+    """Pairs ``lo`` … ``hi − 1`` of many problems on two class ranges each, in one call
+    (no GIL): for pair q, the kernel matrix of classes ``pair_i[q]`` and ``pair_j[q]``
+    (:func:`block_pair_matrix` from their diagonal blocks), SMO on it (:func:`gram_run`,
+    the very call of :func:`block_pair_run`) and the certificate's numbers of its answer
+    (:func:`margin_opt.kkt.dual_qp_reading`) while the matrix is at hand.
+
+    Parameters
+    ----------
+    kd : KernelArrays
+        Of the dense data grouped by class.
+    diag : ndarray of shape (Σ n_c²,)
+        The classes' diagonal blocks K_cc, flattened one after the other, from
+        ``diag_start[c]``.
+    diag_start : ndarray of int of shape (n_classes,)
+    class_start : ndarray of int of shape (n_classes + 1,)
+        The rows of class c are ``class_start[c]`` … ``class_start[c + 1] − 1``.
+    pair_i, pair_j : ndarray of int of shape (n_pairs,)
+    offsets : ndarray of int of shape (n_pairs + 1,)
+        Pair q's variables are ``offsets[q]`` … ``offsets[q + 1] − 1`` of the
+        per-variable arrays (class ``pair_i[q]``'s rows, then ``pair_j[q]``'s).
+    y, p, C : ndarray of shape (offsets[-1],)
+    tol, gap_tol, wss2, shrinking, kn, polish
+        As :func:`gram_run`.
+    max_iter, stall_window : ndarray of int of shape (n_pairs,)
+    cert_tol, tau, sv_threshold : float
+        As :func:`margin_opt.kkt.dual_qp_reading`'s ``tol``, ``tau``, ``sv_threshold``.
+    lo, hi : int
+    alpha_out, grad_out, decision, xi : ndarray of shape (offsets[-1],)
+        Written: α, ∇, f (with b) and ξ of each pair, in its variables' order.
+    out : ndarray of shape (n_pairs, 6)
+        Written: :func:`gram_run`'s ``out`` of each pair.
+    num : ndarray of shape (n_pairs, len(margin_opt.kkt.READING))
+        Written.
+    """
+    for q in range(lo, hi):
+        ci = pair_i[q]
+        cj = pair_j[q]
+        ni = class_start[ci + 1] - class_start[ci]
+        nj = class_start[cj + 1] - class_start[cj]
+        Kii = diag[diag_start[ci]:diag_start[ci] + ni * ni].reshape((ni, ni))
+        Kjj = diag[diag_start[cj]:diag_start[cj] + nj * nj].reshape((nj, nj))
+        o = offsets[q]
+        e = offsets[q + 1]
+        K = block_pair_matrix(kd, Kii, Kjj, class_start[ci], class_start[cj])
+        alpha, G, res = gram_run(K, y[o:e], p[o:e], C[o:e], np.arange(e - o), tol, gap_tol,
+                                 wss2, shrinking, max_iter[q], stall_window[q], kn, polish)
+        alpha_out[o:e] = alpha
+        grad_out[o:e] = G
+        out[q] = res
+        dual_qp_reading(K, y[o:e], p[o:e], C[o:e], alpha, res[_O_B], cert_tol, tau,
+                        sv_threshold, decision[o:e], xi[o:e], num[q])
+
+
+def pair_settings(sizes, *, tol=1e-3, gap_tol=None, polish=True, shrinking=True,
+                  wss="second-order", max_iter=None, options=None, **ignored) -> dict:
+    """The arguments of :func:`block_pairs_run` for problems of ``sizes`` variables
+    under :func:`solve_smo_gram`'s options, checked as it checks them.
+
+    Returns
+    -------
+    settings : dict
+        ``tol``, ``gap_tol``, ``wss2``, ``shrinking``, ``max_iter`` and ``stall_window``
+        (ndarrays of int, one per problem), ``kn``, ``polish``, and ``opts`` (the
+        :class:`~.options.SMOOptions`).
+
+    Raises
+    ------
+    ValueError
+        As :func:`solve_smo_gram`: a bad ``tol``, ``gap_tol``, ``wss`` or ``max_iter``.
+    """
+    opts = resolve(options)
+    sizes = np.asarray(sizes, dtype=np.int64)
+    largest = int(sizes.max(initial=1))
+    limit = _smo._check_options(tol, 1.0, wss, max_iter, 1, largest, shrinking)
+    # the default limit grows with the size, max(10⁷, 100 m): each problem its own
+    limits = np.full(sizes.size, limit, dtype=np.int64) if max_iter is not None else \
+        np.maximum(_smo._DEFAULT_MAX_ITER, 100 * sizes)
+    if gap_tol is not None and not (isinstance(gap_tol, (int, float, np.number))
+                                    and np.isfinite(gap_tol) and gap_tol > 0):
+        raise ValueError(f"gap_tol must be a positive finite number or None, got {gap_tol!r}.")
+    return {"tol": float(tol), "gap_tol": -1.0 if gap_tol is None else float(gap_tol),
+            "wss2": wss == "second-order", "shrinking": bool(shrinking), "max_iter": limits,
+            "stall_window": np.maximum(int(opts.stall_window(0)), 10 * sizes),  # max(., 10 m)
+            "kn": knobs(opts), "polish": bool(polish), "opts": opts}
+
+
+def pair_result(alpha, G, out, p, settings, q, tol, gap_tol, seconds):
+    """Problem q's OptimizeResult (as :func:`solve_smo_gram`'s) from the arrays of
+    :func:`block_pairs_run`; ``seconds``: its share of the batch's time."""
+    code, nit, gap, rel = int(out[_O_CODE]), int(out[_O_NIT]), out[_O_GAP], out[_O_REL]
+    max_iter = int(settings["max_iter"][q])
+    status, msg = run_status(code, False, nit, gap, rel, tol, gap_tol, max_iter,
+                             settings["opts"].alpha_cap)
+    return OptimizeResult(
+        x=alpha, b=float(out[_O_B]), grad=G, fun=float(0.5 * alpha @ (G + p)), nit=nit,
+        status=status, success=status == "optimal", message=msg, gap=float(gap),
+        duality_gap=float(rel), n_polish=int(out[_O_NEWTON]),
+        cache={"full_matrix": True, "n_slots": int(alpha.size)},
+        timings={"setup": 0.0, "solve": seconds, "total": seconds})
 
 
 def _options(qp, tol, gap_tol, wss, max_iter, options):
