@@ -141,7 +141,10 @@ def test_no_intercept_with_every_multiplier_at_a_bound_is_refined():
     # itself), so the solve path's repair is also run here on the cvxpy answer directly.
     X, params, clf, ref, problem = _truth_case(3985234591, 60, "cvxpy-dual")
     assert not params["fit_intercept"] and X.shape == (153, 8)
-    assert clf.certificate_.ok and clf.solution_.method in ("active-set", "cvxpy-dual")
+    # (SMO's coordinate descent stalled here before its Newton rounds at a stall, issue 35
+    # item 13: the fit now certifies SMO's own answer, the same optimum)
+    assert clf.certificate_.ok and \
+        clf.solution_.method in ("smo", "active-set", "cvxpy-dual")
     assert clf.solution_.primal_objective == pytest.approx(ref.dual_objective, rel=1e-7)
     _repaired(problem, ref, ref.dual_objective, rel=1e-7)              # 32 rounds
 

@@ -14,6 +14,7 @@ from sklearn.datasets import make_classification, make_regression
 from sklearn.preprocessing import StandardScaler
 from sklearn.svm import SVC, SVR
 
+from margin_opt import SVMProblem
 from margin_opt.exceptions import ConvergenceWarning
 from margin_opt.kernels import make_kernel
 from margin_opt.methods import get_method
@@ -245,6 +246,40 @@ def test_no_equality_uses_coordinate_descent():
     ref, _ = cvxpy_optimum(qp)
     assert res.status == "optimal" and res.b == 0.0
     assert abs(res.fun - ref) <= 1e-7 * abs(ref)
+
+
+def _unscaled_poly_no_intercept(seed):
+    # features on scales spread by lognormal(0, 1.5), a cubic or quartic kernel, C in
+    # [1e2, 1e4], no intercept: Q_ii spans orders of magnitude and K is near singular
+    rng = np.random.default_rng(1000 + seed)
+    n = int(rng.choice([80, 120, 160]))
+    d = int(rng.integers(3, 12))
+    X = rng.normal(size=(n, d)) * rng.lognormal(0, 1.5, size=d)
+    y = np.where(X @ rng.normal(size=d) + rng.normal(0, X.std(), size=n) > 0, 1.0, -1.0)
+    C = float(10 ** rng.uniform(2, 4))
+    degree = int(rng.integers(3, 5))
+    return SVMProblem(X, y, C=C, kernel="poly", degree=degree, coef0=1.0, gamma="scale",
+                      fit_intercept=False).to_standard_form()
+
+
+@pytest.mark.parametrize("seed", [16, 18, 22, 38])
+def test_no_intercept_ill_conditioned_poly_reaches_the_optimum(seed):
+    # issue 35 item 13: coordinate descent without yᵀα = Δ stalled on these (largest
+    # projected gradient first, no Newton step: "stalled" with the dual 8 to 94 % below
+    # the optimum at tol 1e-3); the second-order choice and the projected Newton rounds
+    # at a stall (polish.box_newton) reach Clarabel's optimum
+    qp = _unscaled_poly_no_intercept(seed)
+    res = solve_smo(qp, tol=1e-6, gap_tol=0.9e-6)
+    ref, _ = cvxpy_optimum(qp)
+    assert res.status == "optimal" and res.b == 0.0
+    assert abs(res.fun - ref) <= 1e-8 * abs(ref)
+    # the box's optimality conditions recomputed from α alone (not trusting res.grad)
+    a, C = res.x, qp.upper
+    G = qp.q_rows(np.arange(qp.n_variables)) @ a + qp.p
+    np.testing.assert_allclose(res.grad, G, atol=1e-9 * np.abs(G).max())
+    assert np.all(a >= 0) and np.all(a <= C)
+    assert max(np.max(-G, where=a < C, initial=0.0), np.max(G, where=a > 0, initial=0.0)) \
+        <= 1e-6 * (1 + 1e-6)
 
 
 def test_precomputed_and_callable_kernels():

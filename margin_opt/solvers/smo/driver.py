@@ -464,7 +464,7 @@ class _SMORun:
     def _duals(self):
         """The arrays the polish reads and updates (:class:`.polish.Duals`)."""
         return _pol.Duals(self.alpha, self.G, self.G_bar, self.y, self.C, self.index,
-                          self.delta)
+                          self.delta if self.equality else None)
 
     def _args(self):
         return self.index, self.st, self.kd, self.cc, self.all_cols
@@ -509,7 +509,7 @@ class _SMORun:
     def _polish(self, force=False, extra=None):
         """Newton polish of the free set (all variables active); resets the progress mark.
         ``force``: even where it costs more than SMO's tail would (SMO has stalled)."""
-        if not self.equality or self.n_polish >= self.opts.polish_max:
+        if self.n_polish >= self.opts.polish_max:
             return False
         had_early = self.early is not None
         early = self._take_early()
@@ -527,6 +527,20 @@ class _SMORun:
             _loop.after_polish(self.st, self.fout, self.opts.unshrink_start)
         return done
 
+    def _box_newton(self, tol):
+        """Projected Newton rounds (:func:`.polish.box_newton`) where coordinate descent
+        (no equality) has stalled; True where they decreased the objective (at most
+        ``polish_max`` times a run)."""
+        if self.n_polish >= self.opts.polish_max:
+            return False
+        with one_blas_thread():
+            done = _pol.box_newton(self._source(), self._duals(), self.budget, tol,
+                                   self.opts.box_rounds, self.opts)
+        if done:
+            self.n_polish += 1
+            _loop.after_polish(self.st, self.fout, self.opts.unshrink_start)
+        return done > 0
+
     def relative_gap(self):
         """|P − D| / max(1, |P|) at SMO's intercept (see :func:`.loop.objectives`)."""
         b = float(_loop.calculate_b(self.alpha, self.G, self.y, self.C)) if self.equality else 0.0
@@ -534,7 +548,6 @@ class _SMORun:
 
     def solve(self, tol, gap_tol, polish, wss2, max_iter, callback, callback_every):
         """SMO to ``tol`` (through the polish when asked) and the gap test; (code, stopped)."""
-        polish = polish and self.equality
         opts = self.opts
         phase = max(tol, opts.polish_tol) if polish else tol
         floor = opts.tol_floor * max(1.0, float(np.abs(self.G).max()))
@@ -547,6 +560,8 @@ class _SMORun:
             if stopped or code in (_st.R_MAX_ITER, _st.R_CAP):
                 return code, stopped
             if code == _st.R_STALLED:
+                if polish and not self.equality and self._box_newton(tol):
+                    continue                     # coordinate descent resumes from there
                 if polish and not stall_polished and self._polish(force=True):
                     stall_polished = True                # one more chance, no more
                     continue

@@ -77,6 +77,13 @@ class SMOOptions:
     pin_max : int, default=64
         Pinned variables (or n_F / 16 where larger) beyond which the rounds stop, and the
         most variables by which a kept factor is extended or pinned.
+    box_rounds : int, default=20
+        Without the equality (no intercept): projected Newton rounds taken where
+        coordinate descent stalls (:func:`.polish.box_newton`), at most ``polish_max``
+        times a run.
+    box_steps : int, default=16
+        The work of one such round's active-set iterations, in factorizations of the
+        round's K_FF (each iteration factorizes the variables not held at a bound).
     single : bool, default=True
         The polish's Cholesky factor in single precision (checked and refined in double,
         or redone in double); False: in double from the start.
@@ -158,6 +165,8 @@ class SMOOptions:
     damping: float = 1e-12
     pin_rounds: int = 8
     pin_max: int = 64
+    box_rounds: int = 20
+    box_steps: int = 16
     single: bool = True
     solve_rtol: float = 1e-4
     refine: int = 3
