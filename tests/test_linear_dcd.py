@@ -186,3 +186,18 @@ def test_empty_rows_and_zero_columns(clf):
         ref = pr.solve("cvxpy-dual")
         assert sol.certificate.ok and _rel(sol.primal_objective, ref.primal_objective) < 1e-6
         assert np.all(sol.w[-3:] == 0)
+
+
+def test_free_face_newton_certifies_a9a_tail(a9a):
+    """a9a (d = 123 binary features): coordinate descent's tail on the nearly dependent
+    free rows is long (2000 epochs left m − M at 1.5e-3 on these 2000 rows before the
+    face's Newton steps); the active-set steps on the free face end it, certified at
+    1e-6, with the cvxpy optimum's objective."""
+    X, y = a9a.X[:2000], a9a.y[:2000]
+    pr = SVMProblem(X, y, C=1.0, kernel="linear")
+    sol = pr.solve("dcd", tol=1e-6, gap_tol=9e-7, max_iter=1000)
+    assert sol.status == "optimal" and sol.certificate.ok
+    ref = pr.solve("cvxpy-dual", certify=False)
+    assert _rel(sol.primal_objective, ref.primal_objective) < 1e-6
+    assert _rel(sol.dual_objective, ref.dual_objective) < 1e-6
+    assert abs(pr.y @ sol.variables.alpha) < 1e-12 * max(1, sol.variables.alpha.sum())

@@ -46,6 +46,7 @@ from scipy.optimize import OptimizeResult
 
 from ... import kkt
 from ...exceptions import ConvergenceWarning, convergence_warnings_silenced
+from ...parallel import one_blas_thread
 from . import coordinate as cd
 
 __all__ = ["solve_dcd", "DCDOptions", "applies"]
@@ -67,13 +68,19 @@ class DCDOptions:
     polish_every : int, default=8
         Epochs between looks at the progress (0: no Newton steps).  Where the largest
         projected gradient has not fallen below ``stall_ratio`` times its value at the
-        last look, a Newton step on the free multipliers is taken.  Each solves
-        the KKT system of the free set F (the |F| × |F| system Q_FF + D_F from X_F;
-        never n × n) and is kept only where it lowers the objective; the epochs then
-        settle the others.  Where few features make the free rows nearly dependent,
-        coordinate descent's tail on them is long and this step ends it.
+        last look, Newton steps on the face of the free multipliers F are taken
+        (:func:`_newton_free`: the KKT system of F with yᵀα = Δ exact, |F| × |F| from
+        X_F, never n × n; each step lowers the objective) and λ is set to the face's
+        b; the epochs then settle the others.  Where few features make the free rows
+        nearly dependent (a9a: d = 123), coordinate descent's tail on them is long
+        and these steps end it.
     max_free : int, default=200
-        No Newton step while more multipliers than this are free.
+        No Newton step while more multipliers than this are free (a step costs
+        O(|F|³); with |F| well beyond d + 1 most steps only move one multiplier to
+        its bound).
+    newton_rounds : int, default=50
+        Most Newton steps per look (each stops at the first bound met; the face is
+        then solved again without it).
     stall_ratio : float, default=0.5
     tube_epochs : int, default=100
         ε-SVR: epochs in Ho and Lin's one-variable-per-sample form before the run goes
@@ -90,12 +97,14 @@ class DCDOptions:
     tighten: float = 4.0
     polish_every: int = 8
     max_free: int = 200
+    newton_rounds: int = 50
     stall_ratio: float = 0.5
     tube_epochs: int = 100
 
     def __post_init__(self):
         if not (self.rho_scale > 0 and self.inner_tol_factor > 0 and self.tighten > 1
-                and self.polish_every >= 0 and self.max_free >= 0):
+                and self.polish_every >= 0 and self.max_free >= 0
+                and self.newton_rounds >= 1):
             raise ValueError(f"DCDOptions needs rho_scale > 0, inner_tol_factor > 0 and "
                              f"tighten > 1, got {self}.")
 
@@ -260,81 +269,80 @@ def solve_dcd(qp, *, tol=1e-3, gap_tol=None, max_iter=10000, shrinking=True, alp
     last_gap = np.inf
     status, message, nit, final = None, "", 0, None
     t1 = time.perf_counter()
-    while nit < max_iter:
-        if tube is not None and nit >= opts.tube_epochs:
-            # the tail in the standard form (a, â), where the Newton steps apply
-            n = qp.n_data
-            var = np.concatenate([np.maximum(var, 0.0), np.maximum(-var, 0.0)])
-            tube, u_var, d_var, qd = None, upper, diag, norms[rows]
-            order = np.arange(var.size, dtype=np.int64)
-            active = var.size
-            state[0], state[1], state[4] = np.inf, -np.inf, float(y @ var)
-        if tube is not None:
-            active, v_max, _, _, _ = cd.epoch_tube(
-                dense, data, indices, indptr, d, z, eps, u_var, d_var, qd, var, w, order,
-                active, state, rng, equality, delta)
-            pg_gap = v_max
-        else:
-            active, pg_max, pg_min, _, _ = cd.epoch_margin(
-                dense, data, indices, indptr, d, rows, y, qp.p, u_var, d_var, qd, var, w,
-                order, active, state, rng, equality, delta)
-            pg_gap = pg_max - pg_min if pg_max >= pg_min else 0.0
-        nit += 1
-        history["pg_gap"].append(pg_gap)
-        history["active"].append(active)
-        b_now = state[2] + state[3] * (state[4] - delta) if equality else 0.0
-        if callback is not None:
-            try:
-                callback(OptimizeResult(nit=nit, pg_gap=pg_gap, active=active, b=b_now))
-            except StopIteration:
-                status, message = "stopped", f"stopped by the callback after {nit} epochs"
-                break
-        stalled = False
-        if opts.polish_every and nit % opts.polish_every == 0:
-            stalled = pg_gap > opts.stall_ratio * last_gap   # little progress since the last look
-            last_gap = pg_gap
-        if tube is None and stalled and pg_gap > eps_inner:
-            stepped = _newton_free(qp, dense, data, indices, indptr, d, rows, var, w, diag,
-                                   equality, delta, opts.max_free, state[2], state[3])
-            if stepped is not None:
-                w = stepped
-                state[4] = float(y @ var)
-                if equality:
-                    state[2] = _b_free(y, var, w, rows, qp.p, diag, u_var, dense, data,
-                                       indices, indptr, d, state[2])
+    with one_blas_thread():     # BLAS threads spin after a call and slow the epochs
+        while nit < max_iter:
+            if tube is not None and nit >= opts.tube_epochs:
+                # the tail in the standard form (a, â), where the Newton steps apply
+                n = qp.n_data
+                var = np.concatenate([np.maximum(var, 0.0), np.maximum(-var, 0.0)])
+                tube, u_var, d_var, qd = None, upper, diag, norms[rows]
+                order = np.arange(var.size, dtype=np.int64)
+                active = var.size
+                state[0], state[1], state[4] = np.inf, -np.inf, float(y @ var)
+            if tube is not None:
+                active, v_max, _, _, _ = cd.epoch_tube(
+                    dense, data, indices, indptr, d, z, eps, u_var, d_var, qd, var, w, order,
+                    active, state, rng, equality, delta)
+                pg_gap = v_max
+            else:
+                active, pg_max, pg_min, _, _ = cd.epoch_margin(
+                    dense, data, indices, indptr, d, rows, y, qp.p, u_var, d_var, qd, var, w,
+                    order, active, state, rng, equality, delta)
+                pg_gap = pg_max - pg_min if pg_max >= pg_min else 0.0
+            nit += 1
+            history["pg_gap"].append(pg_gap)
+            history["active"].append(active)
+            b_now = state[2] + state[3] * (state[4] - delta) if equality else 0.0
+            if callback is not None:
+                try:
+                    callback(OptimizeResult(nit=nit, pg_gap=pg_gap, active=active, b=b_now))
+                except StopIteration:
+                    status, message = "stopped", f"stopped by the callback after {nit} epochs"
+                    break
+            stalled = False
+            if opts.polish_every and nit % opts.polish_every == 0:
+                stalled = pg_gap > opts.stall_ratio * last_gap   # little progress
+                last_gap = pg_gap
+            if tube is None and stalled and pg_gap > eps_inner:
+                stepped = _newton_free(qp, dense, data, indices, indptr, d, rows, var, w, diag,
+                                       equality, delta, opts.max_free, opts.newton_rounds)
+                if stepped is not None:
+                    w, b_face = stepped
                     state[4] = float(y @ var)
-                active = var.size
-                state[0], state[1] = np.inf, -np.inf
-        if pg_gap <= eps_inner:
-            if active < var.size:            # the shrunk ones are checked again
-                active = var.size
-                state[0], state[1] = np.inf, -np.inf
-                continue
-            if equality:
-                state[4] = float(var.sum()) if tube is not None else float(y @ var)
-                shift = state[3] * (state[4] - delta)
-                if abs(shift) > eps_b:      # the multiplier step λ ← b
-                    state[2] += shift
+                    if equality:
+                        state[2] = b_face - state[3] * (state[4] - delta)
+                    active = var.size
+                    state[0], state[1] = np.inf, -np.inf
+            if pg_gap <= eps_inner:
+                if active < var.size:            # the shrunk ones are checked again
+                    active = var.size
                     state[0], state[1] = np.inf, -np.inf
                     continue
-            final = _final(qp, dense, data, indices, indptr, d, var, tube, equality, delta,
-                           diag, tol, gap_tol)
-            if final.ok:
-                status = "optimal"
-                message = (f"m(α) − M(α) = {final.viol:.2e} ≤ tol = {tol:g}" if equality else
-                           f"max projected gradient {final.viol:.2e} ≤ tol = {tol:g}") + (
-                    f", relative gap {final.rel_gap:.2e}" if gap_tol is not None else "")
-                break
-            eps_inner /= opts.tighten
-            eps_b /= opts.tighten
-            state[0], state[1] = np.inf, -np.inf
-            continue
-        if shrinking:
-            if tube is not None:
-                state[0] = pg_gap
-            else:
-                state[0] = pg_max if pg_max > 0 else np.inf
-                state[1] = pg_min if pg_min < 0 else -np.inf
+                if equality:
+                    state[4] = float(var.sum()) if tube is not None else float(y @ var)
+                    shift = state[3] * (state[4] - delta)
+                    if abs(shift) > eps_b:      # the multiplier step λ ← b
+                        state[2] += shift
+                        state[0], state[1] = np.inf, -np.inf
+                        continue
+                final = _final(qp, dense, data, indices, indptr, d, var, tube, equality, delta,
+                               diag, tol, gap_tol)
+                if final.ok:
+                    status = "optimal"
+                    message = (f"m(α) − M(α) = {final.viol:.2e} ≤ tol = {tol:g}" if equality else
+                               f"max projected gradient {final.viol:.2e} ≤ tol = {tol:g}") + (
+                        f", relative gap {final.rel_gap:.2e}" if gap_tol is not None else "")
+                    break
+                eps_inner /= opts.tighten
+                eps_b /= opts.tighten
+                state[0], state[1] = np.inf, -np.inf
+                continue
+            if shrinking:
+                if tube is not None:
+                    state[0] = pg_gap
+                else:
+                    state[0] = pg_max if pg_max > 0 else np.inf
+                    state[1] = pg_min if pg_min < 0 else -np.inf
     if final is None or status != "optimal":
         final = _final(qp, dense, data, indices, indptr, d, var, tube, equality, delta, diag,
                        tol, gap_tol)
@@ -400,62 +408,73 @@ def _final(qp, dense, data, indices, indptr, d, var, tube, equality, delta, diag
 
 
 def _newton_free(qp, dense, data, indices, indptr, d, rows, alpha, w, diag, equality, delta,
-                 max_free, lam=0.0, rho=0.0):
-    """A Newton step on the free multipliers F (0 < αₜ < uₜ) of the problem the epochs
-    minimize, in place; the new w, or None.
+                 max_free, rounds):
+    """Newton steps on the face of the free multipliers F (0 < αₜ < uₜ), in place: an
+    active-set method on the face (Nocedal and Wright §16.5); (the new w, b) or None.
 
-    The Hessian on F is H = Q_FF + D_F (+ ρ y_F y_Fᵀ with intercept: the augmented
-    Lagrangian at λ, ρ), formed from X_F (|F| × |F|, never n × n); the step solves
-    (H + μI)Δ = −∇_F with μ = 1e-10·max diag H, a descent direction even where H is
-    singular (|F| beyond the rank of X_F: along its null space the objective is
-    linear and the step runs to a bound).  α_F moves by θΔ, θ = min(1, the first
-    bound), which lowers the objective; None (α unchanged) when θ = 0.
+    α is first made exactly feasible (yᵀα = Δ, :func:`margin_opt.kkt.restore_equality`).
+    Each round solves, with the others fixed, the KKT system of the face
+
+        [H + μI  y_F] [Δ_F]   [−∇_F]
+        [y_Fᵀ     0 ] [ b ] = [  0 ],   H = Q_FF + D_F,  ∇_F = y_F ⊙ (X_F w) + p_F + D_Fα_F
+
+    (no b row without intercept), formed from X_F (|F| × |F|, never n × n), with
+    μ = 1e-10·max diag H so that Δ is a descent direction even where H is singular
+    (|F| beyond the rank of X_F: along its null space the objective is linear and the
+    step runs to a bound).  α_F moves by θΔ, θ = min(1, the first bound): a multiplier
+    that reaches its bound leaves F and the face is solved again, until θ = 1 (the
+    face's minimizer) or ``rounds``.  Every round lowers the objective and keeps
+    yᵀα = Δ; b is the multiplier of the face's equality.  Where few features make the
+    free rows nearly dependent, coordinate descent's tail is long and these steps end it.
     """
-    upper = qp.upper
+    upper, y = qp.upper, qp.y
     F = np.flatnonzero((alpha > 0) & (alpha < upper))
     if F.size == 0 or F.size > max_free:
         return None
-    yF = qp.y[F]
     p = np.asarray(qp.p, dtype=float)
-    XF = _rows_of(dense, data, indices, indptr, d, rows[F])
-    XXt = XF @ XF.T
-    H = (XXt.toarray() if sp.issparse(XXt) else np.asarray(XXt)) * np.outer(yF, yF)
-    H[np.diag_indices_from(H)] += diag[F]
-    grad = yF * np.asarray(XF @ w).ravel() + p[F] + diag[F] * alpha[F]
-    if equality:
-        e = float(qp.y @ alpha) - delta
-        H += rho * np.outer(yF, yF)
-        grad += yF * (lam + rho * e)
-    mu = 1e-10 * max(1.0, float(np.max(np.diag(H))))
-    H[np.diag_indices_from(H)] += mu
-    try:
-        step = -np.linalg.solve(H, grad)
-    except np.linalg.LinAlgError:
-        return None
-    old = alpha[F]
-    uF = upper[F]
-    with np.errstate(divide="ignore", invalid="ignore"):
-        lim = np.where(step > 0, (uF - old) / step, np.where(step < 0, -old / step, np.inf))
-    theta = min(1.0, float(lim.min(initial=np.inf)))
-    if not theta > 0 or not np.all(np.isfinite(step)):
-        return None
-    new = np.clip(old + theta * step, 0.0, uF)
-    alpha[F] = new
-    return w + np.asarray(XF.T @ (yF * (new - old))).ravel()
-
-
-def _b_free(y, alpha, w, rows, p, diag, upper, dense, data, indices, indptr, d, b_old):
-    """LIBSVM's intercept from the free multipliers (b_old when none is free)."""
-    F = np.flatnonzero((alpha > 0) & (alpha < upper))
-    if F.size == 0:
-        return b_old
-    f = cd.decision_rows(dense, data, indices, indptr, d, rows[F], w)
-    grad = y[F] * f + np.asarray(p, dtype=float)[F] + diag[F] * alpha[F]
-    return float(np.mean(-y[F] * grad))
-
-
-def _rows_of(dense, data, indices, indptr, d, rows):
-    """The rows ``rows`` of X: dense (len(rows), d), or CSR for sparse X."""
-    if dense:
-        return data.reshape(-1, d)[rows]
-    return sp.csr_matrix((data, indices, indptr), shape=(indptr.size - 1, d))[rows]
+    if equality and float(y @ alpha) != delta:
+        kkt.restore_equality(alpha, y, upper, delta, prefer=F)
+        w = cd.weights(dense, data, indices, indptr, d, rows, y * alpha)
+        F = np.flatnonzero((alpha > 0) & (alpha < upper))
+    b, moved = 0.0, False
+    for _ in range(rounds):
+        if F.size == 0:
+            break
+        yF = y[F]
+        rF = rows[F]
+        H = cd.gram_rows(dense, data, indices, indptr, d, rF) * np.outer(yF, yF)
+        H[np.diag_indices_from(H)] += diag[F] + 1e-10 * max(1.0, float(np.max(np.diag(H))))
+        grad = yF * cd.decision_rows(dense, data, indices, indptr, d, rF, w) + p[F] + \
+            diag[F] * alpha[F]
+        if equality:
+            K = np.zeros((F.size + 1, F.size + 1))
+            K[:-1, :-1], K[:-1, -1], K[-1, :-1] = H, yF, yF
+            rhs = np.append(-grad, 0.0)
+        else:
+            K, rhs = H, -grad
+        try:
+            sol = np.linalg.solve(K, rhs)
+        except np.linalg.LinAlgError:
+            break
+        if not np.all(np.isfinite(sol)):
+            break
+        step = sol[:F.size]
+        if equality:
+            b = float(sol[-1])
+        old, uF = alpha[F], upper[F]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            lim = np.where(step > 0, (uF - old) / step,
+                           np.where(step < 0, -old / step, np.inf))
+        theta = min(1.0, float(lim.min(initial=np.inf)))
+        new = old + theta * step
+        if theta < 1.0:                 # the blocking ones exactly at their bound
+            hit = lim <= theta
+            new[hit] = np.where(step[hit] > 0, uF[hit], 0.0)
+        new = np.clip(new, 0.0, uF)
+        alpha[F] = new
+        moved = True
+        w = w + cd.weights(dense, data, indices, indptr, d, rF, yF * (new - old))
+        if theta >= 1.0:
+            break
+        F = F[(new > 0) & (new < uF)]
+    return (w, b) if moved else None
