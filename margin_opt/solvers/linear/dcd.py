@@ -48,6 +48,7 @@ from ... import kkt
 from ...exceptions import ConvergenceWarning, convergence_warnings_silenced
 from ...parallel import one_blas_thread
 from . import coordinate as cd
+from . import face
 
 __all__ = ["solve_dcd", "DCDOptions", "applies"]
 
@@ -69,7 +70,7 @@ class DCDOptions:
         Epochs between looks at the progress (0: no Newton steps).  Where the largest
         projected gradient has not fallen below ``stall_ratio`` times its value at the
         last look, Newton steps on the face of the free multipliers F are taken
-        (:func:`_newton_free`: the KKT system of F with yᵀα = Δ exact, |F| × |F| from
+        (:func:`face.newton_dense`: the KKT system of F with yᵀα = Δ exact, |F| × |F| from
         X_F, never n × n; each step lowers the objective) and λ is set to the face's
         b; the epochs then settle the others.  Where few features make the free rows
         nearly dependent (a9a: d = 123), coordinate descent's tail on them is long
@@ -82,9 +83,22 @@ class DCDOptions:
         Most Newton steps per look (each stops at the first bound met; the face is
         then solved again without it).
     stall_ratio : float, default=0.5
+    unshrink_factor : float, default=1000.0
+        The shrunk variables are checked again once when the projected-gradient gap
+        of the active ones first falls below this times the inner tolerance (as LIBSVM
+        does at 10·tol): those shrunk early, while w was far from its end, then join
+        before the tail instead of restarting it (≤ 1: only at the end).
     tube_epochs : int, default=100
         ε-SVR: epochs in Ho and Lin's one-variable-per-sample form before the run goes
-        on in the standard form's (a, â), where the Newton steps apply.
+        on in the standard form's (a, â), where the dense Newton steps apply — once at
+        most ``max_free`` are free (with more, the projected Newton-CG steps apply in
+        Ho and Lin's form, whose epochs cost half).
+    cg_steps : bool, default=True
+        Projected Newton-CG steps on the free face (:func:`face.newton_cg`) at a stall
+        where more than ``max_free`` and at most ``cg_free_ratio`` × d are free.
+    cg_max_iter : int, default=50
+        Conjugate-gradient products per step.
+    cg_free_ratio : float, default=1.0
 
     Raises
     ------
@@ -99,6 +113,12 @@ class DCDOptions:
     max_free: int = 200
     newton_rounds: int = 50
     stall_ratio: float = 0.5
+    unshrink_factor: float = 1000.0
+    multiplier_steps: bool = True
+    cg_steps: bool = True
+    cg_max_iter: int = 50
+    cg_free_ratio: float = 1.0
+    cg_tol: float = 0.05
     tube_epochs: int = 100
 
     def __post_init__(self):
@@ -226,6 +246,7 @@ def solve_dcd(qp, *, tol=1e-3, gap_tol=None, max_iter=10000, shrinking=True, alp
     if not isinstance(opts, DCDOptions):
         raise TypeError(f"options must be a DCDOptions, got {type(opts).__name__}.")
     dense, data, indices, indptr, d = _row_arrays(qp.X)
+    X4 = (dense, data, indices, indptr, d)
     m = qp.n_variables
     y = np.asarray(qp.y, dtype=float)
     upper = np.asarray(qp.upper, dtype=float)
@@ -267,11 +288,13 @@ def solve_dcd(qp, *, tol=1e-3, gap_tol=None, max_iter=10000, shrinking=True, alp
     eps_b = 0.5 * tol
     history = {"pg_gap": [], "active": []}
     last_gap = np.inf
+    unshrunk = opts.unshrink_factor <= 1.0
     status, message, nit, final = None, "", 0, None
     t1 = time.perf_counter()
     with one_blas_thread():     # BLAS threads spin after a call and slow the epochs
         while nit < max_iter:
-            if tube is not None and nit >= opts.tube_epochs:
+            if tube is not None and nit >= opts.tube_epochs and \
+                    np.count_nonzero((var != 0.0) & (np.abs(var) < u_var)) <= opts.max_free:
                 # the tail in the standard form (a, â), where the Newton steps apply
                 n = qp.n_data
                 var = np.concatenate([np.maximum(var, 0.0), np.maximum(-var, 0.0)])
@@ -303,9 +326,13 @@ def solve_dcd(qp, *, tol=1e-3, gap_tol=None, max_iter=10000, shrinking=True, alp
             if opts.polish_every and nit % opts.polish_every == 0:
                 stalled = pg_gap > opts.stall_ratio * last_gap   # little progress
                 last_gap = pg_gap
-            if tube is None and stalled and pg_gap > eps_inner:
-                stepped = _newton_free(qp, dense, data, indices, indptr, d, rows, var, w, diag,
-                                       equality, delta, opts.max_free, opts.newton_rounds)
+                if equality and opts.multiplier_steps:
+                    state[2] = b_now        # the inexact method of multipliers: λ ← b
+            if stalled and pg_gap > eps_inner:
+                stepped = None
+                if tube is None:
+                    stepped = face.newton_dense(X4, qp, rows, var, w, diag, equality, delta,
+                                                opts.max_free, opts.newton_rounds)
                 if stepped is not None:
                     w, b_face = stepped
                     state[4] = float(y @ var)
@@ -313,6 +340,17 @@ def solve_dcd(qp, *, tol=1e-3, gap_tol=None, max_iter=10000, shrinking=True, alp
                         state[2] = b_face - state[3] * (state[4] - delta)
                     active = var.size
                     state[0], state[1] = np.inf, -np.inf
+                elif opts.cg_steps:
+                    w = _cg_step(X4, var, w, tube, rows, y, qp.p, u_var, d_var, state, delta,
+                                 opts)
+            if shrinking and not unshrunk and pg_gap <= opts.unshrink_factor * eps_inner \
+                    and active < var.size:
+                # LIBSVM's early unshrinking: the variables shrunk while w was far from
+                # its end are checked once before the tail, not after it
+                unshrunk = True
+                active = var.size
+                state[0], state[1] = np.inf, -np.inf
+                continue
             if pg_gap <= eps_inner:
                 if active < var.size:            # the shrunk ones are checked again
                     active = var.size
@@ -406,75 +444,37 @@ def _final(qp, dense, data, indices, indptr, d, var, tube, equality, delta, diag
     return _Final(ok, alpha, w, float(b), float(viol), float(rel_gap), -dual)
 
 
+def _cg_step(X4, var, w, tube, rows, y, p, upper, diag, state, delta, opts):
+    """A projected Newton-CG step on the free variables (:func:`face.newton_cg`), in
+    place on ``var`` and ``state[4]``; the new w (``w`` itself when none is taken).
 
-def _newton_free(qp, dense, data, indices, indptr, d, rows, alpha, w, diag, equality, delta,
-                 max_free, rounds):
-    """Newton steps on the face of the free multipliers F (0 < αₜ < uₜ), in place: an
-    active-set method on the face (Nocedal and Wright §16.5); (the new w, b) or None.
-
-    α is first made exactly feasible (yᵀα = Δ, :func:`margin_opt.kkt.restore_equality`).
-    Each round solves, with the others fixed, the KKT system of the face
-
-        [H + μI  y_F] [Δ_F]   [−∇_F]
-        [y_Fᵀ     0 ] [ b ] = [  0 ],   H = Q_FF + D_F,  ∇_F = y_F ⊙ (X_F w) + p_F + D_Fα_F
-
-    (no b row without intercept), formed from X_F (|F| × |F|, never n × n), with
-    μ = 1e-10·max diag H so that Δ is a descent direction even where H is singular
-    (|F| beyond the rank of X_F: along its null space the objective is linear and the
-    step runs to a bound).  α_F moves by θΔ, θ = min(1, the first bound): a multiplier
-    that reaches its bound leaves F and the face is solved again, until θ = 1 (the
-    face's minimizer) or ``rounds``.  Every round lowers the objective and keeps
-    yᵀα = Δ; b is the multiplier of the face's equality.  Where few features make the
-    free rows nearly dependent, coordinate descent's tail is long and these steps end it.
-    """
-    upper, y = qp.upper, qp.y
-    F = np.flatnonzero((alpha > 0) & (alpha < upper))
-    if F.size == 0 or F.size > max_free:
-        return None
-    p = np.asarray(qp.p, dtype=float)
-    if equality and float(y @ alpha) != delta:
-        kkt.restore_equality(alpha, y, upper, delta, prefer=F)
-        w = cd.weights(dense, data, indices, indptr, d, rows, y * alpha)
-        F = np.flatnonzero((alpha > 0) & (alpha < upper))
-    b, moved = 0.0, False
-    for _ in range(rounds):
-        if F.size == 0:
-            break
-        yF = y[F]
+    Only where at most d variables are free or D > 0 on them (the squared losses):
+    otherwise, beyond the rank of X_F, the face's Hessian is singular and its Newton
+    direction runs along the null space (measured on a9a: no step taken, only their
+    cost)."""
+    if tube is not None:
+        z, eps = tube[0], tube[1]
+        F = np.flatnonzero((var != 0.0) & (np.abs(var) < upper))
+        if F.size == 0 or F.size > opts.cg_free_ratio * X4[4]:
+            return w
+        v = var[F]
+        pos = v > 0
+        c = np.ones(F.size)
+        lo, hi = np.where(pos, 0.0, -upper[F]), np.where(pos, upper[F], 0.0)
+        lin = -z[F] + np.where(pos, eps[F], -eps[F])
+        rF = F
+    else:
+        F = np.flatnonzero((var > 0.0) & (var < upper))
+        if F.size == 0 or (F.size > opts.cg_free_ratio * X4[4] and not np.all(diag[F] > 0)):
+            return w
+        v, c = var[F], y[F]
+        lo, hi, lin = np.zeros(F.size), upper[F], np.asarray(p, dtype=float)[F]
         rF = rows[F]
-        H = cd.gram_rows(dense, data, indices, indptr, d, rF) * np.outer(yF, yF)
-        H[np.diag_indices_from(H)] += diag[F] + 1e-10 * max(1.0, float(np.max(np.diag(H))))
-        grad = yF * cd.decision_rows(dense, data, indices, indptr, d, rF, w) + p[F] + \
-            diag[F] * alpha[F]
-        if equality:
-            K = np.zeros((F.size + 1, F.size + 1))
-            K[:-1, :-1], K[:-1, -1], K[-1, :-1] = H, yF, yF
-            rhs = np.append(-grad, 0.0)
-        else:
-            K, rhs = H, -grad
-        try:
-            sol = np.linalg.solve(K, rhs)
-        except np.linalg.LinAlgError:
-            break
-        if not np.all(np.isfinite(sol)):
-            break
-        step = sol[:F.size]
-        if equality:
-            b = float(sol[-1])
-        old, uF = alpha[F], upper[F]
-        with np.errstate(divide="ignore", invalid="ignore"):
-            lim = np.where(step > 0, (uF - old) / step,
-                           np.where(step < 0, -old / step, np.inf))
-        theta = min(1.0, float(lim.min(initial=np.inf)))
-        new = old + theta * step
-        if theta < 1.0:                 # the blocking ones exactly at their bound
-            hit = lim <= theta
-            new[hit] = np.where(step[hit] > 0, uF[hit], 0.0)
-        new = np.clip(new, 0.0, uF)
-        alpha[F] = new
-        moved = True
-        w = w + cd.weights(dense, data, indices, indptr, d, rF, yF * (new - old))
-        if theta >= 1.0:
-            break
-        F = F[(new > 0) & (new < uF)]
-    return (w, b) if moved else None
+    out = face.newton_cg(X4, rF, c, v, lo, hi, lin, diag[F], w, state[2], state[3],
+                         state[4] - delta, max_cg=opts.cg_max_iter,
+                         cg_tol=opts.cg_tol)
+    if out is None:
+        return w
+    state[4] += float(c @ (out[0] - v))
+    var[F] = out[0]
+    return out[1]
