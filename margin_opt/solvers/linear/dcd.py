@@ -93,6 +93,9 @@ class DCDOptions:
         on in the standard form's (a, â), where the dense Newton steps apply — once at
         most ``max_free`` are free (with more, the projected Newton-CG steps apply in
         Ho and Lin's form, whose epochs cost half).
+    unshrink_after_newton : bool, default=False
+        Check the shrunk variables again after each dense Newton step (the final
+        check does it anyway).
     cg_steps : bool, default=True
         Projected Newton-CG steps on the free face (:func:`face.newton_cg`) at a stall
         where more than ``max_free`` are free.
@@ -104,7 +107,7 @@ class DCDOptions:
         Conjugate-gradient products per step.
     cg_tol : float, default=0.05
         Their relative residual.
-    cg_max_iter_settled : int, default=300
+    cg_max_iter_settled : int, default=100
     cg_tol_settled : float, default=1e-4
         The same once the free set has settled (its size moved by < 1 %).
 
@@ -123,10 +126,11 @@ class DCDOptions:
     stall_ratio: float = 0.5
     unshrink_factor: float = 1000.0
     multiplier_steps: bool = True
+    unshrink_after_newton: bool = False
     cg_steps: bool = True
     cg_max_iter: int = 20
     cg_tol: float = 0.05
-    cg_max_iter_settled: int = 300
+    cg_max_iter_settled: int = 100
     cg_tol_settled: float = 1e-4
     tube_epochs: int = 100
 
@@ -348,7 +352,8 @@ def solve_dcd(qp, *, tol=1e-3, gap_tol=None, max_iter=10000, shrinking=True, alp
                     state[4] = float(y @ var)
                     if equality:
                         state[2] = b_face - state[3] * (state[4] - delta)
-                    active = var.size
+                    if opts.unshrink_after_newton:
+                        active = var.size
                     state[0], state[1] = np.inf, -np.inf
                 elif opts.cg_steps:
                     w, cg_free = _cg_step(X4, var, w, tube, rows, y, qp.p, u_var, d_var, state,
@@ -465,7 +470,7 @@ def _cg_step(X4, var, w, tube, rows, y, p, upper, diag, state, delta, opts, last
     ``last_free`` is (|F| at the last step, the |F| above which none is tried): where
     a step was refused (beyond the rank of X_F the face's Hessian is singular and its
     Newton direction runs along the null space: on a9a no step is taken), none is
-    tried again until the free set has shrunk by a tenth."""
+    tried again until the free set has shrunk by half."""
     if tube is not None:
         z, eps = tube[0], tube[1]
         F = np.flatnonzero((var != 0.0) & (np.abs(var) < upper))
@@ -489,8 +494,8 @@ def _cg_step(X4, var, w, tube, rows, y, p, upper, diag, state, delta, opts, last
                          state[4] - delta,
                          max_cg=opts.cg_max_iter_settled if settled else opts.cg_max_iter,
                          cg_tol=opts.cg_tol_settled if settled else opts.cg_tol)
-    if out is None:         # none until the free set has shrunk by a tenth
-        return w, (F.size, 0.9 * F.size)
+    if out is None:         # none until the free set has shrunk by half
+        return w, (F.size, 0.5 * F.size)
     state[4] += float(c @ (out[0] - v))
     var[F] = out[0]
     return out[1], (F.size, np.inf)
