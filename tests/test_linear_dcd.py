@@ -175,6 +175,20 @@ def test_registry_applicability_and_policy(clf):
         DCDOptions(tighten=1.0)
 
 
+@pytest.mark.parametrize("kernel", ["linear", "rbf"])
+@pytest.mark.parametrize("n", [300, 2000])
+@pytest.mark.parametrize("C", [1.0, np.inf])
+def test_one_policy_before_and_after_the_problem_is_posed(kernel, n, C):
+    """auto_method (the facts before a problem is posed) and preferred_method (the
+    posed problem) read the one table PREFERRED and agree."""
+    from margin_opt.methods import preferred_method
+
+    X, y = make_classification(n, 4, n_redundant=0, class_sep=3.0, random_state=0)
+    pr = SVMProblem(X, y, C=C, kernel=kernel)
+    assert preferred_method(pr) == auto_method(
+        "svc", linear=kernel == "linear", n_samples=n, hard_margin=bool(np.isinf(C)))
+
+
 def test_empty_rows_and_zero_columns(clf):
     X, y = clf
     X = np.hstack([X, np.zeros((X.shape[0], 3))])
