@@ -232,25 +232,32 @@ def not_applicable(name: str, problem) -> str | None:
     return None
 
 
-#: The methods tried in order by :func:`preferred_method` (the first that applies).
-PREFERRED = {"multiclass": ("sequential-dual", "cvxpy-dual")}
+#: The registry's policy for ``solver="auto"``, read by :func:`preferred_method` and
+#: :func:`auto_method`: per model, (method, least number of samples) in order of
+#: preference; the first that poses the problem and has that many samples is chosen.
+PREFERRED = {"multiclass": (("sequential-dual", 0), ("cvxpy-dual", 0)),
+             "svc": (("dcd", LINEAR_MIN_SAMPLES), ("smo", 0)),
+             "svr": (("smo", 0),)}
 
 
 def preferred_method(problem) -> str:
     """The registry's choice for ``problem`` (an estimator's ``solver="auto"``).
 
     The first method of :data:`PREFERRED` for the problem's model that poses it
-    (:func:`not_applicable`): for the Crammer–Singer SVM the sequential dual method
-    where W is explicit (linear kernel), else the cvxpy dual.
+    (:func:`not_applicable`) and has its least number of samples: for the
+    Crammer–Singer SVM the sequential dual method where W is explicit (linear
+    kernel), else the cvxpy dual; for the C-SVC as in :func:`auto_method`.
     """
-    for name in PREFERRED.get(problem.model, ()):
-        if not_applicable(name, problem) is None:
+    for name, min_n in PREFERRED.get(problem.model, ()):
+        if problem.n_samples >= min_n and not_applicable(name, problem) is None:
             return name
     raise ValueError(f"no preferred method for the {problem.model} problem.")
 
 
 def auto_method(model: str, *, linear: bool, n_samples: int, hard_margin: bool = False) -> str:
-    """The registry's choice for ``solver="auto"``: the fastest method for the problem.
+    """The registry's choice for ``solver="auto"`` before a problem is posed (the
+    one-vs-one pairs are posed later): :data:`PREFERRED` read with the facts that
+    decide applicability here, the kernel and the hard margin.
 
     - ``"dcd"`` (dual coordinate descent, w explicit) for the C-SVC with the linear
       kernel from :data:`LINEAR_MIN_SAMPLES` samples on: each step costs O(nnz(xᵢ))
@@ -272,8 +279,10 @@ def auto_method(model: str, *, linear: bool, n_samples: int, hard_margin: bool =
     -------
     name : str
     """
-    if linear and not hard_margin and n_samples >= LINEAR_MIN_SAMPLES and model == "svc":
-        return "dcd"
+    for name, min_n in PREFERRED.get(model, ()):
+        if n_samples >= min_n and (not METHODS[name].explicit_w
+                                   or (linear and not hard_margin)):
+            return name
     return "smo"
 
 

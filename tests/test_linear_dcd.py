@@ -175,6 +175,20 @@ def test_registry_applicability_and_policy(clf):
         DCDOptions(tighten=1.0)
 
 
+@pytest.mark.parametrize("kernel", ["linear", "rbf"])
+@pytest.mark.parametrize("n", [300, 2000])
+@pytest.mark.parametrize("C", [1.0, np.inf])
+def test_one_policy_before_and_after_the_problem_is_posed(kernel, n, C):
+    """auto_method (the facts before a problem is posed) and preferred_method (the
+    posed problem) read the one table PREFERRED and agree."""
+    from margin_opt.methods import preferred_method
+
+    X, y = make_classification(n, 4, n_redundant=0, class_sep=3.0, random_state=0)
+    pr = SVMProblem(X, y, C=C, kernel=kernel)
+    assert preferred_method(pr) == auto_method(
+        "svc", linear=kernel == "linear", n_samples=n, hard_margin=bool(np.isinf(C)))
+
+
 def test_empty_rows_and_zero_columns(clf):
     X, y = clf
     X = np.hstack([X, np.zeros((X.shape[0], 3))])
@@ -186,3 +200,58 @@ def test_empty_rows_and_zero_columns(clf):
         ref = pr.solve("cvxpy-dual")
         assert sol.certificate.ok and _rel(sol.primal_objective, ref.primal_objective) < 1e-6
         assert np.all(sol.w[-3:] == 0)
+
+
+def test_free_face_newton_certifies_a9a_tail(a9a):
+    """a9a (d = 123 binary features): coordinate descent's tail on the nearly dependent
+    free rows is long (2000 epochs left m − M at 1.5e-3 on these 2000 rows before the
+    face's Newton steps); the active-set steps on the free face end it, certified at
+    1e-6, with the cvxpy optimum's objective."""
+    X, y = a9a.X[:2000], a9a.y[:2000]
+    pr = SVMProblem(X, y, C=1.0, kernel="linear")
+    sol = pr.solve("dcd", tol=1e-6, gap_tol=9e-7, max_iter=1000)
+    assert sol.status == "optimal" and sol.certificate.ok
+    ref = pr.solve("cvxpy-dual", certify=False)
+    assert _rel(sol.primal_objective, ref.primal_objective) < 1e-6
+    assert _rel(sol.dual_objective, ref.dual_objective) < 1e-6
+    assert abs(pr.y @ sol.variables.alpha) < 1e-12 * max(1, sol.variables.alpha.sum())
+
+
+def test_newton_cg_step_is_the_face_minimizer():
+    """Inside a wide box, one Newton-CG step (CG run to convergence) lands on the
+    minimizer of the face's augmented Lagrangian, solved here in closed form."""
+    from margin_opt.solvers.linear import face
+    from margin_opt.solvers.linear.dcd import _row_arrays
+
+    rng = np.random.default_rng(0)
+    X = sp.random(30, 50, density=0.2, random_state=1, format="csr")
+    rows = np.arange(30, dtype=np.int64)
+    c = rng.choice([-1.0, 1.0], 30)
+    v, lin, D = rng.random(30), rng.normal(size=30), np.full(30, 0.3)
+    w = np.asarray(X.T @ (c * v)).ravel()
+    lam, rho, e = 0.4, 2.0, float(c @ v) - 1.0
+    out = face.newton_cg(_row_arrays(X), rows, c, v, np.full(30, -1e9), np.full(30, 1e9),
+                         lin, D, w, lam, rho, e, max_cg=200, cg_tol=1e-12)
+    # L(u) = ½‖Xᵀ(c∘u)‖² + lin·u + ½ D u² + λ(cᵀu − 1) + ρ/2 (cᵀu − 1)², Δ = 1
+    A = X.toarray() * c[:, None]
+    H = A @ A.T + np.diag(D) + rho * np.outer(c, c)
+    exact = np.linalg.solve(H, -(lin + lam * c - rho * c))
+    assert out is not None
+    np.testing.assert_allclose(out[0], exact, rtol=1e-8, atol=1e-10)
+    np.testing.assert_allclose(out[1], np.asarray(X.T @ (c * exact)).ravel(), atol=1e-10)
+
+
+@pytest.mark.parametrize("P", [SVMProblem, SVRProblem])
+def test_wide_sparse_with_cg_steps_matches_cvxpy(P):
+    """Sparse wide data (d > n: the free face's Hessian has full rank, where the
+    projected Newton-CG steps apply), the hinge and the ε = 0 tube: certified at 1e-6
+    and the cvxpy optimum's objective."""
+    from margin_opt.datasets import make_text_like
+
+    X, y = make_text_like(600, 1500, 20, regression=P is SVRProblem, random_state=0)
+    pr = P(X, y, C=1.0, kernel="linear", **({"epsilon": 0.0} if P is SVRProblem else {}))
+    sol = pr.solve("dcd", tol=1e-6, gap_tol=9e-7, max_iter=3000)
+    assert sol.status == "optimal" and sol.certificate.ok
+    ref = pr.solve("cvxpy-dual", certify=False)
+    assert _rel(sol.primal_objective, ref.primal_objective) < 1e-6
+    assert _rel(sol.dual_objective, ref.dual_objective) < 1e-6

@@ -2,6 +2,9 @@
 
 ``coordinate``
     The compiled epochs of dual coordinate descent and the row operations.
+``face``
+    Newton steps on the face of the free variables (dense active-set, projected
+    Newton-CG) that end coordinate descent's tail.
 ``dcd``
     :func:`solve_dcd`: C-SVC with and without the free intercept, the squared hinge,
     ε-SVR (L1 and L2 losses) on a linear :class:`~margin_opt.standard_forms.DualQP`.

@@ -35,7 +35,7 @@ import numpy as np
 from numba import njit
 
 __all__ = ["row_dot", "row_axpy", "row_norms", "weights", "epoch_margin", "epoch_tube",
-           "decision", "decision_rows", "STATE_SIZE"]
+           "decision", "decision_rows", "gram_rows", "STATE_SIZE"]
 
 #: float state of a run: [PG_max_old, PG_min_old, lam, rho, sum_y_alpha]
 STATE_SIZE = 5
@@ -304,6 +304,32 @@ def decision(dense, data, indices, indptr, d, n, w):
     for r in range(n):
         out[r] = row_dot(dense, data, indices, indptr, d, r, w)
     return out
+
+
+@njit(cache=True, nogil=True)
+def gram_rows(dense, data, indices, indptr, d, rows):
+    """X_R X_Rᵀ of the rows R = ``rows``, ndarray of shape (len(rows), len(rows)).
+
+    Each row in turn is scattered into a dense buffer of length d and dotted with the
+    rows after it: O(|R|² nnz(xᵣ)), no sparse matrix product.
+    """
+    k = rows.shape[0]
+    G = np.empty((k, k))
+    buf = np.zeros(d)
+    for a in range(k):
+        r = rows[a]
+        row_axpy(dense, data, indices, indptr, d, r, 1.0, buf)
+        for c in range(a, k):
+            v = row_dot(dense, data, indices, indptr, d, rows[c], buf)
+            G[a, c] = v
+            G[c, a] = v
+        row_axpy(dense, data, indices, indptr, d, r, -1.0, buf)
+        if not dense:                       # exact zeros again (no rounding left behind)
+            for q in range(indptr[r], indptr[r + 1]):
+                buf[indices[q]] = 0.0
+        else:
+            buf[:] = 0.0
+    return G
 
 
 @njit(cache=True, nogil=True)

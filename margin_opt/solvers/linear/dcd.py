@@ -46,7 +46,9 @@ from scipy.optimize import OptimizeResult
 
 from ... import kkt
 from ...exceptions import ConvergenceWarning, convergence_warnings_silenced
+from ...parallel import one_blas_thread
 from . import coordinate as cd
+from . import face
 
 __all__ = ["solve_dcd", "DCDOptions", "applies"]
 
@@ -67,17 +69,47 @@ class DCDOptions:
     polish_every : int, default=8
         Epochs between looks at the progress (0: no Newton steps).  Where the largest
         projected gradient has not fallen below ``stall_ratio`` times its value at the
-        last look, a Newton step on the free multipliers is taken.  Each solves
-        the KKT system of the free set F (the |F| × |F| system Q_FF + D_F from X_F;
-        never n × n) and is kept only where it lowers the objective; the epochs then
-        settle the others.  Where few features make the free rows nearly dependent,
-        coordinate descent's tail on them is long and this step ends it.
+        last look, Newton steps on the face of the free multipliers F are taken
+        (:func:`face.newton_dense`: the KKT system of F with yᵀα = Δ exact, |F| × |F| from
+        X_F, never n × n; each step lowers the objective) and λ is set to the face's
+        b; the epochs then settle the others.  Where few features make the free rows
+        nearly dependent (a9a: d = 123), coordinate descent's tail on them is long
+        and these steps end it.
     max_free : int, default=200
-        No Newton step while more multipliers than this are free.
+        No Newton step while more multipliers than this are free (a step costs
+        O(|F|³); with |F| well beyond d + 1 most steps only move one multiplier to
+        its bound).
+    newton_rounds : int, default=50
+        Most Newton steps per look (each stops at the first bound met; the face is
+        then solved again without it).
     stall_ratio : float, default=0.5
+    unshrink_factor : float, default=1000.0
+        The shrunk variables are checked again once when the projected-gradient gap
+        of the active ones first falls below this times the inner tolerance (as LIBSVM
+        does at 10·tol): those shrunk early, while w was far from its end, then join
+        before the tail instead of restarting it (≤ 1: only at the end).
     tube_epochs : int, default=100
         ε-SVR: epochs in Ho and Lin's one-variable-per-sample form before the run goes
-        on in the standard form's (a, â), where the Newton steps apply.
+        on in the standard form's (a, â), where the dense Newton steps apply — once at
+        most ``max_free`` are free (with more, the projected Newton-CG steps apply in
+        Ho and Lin's form, whose epochs cost half).
+    unshrink_after_newton : bool, default=False
+        Check the shrunk variables again after each dense Newton step (the final
+        check does it anyway).
+    cg_steps : bool, default=True
+        Projected Newton-CG steps on the free face (:func:`face.newton_cg`) at a stall
+        where more than ``max_free`` are free.
+    multiplier_steps : bool, default=True
+        With intercept, λ ← b at each look (the inexact method of multipliers), not
+        only once the inner problem has converged: each exact λ step restarted a tail
+        (text-like, squared hinge: 132 epochs → 78).
+    cg_max_iter : int, default=20
+        Conjugate-gradient products per step.
+    cg_tol : float, default=0.05
+        Their relative residual.
+    cg_max_iter_settled : int, default=100
+    cg_tol_settled : float, default=1e-4
+        The same once the free set has settled (its size moved by < 1 %).
 
     Raises
     ------
@@ -90,12 +122,22 @@ class DCDOptions:
     tighten: float = 4.0
     polish_every: int = 8
     max_free: int = 200
+    newton_rounds: int = 50
     stall_ratio: float = 0.5
+    unshrink_factor: float = 1000.0
+    multiplier_steps: bool = True
+    unshrink_after_newton: bool = False
+    cg_steps: bool = True
+    cg_max_iter: int = 20
+    cg_tol: float = 0.05
+    cg_max_iter_settled: int = 100
+    cg_tol_settled: float = 1e-4
     tube_epochs: int = 100
 
     def __post_init__(self):
         if not (self.rho_scale > 0 and self.inner_tol_factor > 0 and self.tighten > 1
-                and self.polish_every >= 0 and self.max_free >= 0):
+                and self.polish_every >= 0 and self.max_free >= 0
+                and self.newton_rounds >= 1):
             raise ValueError(f"DCDOptions needs rho_scale > 0, inner_tol_factor > 0 and "
                              f"tighten > 1, got {self}.")
 
@@ -217,6 +259,7 @@ def solve_dcd(qp, *, tol=1e-3, gap_tol=None, max_iter=10000, shrinking=True, alp
     if not isinstance(opts, DCDOptions):
         raise TypeError(f"options must be a DCDOptions, got {type(opts).__name__}.")
     dense, data, indices, indptr, d = _row_arrays(qp.X)
+    X4 = (dense, data, indices, indptr, d)
     m = qp.n_variables
     y = np.asarray(qp.y, dtype=float)
     upper = np.asarray(qp.upper, dtype=float)
@@ -258,83 +301,101 @@ def solve_dcd(qp, *, tol=1e-3, gap_tol=None, max_iter=10000, shrinking=True, alp
     eps_b = 0.5 * tol
     history = {"pg_gap": [], "active": []}
     last_gap = np.inf
+    unshrunk = opts.unshrink_factor <= 1.0
+    cg_free = (-1, np.inf)          # (|F| at the last step, no step above this |F|)
     status, message, nit, final = None, "", 0, None
     t1 = time.perf_counter()
-    while nit < max_iter:
-        if tube is not None and nit >= opts.tube_epochs:
-            # the tail in the standard form (a, â), where the Newton steps apply
-            n = qp.n_data
-            var = np.concatenate([np.maximum(var, 0.0), np.maximum(-var, 0.0)])
-            tube, u_var, d_var, qd = None, upper, diag, norms[rows]
-            order = np.arange(var.size, dtype=np.int64)
-            active = var.size
-            state[0], state[1], state[4] = np.inf, -np.inf, float(y @ var)
-        if tube is not None:
-            active, v_max, _, _, _ = cd.epoch_tube(
-                dense, data, indices, indptr, d, z, eps, u_var, d_var, qd, var, w, order,
-                active, state, rng, equality, delta)
-            pg_gap = v_max
-        else:
-            active, pg_max, pg_min, _, _ = cd.epoch_margin(
-                dense, data, indices, indptr, d, rows, y, qp.p, u_var, d_var, qd, var, w,
-                order, active, state, rng, equality, delta)
-            pg_gap = pg_max - pg_min if pg_max >= pg_min else 0.0
-        nit += 1
-        history["pg_gap"].append(pg_gap)
-        history["active"].append(active)
-        b_now = state[2] + state[3] * (state[4] - delta) if equality else 0.0
-        if callback is not None:
-            try:
-                callback(OptimizeResult(nit=nit, pg_gap=pg_gap, active=active, b=b_now))
-            except StopIteration:
-                status, message = "stopped", f"stopped by the callback after {nit} epochs"
-                break
-        stalled = False
-        if opts.polish_every and nit % opts.polish_every == 0:
-            stalled = pg_gap > opts.stall_ratio * last_gap   # little progress since the last look
-            last_gap = pg_gap
-        if tube is None and stalled and pg_gap > eps_inner:
-            stepped = _newton_free(qp, dense, data, indices, indptr, d, rows, var, w, diag,
-                                   equality, delta, opts.max_free, state[2], state[3])
-            if stepped is not None:
-                w = stepped
-                state[4] = float(y @ var)
-                if equality:
-                    state[2] = _b_free(y, var, w, rows, qp.p, diag, u_var, dense, data,
-                                       indices, indptr, d, state[2])
-                    state[4] = float(y @ var)
+    with one_blas_thread():     # BLAS threads spin after a call and slow the epochs
+        while nit < max_iter:
+            if tube is not None and nit >= opts.tube_epochs and \
+                    np.count_nonzero((var != 0.0) & (np.abs(var) < u_var)) <= opts.max_free:
+                # the tail in the standard form (a, â), where the Newton steps apply
+                n = qp.n_data
+                var = np.concatenate([np.maximum(var, 0.0), np.maximum(-var, 0.0)])
+                tube, u_var, d_var, qd = None, upper, diag, norms[rows]
+                order = np.arange(var.size, dtype=np.int64)
                 active = var.size
-                state[0], state[1] = np.inf, -np.inf
-        if pg_gap <= eps_inner:
-            if active < var.size:            # the shrunk ones are checked again
+                state[0], state[1], state[4] = np.inf, -np.inf, float(y @ var)
+            if tube is not None:
+                active, v_max, _, _, _ = cd.epoch_tube(
+                    dense, data, indices, indptr, d, z, eps, u_var, d_var, qd, var, w, order,
+                    active, state, rng, equality, delta)
+                pg_gap = v_max
+            else:
+                active, pg_max, pg_min, _, _ = cd.epoch_margin(
+                    dense, data, indices, indptr, d, rows, y, qp.p, u_var, d_var, qd, var, w,
+                    order, active, state, rng, equality, delta)
+                pg_gap = pg_max - pg_min if pg_max >= pg_min else 0.0
+            nit += 1
+            history["pg_gap"].append(pg_gap)
+            history["active"].append(active)
+            b_now = state[2] + state[3] * (state[4] - delta) if equality else 0.0
+            if callback is not None:
+                try:
+                    callback(OptimizeResult(nit=nit, pg_gap=pg_gap, active=active, b=b_now))
+                except StopIteration:
+                    status, message = "stopped", f"stopped by the callback after {nit} epochs"
+                    break
+            stalled = False
+            if opts.polish_every and nit % opts.polish_every == 0:
+                stalled = pg_gap > opts.stall_ratio * last_gap   # little progress
+                last_gap = pg_gap
+                if equality and opts.multiplier_steps:
+                    state[2] = b_now        # the inexact method of multipliers: λ ← b
+            if stalled and pg_gap > eps_inner:
+                stepped = None
+                if tube is None:
+                    stepped = face.newton_dense(X4, qp, rows, var, w, diag, equality, delta,
+                                                opts.max_free, opts.newton_rounds)
+                if stepped is not None:
+                    w, b_face = stepped
+                    state[4] = float(y @ var)
+                    if equality:
+                        state[2] = b_face - state[3] * (state[4] - delta)
+                    if opts.unshrink_after_newton:
+                        active = var.size
+                    state[0], state[1] = np.inf, -np.inf
+                elif opts.cg_steps:
+                    w, cg_free = _cg_step(X4, var, w, tube, rows, y, qp.p, u_var, d_var, state,
+                                          delta, opts, cg_free)
+            if shrinking and not unshrunk and pg_gap <= opts.unshrink_factor * eps_inner \
+                    and active < var.size:
+                # LIBSVM's early unshrinking: the variables shrunk while w was far from
+                # its end are checked once before the tail, not after it
+                unshrunk = True
                 active = var.size
                 state[0], state[1] = np.inf, -np.inf
                 continue
-            if equality:
-                state[4] = float(var.sum()) if tube is not None else float(y @ var)
-                shift = state[3] * (state[4] - delta)
-                if abs(shift) > eps_b:      # the multiplier step λ ← b
-                    state[2] += shift
+            if pg_gap <= eps_inner:
+                if active < var.size:            # the shrunk ones are checked again
+                    active = var.size
                     state[0], state[1] = np.inf, -np.inf
                     continue
-            final = _final(qp, dense, data, indices, indptr, d, var, tube, equality, delta,
-                           diag, tol, gap_tol)
-            if final.ok:
-                status = "optimal"
-                message = (f"m(α) − M(α) = {final.viol:.2e} ≤ tol = {tol:g}" if equality else
-                           f"max projected gradient {final.viol:.2e} ≤ tol = {tol:g}") + (
-                    f", relative gap {final.rel_gap:.2e}" if gap_tol is not None else "")
-                break
-            eps_inner /= opts.tighten
-            eps_b /= opts.tighten
-            state[0], state[1] = np.inf, -np.inf
-            continue
-        if shrinking:
-            if tube is not None:
-                state[0] = pg_gap
-            else:
-                state[0] = pg_max if pg_max > 0 else np.inf
-                state[1] = pg_min if pg_min < 0 else -np.inf
+                if equality:
+                    state[4] = float(var.sum()) if tube is not None else float(y @ var)
+                    shift = state[3] * (state[4] - delta)
+                    if abs(shift) > eps_b:      # the multiplier step λ ← b
+                        state[2] += shift
+                        state[0], state[1] = np.inf, -np.inf
+                        continue
+                final = _final(qp, dense, data, indices, indptr, d, var, tube, equality, delta,
+                               diag, tol, gap_tol)
+                if final.ok:
+                    status = "optimal"
+                    message = (f"m(α) − M(α) = {final.viol:.2e} ≤ tol = {tol:g}" if equality else
+                               f"max projected gradient {final.viol:.2e} ≤ tol = {tol:g}") + (
+                        f", relative gap {final.rel_gap:.2e}" if gap_tol is not None else "")
+                    break
+                eps_inner /= opts.tighten
+                eps_b /= opts.tighten
+                state[0], state[1] = np.inf, -np.inf
+                continue
+            if shrinking:
+                if tube is not None:
+                    state[0] = pg_gap
+                else:
+                    state[0] = pg_max if pg_max > 0 else np.inf
+                    state[1] = pg_min if pg_min < 0 else -np.inf
     if final is None or status != "optimal":
         final = _final(qp, dense, data, indices, indptr, d, var, tube, equality, delta, diag,
                        tol, gap_tol)
@@ -398,64 +459,43 @@ def _final(qp, dense, data, indices, indptr, d, var, tube, equality, delta, diag
     return _Final(ok, alpha, w, float(b), float(viol), float(rel_gap), -dual)
 
 
+def _cg_step(X4, var, w, tube, rows, y, p, upper, diag, state, delta, opts, last_free):
+    """A projected Newton-CG step on the free variables (:func:`face.newton_cg`), in
+    place on ``var`` and ``state[4]``; (the new w, or ``w`` itself when none is taken;
+    the number free).  A cheap, inexact step while the free set changes; a precise
+    one (``cg_max_iter_settled``, ``cg_tol_settled``) once its size moved by less than
+    1 % since the last step: the face is then the optimum's and its minimizer ends
+    the tail.
 
-def _newton_free(qp, dense, data, indices, indptr, d, rows, alpha, w, diag, equality, delta,
-                 max_free, lam=0.0, rho=0.0):
-    """A Newton step on the free multipliers F (0 < αₜ < uₜ) of the problem the epochs
-    minimize, in place; the new w, or None.
-
-    The Hessian on F is H = Q_FF + D_F (+ ρ y_F y_Fᵀ with intercept: the augmented
-    Lagrangian at λ, ρ), formed from X_F (|F| × |F|, never n × n); the step solves
-    (H + μI)Δ = −∇_F with μ = 1e-10·max diag H, a descent direction even where H is
-    singular (|F| beyond the rank of X_F: along its null space the objective is
-    linear and the step runs to a bound).  α_F moves by θΔ, θ = min(1, the first
-    bound), which lowers the objective; None (α unchanged) when θ = 0.
-    """
-    upper = qp.upper
-    F = np.flatnonzero((alpha > 0) & (alpha < upper))
-    if F.size == 0 or F.size > max_free:
-        return None
-    yF = qp.y[F]
-    p = np.asarray(qp.p, dtype=float)
-    XF = _rows_of(dense, data, indices, indptr, d, rows[F])
-    XXt = XF @ XF.T
-    H = (XXt.toarray() if sp.issparse(XXt) else np.asarray(XXt)) * np.outer(yF, yF)
-    H[np.diag_indices_from(H)] += diag[F]
-    grad = yF * np.asarray(XF @ w).ravel() + p[F] + diag[F] * alpha[F]
-    if equality:
-        e = float(qp.y @ alpha) - delta
-        H += rho * np.outer(yF, yF)
-        grad += yF * (lam + rho * e)
-    mu = 1e-10 * max(1.0, float(np.max(np.diag(H))))
-    H[np.diag_indices_from(H)] += mu
-    try:
-        step = -np.linalg.solve(H, grad)
-    except np.linalg.LinAlgError:
-        return None
-    old = alpha[F]
-    uF = upper[F]
-    with np.errstate(divide="ignore", invalid="ignore"):
-        lim = np.where(step > 0, (uF - old) / step, np.where(step < 0, -old / step, np.inf))
-    theta = min(1.0, float(lim.min(initial=np.inf)))
-    if not theta > 0 or not np.all(np.isfinite(step)):
-        return None
-    new = np.clip(old + theta * step, 0.0, uF)
-    alpha[F] = new
-    return w + np.asarray(XF.T @ (yF * (new - old))).ravel()
-
-
-def _b_free(y, alpha, w, rows, p, diag, upper, dense, data, indices, indptr, d, b_old):
-    """LIBSVM's intercept from the free multipliers (b_old when none is free)."""
-    F = np.flatnonzero((alpha > 0) & (alpha < upper))
-    if F.size == 0:
-        return b_old
-    f = cd.decision_rows(dense, data, indices, indptr, d, rows[F], w)
-    grad = y[F] * f + np.asarray(p, dtype=float)[F] + diag[F] * alpha[F]
-    return float(np.mean(-y[F] * grad))
-
-
-def _rows_of(dense, data, indices, indptr, d, rows):
-    """The rows ``rows`` of X: dense (len(rows), d), or CSR for sparse X."""
-    if dense:
-        return data.reshape(-1, d)[rows]
-    return sp.csr_matrix((data, indices, indptr), shape=(indptr.size - 1, d))[rows]
+    ``last_free`` is (|F| at the last step, the |F| above which none is tried): where
+    a step was refused (beyond the rank of X_F the face's Hessian is singular and its
+    Newton direction runs along the null space: on a9a no step is taken), none is
+    tried again until the free set has shrunk by half."""
+    if tube is not None:
+        z, eps = tube[0], tube[1]
+        F = np.flatnonzero((var != 0.0) & (np.abs(var) < upper))
+        if F.size == 0 or F.size > last_free[1]:
+            return w, last_free
+        v = var[F]
+        pos = v > 0
+        c = np.ones(F.size)
+        lo, hi = np.where(pos, 0.0, -upper[F]), np.where(pos, upper[F], 0.0)
+        lin = -z[F] + np.where(pos, eps[F], -eps[F])
+        rF = F
+    else:
+        F = np.flatnonzero((var > 0.0) & (var < upper))
+        if F.size == 0 or F.size > last_free[1]:
+            return w, last_free
+        v, c = var[F], y[F]
+        lo, hi, lin = np.zeros(F.size), upper[F], np.asarray(p, dtype=float)[F]
+        rF = rows[F]
+    settled = abs(F.size - last_free[0]) < 0.01 * F.size
+    out = face.newton_cg(X4, rF, c, v, lo, hi, lin, diag[F], w, state[2], state[3],
+                         state[4] - delta,
+                         max_cg=opts.cg_max_iter_settled if settled else opts.cg_max_iter,
+                         cg_tol=opts.cg_tol_settled if settled else opts.cg_tol)
+    if out is None:         # none until the free set has shrunk by half
+        return w, (F.size, 0.5 * F.size)
+    state[4] += float(c @ (out[0] - v))
+    var[F] = out[0]
+    return out[1], (F.size, np.inf)
