@@ -237,7 +237,7 @@ def not_applicable(name: str, problem) -> str | None:
 #: preference; the first that poses the problem and has that many samples is chosen.
 PREFERRED = {"multiclass": (("sequential-dual", 0), ("cvxpy-dual", 0)),
              "svc": (("dcd", LINEAR_MIN_SAMPLES), ("smo", 0)),
-             "svr": (("smo", 0),)}
+             "svr": (("dcd", LINEAR_MIN_SAMPLES), ("smo", 0))}
 
 
 def preferred_method(problem) -> str:
@@ -263,9 +263,11 @@ def auto_method(model: str, *, linear: bool, n_samples: int, hard_margin: bool =
       kernel from :data:`LINEAR_MIN_SAMPLES` samples on: each step costs O(nnz(xᵢ))
       and no kernel row is formed, where SMO's kernel rows cost O(n·nnz) and its tail
       stalls on the rank-deficient Q of d ≪ n;
-    - ``"smo"`` otherwise (other kernels, small problems, the hard margin, and for now
-      the ε-SVR: dcd's tail on the L1 tube with few features was not yet measured
-      faster; ``solver="dcd"`` selects it).
+      the same for the ε-SVR (Ho and Lin's dual; ``SVR(kernel="linear")`` on
+      standardized ``make_regression`` data, both certified at 1e-6 with the same
+      objective: n = 5000, d = 20 0.46 s against SMO's 0.98 s; n = 20000, d = 20 3.9 s
+      against 18.7 s; n = 20000, d = 100 55 s against 69 s);
+    - ``"smo"`` otherwise (other kernels, small problems, the hard margin).
 
     Parameters
     ----------

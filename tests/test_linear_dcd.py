@@ -175,6 +175,28 @@ def test_registry_applicability_and_policy(clf):
         DCDOptions(tighten=1.0)
 
 
+def test_linear_svr_goes_to_dcd_from_the_policys_size_and_agrees_with_cvxpy():
+    # SVR(kernel="linear") from LINEAR_MIN_SAMPLES samples on: the registry's dcd (Ho and
+    # Lin's dual, w explicit), certified, its objective and predictions those of the
+    # cvxpy dual; below that size and for other kernels, SMO
+    from sklearn.datasets import make_regression
+
+    from margin_opt import SVR
+    from margin_opt.methods import LINEAR_MIN_SAMPLES
+
+    assert auto_method("svr", linear=True, n_samples=LINEAR_MIN_SAMPLES) == "dcd"
+    assert auto_method("svr", linear=True, n_samples=LINEAR_MIN_SAMPLES - 1) == "smo"
+    assert auto_method("svr", linear=False, n_samples=10 * LINEAR_MIN_SAMPLES) == "smo"
+    X, y = make_regression(LINEAR_MIN_SAMPLES + 500, 8, noise=5.0, random_state=0)
+    y = y / y.std()
+    fit = SVR(kernel="linear", C=1.0, epsilon=0.1).fit(X, y)
+    ref = SVR(kernel="linear", C=1.0, epsilon=0.1, solver="cvxpy-dual").fit(X, y)
+    assert fit.solution_.method == "dcd" and fit.certificate_.ok
+    assert fit.solution_.primal_objective == pytest.approx(ref.solution_.primal_objective,
+                                                           rel=1e-7)
+    np.testing.assert_allclose(fit.predict(X), ref.predict(X), atol=1e-6 * np.abs(y).max())
+
+
 @pytest.mark.parametrize("kernel", ["linear", "rbf"])
 @pytest.mark.parametrize("n", [300, 2000])
 @pytest.mark.parametrize("C", [1.0, np.inf])
