@@ -103,6 +103,8 @@ def _grid_once(which):
     if which == "libsvm":
         from sklearn.svm import SVC
     elif which == "numba-start":     # by its module's name (not __main__): pickled by reference
+        import numba  # noqa: F401  (imported before the clock, as ``from margin_opt import SVC`` does)
+
         from margin_opt.bench.conditions import NumbaStartSVC as SVC
     else:
         from .. import SVC
