@@ -196,6 +196,25 @@ class Solution:
     certificate: object = None
     attempts: list = field(default_factory=list)
 
+    def record_certificate(self, certificate, attempts=None) -> Solution:
+        """Record the certificate the solve path computed for this answer.
+
+        Parameters
+        ----------
+        certificate : Certificate
+            This answer's certificate (``problem.certify(self)``).
+        attempts : list of dict, optional
+            The answers tried before this one (``fallback``); left as it is when None.
+
+        Returns
+        -------
+        self : Solution
+        """
+        self.certificate = certificate
+        if attempts is not None:
+            self.attempts = attempts
+        return self
+
     def __getstate__(self):
         """Pickle without a cvxpy Problem in ``raw`` (its solver objects do not pickle)."""
         state = self.__dict__.copy()

@@ -229,7 +229,7 @@ def _certified(problem, sol, spec, tol, options, fallback):
     """Certify ``sol`` at ``tol``; keep "optimal" only if it holds; repair with ``fallback``
     (a :class:`FallbackOptions`, or None: no repair)."""
     cert = problem.certify(sol, tol=tol)
-    sol.certificate = cert
+    sol.record_certificate(cert)
     if cert.ok:
         return sol
     if "psd_kernel" in cert.failed():
@@ -262,12 +262,11 @@ def _certified(problem, sol, spec, tol, options, fallback):
         new_cert = problem.certify(new, tol=tol)
         attempts.append(_attempt(new, new_cert))
         if new_cert.ok:
-            new.attempts = attempts
             new_cert.notes.append("fallback: " + "; ".join(
                 f"{a['method']} ended {a['status']}" + (f", failing {', '.join(a['failed'])}"
                                                        if a["failed"] else "")
                 for a in attempts[:-1]) + f"; this answer is from {new.method}.")
-            new.certificate = new_cert
+            new.record_certificate(new_cert, attempts)
             return new
     raise NotCertifiedError(
         "no answer certified at tol=" + f"{tol:g}: " + "; ".join(

@@ -102,5 +102,5 @@ def pair_solution(alpha, y, p, b, decision, xi, num, res, *, tol=None, alpha_sca
                   "duality_gap_abs": primal - dual, "b": b, **more}
     cert = Certificate(checks, rows, quantities,
                        title=f"{SVMProblem.certificate_name} certificate ({method}, {method})")
-    sol.certificate = cert
+    sol.record_certificate(cert)
     return sol, cert
