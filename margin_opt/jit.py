@@ -27,7 +27,9 @@ import os
 import sys
 import threading
 
-__all__ = ["announce_compiles", "MESSAGE", "QUIET_ENV"]
+import numpy as np
+
+__all__ = ["announce_compiles", "read_only", "MESSAGE", "QUIET_ENV"]
 
 #: the line written to stderr at the first compilation in a process
 MESSAGE = ("margin_opt: compiling the solvers for their first use (20–50 s on an idle "
@@ -94,3 +96,24 @@ def announce_compiles() -> None:
 
         event.register("numba:compile", _CompileListener())
         _installed = True
+
+
+def read_only(a: np.ndarray) -> np.ndarray:
+    """A read-only view of ``a`` (no copy), for an argument a compiled function only reads.
+
+    numba compiles one specialization for writeable arrays and another for read-only
+    ones (a memory map, a joblib worker's data, an array a caller froze); passing every
+    input of this kind as a read-only view compiles one, whatever the caller holds.
+
+    Parameters
+    ----------
+    a : ndarray
+
+    Returns
+    -------
+    view : ndarray
+        ``a``'s data, shape and strides, with ``flags.writeable`` False.
+    """
+    view = a.view()
+    view.flags.writeable = False
+    return view

@@ -645,7 +645,7 @@ def dual_qp_reading(K, y, p, up, alpha, b, tol, tau, sv_threshold, decision, xi,
         xi[t] = max(0.0, -(y[t] * decision[t] + p[t]))
     s, zero, free, at_u, r = _residual_pass(
         y, p, up, np.arange(m), alpha, xi, decision, f0, np.zeros(m), tau, max(1.0, scale),
-        True)
+        np.bool_(True))              # not a literal: the NumPy caller's specialization
     eq = 0.0
     slack = 0.0
     counts = np.zeros(8)

@@ -224,3 +224,48 @@ def test_a_small_first_fit_compiles_no_reconstruction_and_no_tiles():
                                     rows._gemm_range) if f.overloads])
     """)
     assert proc.stdout.strip() == "[]", proc.stdout
+
+
+def test_one_specialization_whatever_the_caller_passes():
+    """numba compiles a function once per combination of argument types it meets, and
+    each costs seconds of a cold start: a constant passed from compiled code is a
+    Literal, prange's index unsigned, a memory map or a joblib worker's data read-only,
+    a slice non-contiguous.  The fits and predictions below meet each kind; no
+    margin_opt function is compiled for a Literal or an unsigned index, and the
+    prediction blocks and the linear epochs take their inputs read-only and contiguous,
+    whatever the caller holds."""
+    import numpy as np
+    from numba import types
+    from numba.core.dispatcher import Dispatcher
+    from sklearn.datasets import load_iris
+
+    from margin_opt import SVC, Perceptron
+    from margin_opt.estimators import expansion
+    from margin_opt.solvers import _pegasos_kernels, perceptron
+
+    X, y = load_iris(return_X_y=True)
+    frozen = X.copy()
+    frozen.flags.writeable = False
+    clf = SVC(C=10.0).fit(frozen, y)                      # one-vs-one: the compiled pairs
+    np.testing.assert_array_equal(clf.decision_function(frozen), clf.decision_function(X))
+    SVC(kernel="poly", degree=2).fit(X[:100], y[:100]).predict(X[::2])  # binary, a slice
+    yb = np.where(y == 0, 1.0, -1.0)
+    a = Perceptron(max_epochs=50).fit(frozen, yb)
+    b = Perceptron(max_epochs=50).fit(np.asfortranarray(X), np.repeat(yb, 2)[::2])
+    np.testing.assert_array_equal(a.coef_, b.coef_)       # the same iterates either way
+
+    odd = []
+    for name, module in list(sys.modules.items()):
+        if not name.startswith("margin_opt"):
+            continue
+        for attr, obj in list(vars(module).items()):
+            if isinstance(obj, Dispatcher) and obj.py_func.__module__ == name:
+                odd += [(name, attr, str(t)) for sig in obj.signatures for t in sig
+                        if isinstance(t, types.Literal) or t == types.uint64]
+    assert odd == []
+    for f, arg in ((expansion._blocks, 1), (perceptron._epoch_dense, 0),
+                   (_pegasos_kernels.weighted_loss_dense, 0)):
+        for sig in f.signatures:
+            assert not sig[arg].mutable, (f, sig[arg])
+    for sig in perceptron._epoch_dense.signatures:
+        assert sig[1].layout == "C"

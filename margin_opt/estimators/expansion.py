@@ -43,6 +43,7 @@ import numpy as np
 import scipy.sparse as sp
 from numba import njit, prange
 
+from ..jit import read_only
 from ..parallel import fit_threads, one_blas_thread
 from ..solvers.smo import rows as _rows
 
@@ -251,9 +252,9 @@ def _blocks(sparse, Q, shift, SV, qdata, qind, qptr, SVT, sdata, sind, sptr, sqs
 @njit(cache=True, parallel=True)
 def _blocks_par(sparse, Q, shift, SV, qdata, qind, qptr, SVT, sdata, sind, sptr, sqs, W, tiles,
                 ex, kind, gamma, coef0, degree, out, nthr, bq, tw):
-    for h in prange(nthr):
+    for h in prange(nthr):            # np.int64: the serial call's type (prange's is unsigned)
         _blocks(sparse, Q, shift, SV, qdata, qind, qptr, SVT, sdata, sind, sptr, sqs, W, tiles,
-                ex, kind, gamma, coef0, degree, out, h, nthr, bq, tw)
+                ex, kind, gamma, coef0, degree, out, np.int64(h), nthr, bq, tw)
 
 
 # ---------------------------------------------------------------- the driver
@@ -351,6 +352,9 @@ def evaluate(kernel, X, support_vectors, ex: Expansion, *, support=None,
             SVc = np.ascontiguousarray(SV - shift)
             arrays = (False, np.ascontiguousarray(X, dtype=np.float64), shift, SVc, _NOF, _NOI,
                       _NOI, _NO2, _NOF, _NOI, _NOI, np.einsum("ij,ij->i", SVc, SVc))
+        # every input read-only (one specialization, whatever the caller's arrays are)
+        arrays = tuple(read_only(a) if isinstance(a, np.ndarray) else a for a in arrays)
+        args = (read_only(W), tiles, Expansion(*(read_only(a) for a in ex)), *args[3:])
         with one_blas_thread():
             if nthr > 1:
                 _blocks_par(*arrays, *args, nthr, bq, tw)

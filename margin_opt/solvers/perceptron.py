@@ -56,7 +56,7 @@ from sklearn.utils import check_random_state
 from ..losses import Hinge, loss_value
 from ..validation import check_positive
 from . import _pegasos_kernels as _pk
-from .subgradient import _NO_MU, _check_erm, _check_gram, _check_int
+from .subgradient import _NO_MU, _check_erm, _check_gram, _check_int, _compiled_inputs
 
 __all__ = ["perceptron", "CYCLE_TOL"]
 
@@ -172,6 +172,7 @@ class _Iterate:
     """
 
     def __init__(self, erm, X, y, sw, kernel_gram):
+        X, y, sw = _compiled_inputs(X, y, sw)
         self.erm, self.X, self.y, self.sw = erm, X, y, sw
         self.kernelized = kernel_gram is not None
         n = erm.n_samples

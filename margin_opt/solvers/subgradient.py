@@ -33,6 +33,7 @@ from scipy.optimize import OptimizeResult
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
 
+from ..jit import read_only
 from ..standard_forms import PrimalERM
 from ..validation import check_positive
 from . import _pegasos_kernels as _pk
@@ -447,6 +448,16 @@ def pegasos(erm, *, batch_size=1, max_iter=None, max_time=None, projection=True,
     return out
 
 
+def _compiled_inputs(X, y, sw):
+    """(X, y, sw) as the compiled epochs take them, in one specialization: dense X a
+    read-only C-contiguous view (a copy only where it is not C-contiguous float64), y
+    and sw contiguous float64."""
+    if X is not None and not sp.issparse(X):
+        X = read_only(np.ascontiguousarray(X, dtype=np.float64))
+    return (X, np.ascontiguousarray(y, dtype=np.float64),
+            np.ascontiguousarray(sw, dtype=np.float64))
+
+
 class _PegasosIterate:
     """The iterate of :func:`pegasos` in its centered parametrization, and its J.
 
@@ -458,6 +469,7 @@ class _PegasosIterate:
 
     def __init__(self, erm, X, y, sw, kernel_gram, batch_size, projection, averaging):
         n = erm.n_samples
+        X, y, sw = _compiled_inputs(X, y, sw)
         self.erm, self.X, self.y, self.sw, self.n = erm, X, y, sw, n
         self.kernelized = kernel_gram is not None
         self.K = _check_gram(kernel_gram, n) if self.kernelized else None
@@ -470,7 +482,7 @@ class _PegasosIterate:
             self.Kc = self.K - row[:, None] - row[None, :] + row.mean()
         elif self.center:
             self.mu = np.asarray(X.mean(axis=0)).ravel()
-            self.Xc = X if sp.issparse(X) else X - self.mu
+            self.Xc = X if sp.issparse(X) else read_only(X - self.mu)
         d = n if self.kernelized else X.shape[1]
         self.v, self.v_avg, self.state = np.zeros(d), np.zeros(d), np.zeros(3)
         radius = optimum_radius(erm) if projection else 0.0

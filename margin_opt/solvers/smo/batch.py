@@ -266,7 +266,7 @@ def gram_run(K, y, p, C, index, tol, gap_tol, wss2, shrinking, max_iter, stall_w
     while True:
         code = _loop.smo_run(alpha, G, G_bar, y, p, C, QD, index, perm, st, kd, cc, all_cols,
                           phase, wss2, shrinking, max_iter, st[_st.S_ITER] + max_iter,
-                          kn.alpha_cap, stall_window, fout, None, _BIG)
+                          kn.alpha_cap, stall_window, fout, None, np.int64(_BIG))
         _shrink.unshrink(alpha, G, G_bar, y, p, C, QD, index, perm, st, kd, cc, all_cols)
         if code == _st.R_OPTIMAL and phase > tol:        # at the polish tolerance
             if newton_free_step(K, alpha, G, G_bar, y, C, index, kn.newton_max_free,

@@ -721,10 +721,10 @@ def _transform_lower_mirror(B, rows, sqr, kd, nthr):
     """:func:`_lower_share`, then :func:`_mirror_share`, dealt to ``nthr`` threads (the
     triangle's work balanced); each entry is computed by the same code whatever the
     split."""
+    for h in prange(nthr):            # np.int64: the serial call's type (prange's is unsigned)
+        _lower_share(B, rows, sqr, kd, np.int64(h), nthr)
     for h in prange(nthr):
-        _lower_share(B, rows, sqr, kd, h, nthr)
-    for h in prange(nthr):
-        _mirror_share(B, h, nthr)
+        _mirror_share(B, np.int64(h), nthr)
 
 
 def symmetric_block(kd, rows, nthr=None) -> np.ndarray:
