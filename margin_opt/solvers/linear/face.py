@@ -25,11 +25,12 @@ constraints", SIAM J. Control Optim. 20(2), 1982.
 from __future__ import annotations
 
 import numpy as np
+import scipy.sparse as sp
 
 from ... import kkt
 from . import coordinate as cd
 
-__all__ = ["newton_dense", "newton_cg"]
+__all__ = ["newton_dense", "newton_cg", "box_qp", "solve_working_set"]
 
 
 def newton_dense(X4, qp, rows, alpha, w, diag, equality, delta, max_free, rounds):
@@ -180,4 +181,153 @@ def newton_cg(X4, rows, c, v, lo, hi, lin, diag, w, lam, rho, e, *, max_cg=50,
         if change < 0.0:
             return v + dv, w + dw
         theta *= 0.5
+    return None
+
+
+def box_qp(G, q, y, r, upper, alpha, *, equality=True, mu=None, tol=None, max_iter=1000):
+    """An active-set method for ``min ½αᵀGα + qᵀα, 0 ≤ α ≤ u, yᵀα = r`` (dense, G PSD
+    and possibly singular), from a feasible α (in place); (α, b, iterations, ok).
+
+    Each iteration solves the KKT system of the free set F (G_FF + μI, with the row
+    yᵀ when ``equality``): μ = 1e-12·max Gᵢᵢ (default) makes it solvable where G_FF is
+    singular (F beyond the rank of its rows, duplicate rows); along such a null space
+    the step runs to a bound.  A blocked step (the first bound met) takes that variable
+    out of F; at the face's minimizer the bounded variable whose multiplier has the
+    wrong sign by most (beyond ``tol``) joins F, until none does.  b is the multiplier
+    of the equality (with α's reduced gradient ∇ + b·y).
+
+    References
+    ----------
+    J. Nocedal and S. J. Wright, *Numerical Optimization*, 2nd ed., 2006, §16.5.
+    """
+    m = alpha.size
+    if m == 0:
+        return alpha, 0.0, 0, True
+    dmax = max(1.0, float(np.max(np.diag(G))))
+    mu = 1e-12 * dmax if mu is None else mu
+    F = np.flatnonzero((alpha > 0) & (alpha < upper))
+    b = 0.0
+    grad = G @ alpha + q
+    tol = 1e-9 * max(1.0, float(np.max(np.abs(grad)))) if tol is None else tol
+    for it in range(max_iter):
+        if F.size:
+            k = F.size
+            if equality:
+                K = np.empty((k + 1, k + 1))
+                K[:k, :k] = G[np.ix_(F, F)]
+                K[:k, k] = y[F]
+                K[k, :k] = y[F]
+                K[k, k] = 0.0
+                rhs = np.append(-grad[F], 0.0)
+            else:
+                K = G[np.ix_(F, F)]
+                rhs = -grad[F]
+            K[np.arange(k), np.arange(k)] += mu
+            try:
+                sol = np.linalg.solve(K, rhs)
+            except np.linalg.LinAlgError:
+                return alpha, b, it, False
+            if not np.all(np.isfinite(sol)):
+                return alpha, b, it, False
+            s = sol[:k]
+            if equality:
+                b = float(sol[k])
+            old, uF = alpha[F], upper[F]
+            with np.errstate(divide="ignore", invalid="ignore"):
+                lim = np.where(s > 0, (uF - old) / s, np.where(s < 0, -old / s, np.inf))
+            theta = min(1.0, float(lim.min(initial=np.inf)))
+            new = old + theta * s
+            if theta < 1.0:
+                hit = lim <= theta
+                new[hit] = np.where(s[hit] > 0, uF[hit], 0.0)
+            new = np.clip(new, 0.0, uF)
+            alpha[F] = new
+            grad += G[:, F] @ (new - old)
+            if theta < 1.0:
+                F = F[(new > 0) & (new < uF)]
+                continue
+        elif equality:
+            b = _middle_intercept(y, alpha, grad, upper)
+        red = grad + b * y if equality else grad
+        viol = np.where(alpha <= 0, -red, np.where(alpha >= upper, red, 0.0))
+        viol[F] = 0.0
+        j = int(np.argmax(viol))
+        if viol[j] <= tol:
+            return alpha, b, it, True
+        F = np.append(F, j)
+    return alpha, b, max_iter, False
+
+
+def _middle_intercept(y, alpha, grad, upper):
+    """The middle of LIBSVM's interval [M(α), m(α)] for b where no variable is free."""
+    v = -y * grad
+    up = ((alpha < upper) & (y > 0)) | ((alpha > 0) & (y < 0))
+    low = ((alpha < upper) & (y < 0)) | ((alpha > 0) & (y > 0))
+    hi = float(v[up].max(initial=-np.inf))
+    lo = float(v[low].min(initial=np.inf))
+    if np.isfinite(hi) and np.isfinite(lo):
+        return -0.5 * (hi + lo)
+    return -hi if np.isfinite(hi) else (-lo if np.isfinite(lo) else 0.0)
+
+
+def solve_working_set(X, y, p, upper, delta, alpha, W, *, equality=True, tol=1e-9,
+                      rounds=20, max_add=500, max_size=2000):
+    """The dual solved exactly on a working set W with the others fixed, grown by the
+    violators until LIBSVM's m(α) − M(α) ≤ ``tol`` on all points; (α, w) or None.
+
+    ``X`` is the data (CSR or dense, one row per variable), ``alpha`` a point of the
+    box (not modified).  Each round: α_W is made to satisfy yᵀα = Δ within W's box,
+    the QP on W (G = Z_W Z_Wᵀ, Z_W = diag(y_W) X_W, dense |W| × |W|) is solved by
+    :func:`box_qp`, w = Σ yₜαₜxₜ and the gradient of all points are read in O(nnz),
+    and the variables outside W that violate their condition at the QP's b (by more
+    than ``tol``, at most ``max_add`` of them, the worst first) join W.  Every round
+    lowers the objective (the QP starts from the last α), so the rounds end; None
+    where W outgrows ``max_size``, the QP fails or ``rounds`` pass.
+
+    References
+    ----------
+    T. Joachims, "Making large-scale SVM learning practical", 1999 (working sets);
+    J. Nocedal and S. J. Wright, 2006, §16.5.
+    """
+    alpha = np.array(alpha, dtype=float)
+    n = alpha.size
+    W = np.unique(np.asarray(W, dtype=np.int64))
+    sparse = sp.issparse(X)
+    for _ in range(rounds):
+        if W.size > max_size:
+            return None
+        out_coef = y * alpha
+        out_coef[W] = 0.0
+        w_fix = np.asarray(X.T @ out_coef).ravel()
+        aW, yW, uW = alpha[W].copy(), y[W], upper[W]
+        r = float(delta - (y @ alpha - yW @ aW)) if equality else 0.0
+        if equality:
+            kkt.restore_equality(aW, yW, uW, r, prefer=np.flatnonzero((aW > 0) & (aW < uW)))
+            if abs(float(yW @ aW) - r) > 1e-9 * max(1.0, float(np.abs(uW).sum())):
+                return None             # W cannot balance the fixed ones
+        XW = X[W].toarray() if sparse else np.asarray(X[W], dtype=float)
+        Z = yW[:, None] * XW
+        G = Z @ Z.T
+        q = Z @ w_fix + p[W]
+        aW, b, _, ok = box_qp(G, q, yW, r, uW, aW, equality=equality)
+        if not ok:
+            return None
+        alpha[W] = aW
+        w = w_fix + Z.T @ aW
+        grad = y * np.asarray(X @ w).ravel() + p
+        if equality:
+            gap = kkt.violating_pair_gap(y, alpha, grad, upper)
+        else:
+            gap = kkt.projected_gradient(alpha, grad, upper)
+        if gap <= tol:
+            return alpha, w
+        red = grad + b * y if equality else grad
+        viol = np.where(alpha <= 0, -red, np.where(alpha >= upper, red, np.abs(red)))
+        viol[W] = 0.0
+        add = np.flatnonzero(viol > 0.5 * tol)
+        if add.size == 0:
+            return None
+        if add.size > max_add:
+            add = add[np.argpartition(-viol[add], max_add)[:max_add]]
+        W = np.union1d(W, add)
     return None
