@@ -290,7 +290,6 @@ def solve_working_set(X, y, p, upper, delta, alpha, W, *, equality=True, tol=1e-
     J. Nocedal and S. J. Wright, 2006, §16.5.
     """
     alpha = np.array(alpha, dtype=float)
-    n = alpha.size
     W = np.unique(np.asarray(W, dtype=np.int64))
     sparse = sp.issparse(X)
     for _ in range(rounds):

@@ -37,10 +37,9 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 from numba import njit
+from scipy.linalg import lapack
 
 __all__ = ["PrimalPathOptions", "huber_path", "applies"]
-_DEBUG = False
-_PRED = True
 
 
 @dataclass(frozen=True)
@@ -66,6 +65,10 @@ class PrimalPathOptions:
         Most Newton steps per level.
     checks : int, default=5
         Most times a level is solved again after points outside W crossed.
+    loose : float, default=0.01
+        Levels before the last end at a full Newton step that moved at most this
+        fraction of the points on the quadratic piece to another piece (the last
+        level ends where none moved: its exact minimizer).
     """
 
     max_features: int = 300
@@ -76,11 +79,13 @@ class PrimalPathOptions:
     restrict: float = 0.25
     level_steps: int = 30
     checks: int = 5
+    loose: float = 0.01
 
     def __post_init__(self):
         if not (self.max_features >= 1 and self.h_start > 0 and 0 < self.shrink < 1
                 and 0 < self.h_last <= self.h_start and self.band >= 0
-                and 0 < self.restrict <= 1 and self.level_steps >= 1 and self.checks >= 0):
+                and 0 < self.restrict <= 1 and self.level_steps >= 1 and self.checks >= 0
+                and self.loose >= 0):
             raise ValueError(f"PrimalPathOptions out of range: {self}.")
 
 
@@ -111,6 +116,54 @@ def _hessian_csr(data, indices, indptr, rows, coef, d, H):
         H[d, d] += a
 
 
+@njit(cache=True, nogil=True)
+def _csr_xt(data, indices, indptr, coef, d):
+    """Xᵀcoef, ndarray of shape (d,)."""
+    out = np.zeros(d)
+    for r in range(indptr.shape[0] - 1):
+        a = coef[r]
+        if a != 0.0:
+            for k in range(indptr[r], indptr[r + 1]):
+                out[indices[k]] += a * data[k]
+    return out
+
+
+@njit(cache=True, nogil=True)
+def _exact_step(t, dm, c, h, lin, ss, scale):
+    """The minimizer θ ≥ 0 of the objective along the direction: a root of its
+    derivative lin + θ·ss − Σ cᵢ ℓ_h'(tᵢ − θ dmᵢ) dmᵢ (nondecreasing, piecewise linear)
+    by safeguarded Newton steps; (θ, whether θ = 1 is exact)."""
+    lo = 0.0
+    hi = np.inf
+    th = 1.0
+    for _ in range(60):
+        d1 = lin + th * ss
+        d2 = ss
+        for i in range(t.shape[0]):
+            g = dm[i]
+            if g == 0.0:
+                continue
+            tt = t[i] - th * g
+            if tt >= h:
+                d1 -= c[i] * g
+            elif tt > 0.0:
+                d1 -= c[i] * g * tt / h
+                d2 += c[i] * g * g / h
+        if abs(d1) <= 1e-13 * scale:
+            return th, th == 1.0
+        if d1 < 0.0:
+            lo = th
+        else:
+            hi = th
+        nt = th - d1 / d2 if d2 > 0.0 else np.inf
+        if not (lo < nt < hi):
+            nt = 0.5 * (lo + hi) if hi < np.inf else 2.0 * max(th, 1.0)
+        if nt == th:
+            break
+        th = nt
+    return th, False
+
+
 class _Rows:
     """The rows of X (CSR or dense) with signs, targets and bounds, restricted to W."""
 
@@ -124,20 +177,20 @@ class _Rows:
         self.M = None
         self.on = None
 
-    def margins(self, u, d, equality):
-        f = self.X @ u[:d]
-        if equality:
-            f = f + u[d]
-        return self.e - self.y * np.asarray(f).ravel()
-
     def direction(self, s, d, equality):
+        """yᵢ(xᵢ·s_w + s_b) of the rows."""
         f = self.X @ s[:d]
-        if equality:
-            f = f + s[d]
-        return self.y * np.asarray(f).ravel()
+        return self.y * (f + s[d] if equality else f)
+
+    def margins(self, u, d, equality):
+        """tᵢ = eᵢ − yᵢ(xᵢ·w + b) of the rows."""
+        return self.e - self.direction(u, d, equality)
 
     def xt(self, v):
-        return np.asarray(self.X.T @ v).ravel()
+        """Xᵀv over the rows."""
+        if self.sparse:
+            return _csr_xt(self.X.data, self.X.indices, self.X.indptr, v, self.X.shape[1])
+        return self.X.T @ v
 
     def gram(self, S, d):
         """Σ_{k∈S} cₖ [xₖ; 1][xₖ; 1]ᵀ, ndarray of shape (d + 1, d + 1) (upper triangle)."""
@@ -168,7 +221,7 @@ class _Rows:
             elif join.size + leave.size:
                 self.M = self.M + self.gram(join, d) - self.gram(leave, d)
             self.on = on.copy()
-        return np.triu(self.M) + np.triu(self.M, 1).T
+        return self.M
 
 
 def _step(R, u, t, h, d, equality, gfix, delta, lp=None, on=None):
@@ -181,7 +234,7 @@ def _step(R, u, t, h, d, equality, gfix, delta, lp=None, on=None):
     g = np.empty(d + 1)
     g[:d] = u[:d] - R.xt(ya) - gfix[:d]
     g[d] = (delta - ya.sum() - gfix[d]) if equality else 0.0
-    H = R.hessian(on, d) / h
+    H = R.hessian(on, d) / h          # its upper triangle, read by dposv
     H[np.arange(d), np.arange(d)] += 1.0
     if equality:
         H[d, d] += 1e-12 * (1.0 + float(R.c.sum()) / h)
@@ -189,40 +242,20 @@ def _step(R, u, t, h, d, equality, gfix, delta, lp=None, on=None):
         H[d, :] = 0.0
         H[:, d] = 0.0
         H[d, d] = 1.0
-    return -np.linalg.solve(H, g), g
+    _, s, info = lapack.dposv(H, g, lower=0)
+    if info != 0:
+        s = np.linalg.lstsq(H + np.triu(H, 1).T, g, rcond=None)[0]
+    return -s, g
 
 
 def _line_search(R, u, s, t, dm, h, d, equality, gfix, delta):
-    """The exact minimizer θ ≥ 0 of the (convex, piecewise quadratic) objective along s:
-    a root of its derivative by safeguarded Newton steps; (θ, whether θ = 1 is exact)."""
-    ws, ss = float(u[:d] @ s[:d]), float(s[:d] @ s[:d])
-    lin = ws - float(gfix[:d] @ s[:d]) + ((delta - gfix[d]) * s[d] if equality else 0.0)
-    cdm = R.c * dm
-    scale = 1.0 + abs(lin) + float(np.abs(cdm).sum())
-
-    def deriv(th):
-        tt = t - th * dm
-        on = (tt > 0.0) & (tt < h)
-        d1 = lin + th * ss - float(np.clip(tt / h, 0.0, 1.0) @ cdm)
-        d2 = ss + float(cdm[on] @ dm[on]) / h
-        return d1, d2
-
-    lo, hi, th = 0.0, np.inf, 1.0
-    for _ in range(60):
-        d1, d2 = deriv(th)
-        if abs(d1) <= 1e-13 * scale:
-            return th, th == 1.0
-        if d1 < 0:
-            lo = th
-        else:
-            hi = th
-        nt = th - d1 / d2 if d2 > 0 else np.inf
-        if not lo < nt < hi:
-            nt = 0.5 * (lo + hi) if np.isfinite(hi) else 2.0 * max(th, 1.0)
-        if nt == th:
-            break
-        th = nt
-    return th, False
+    """The exact minimizer θ ≥ 0 of the (convex, piecewise quadratic) objective along s
+    (:func:`_exact_step`); (θ, whether θ = 1 is exact)."""
+    ss = float(s[:d] @ s[:d])
+    lin = float(u[:d] @ s[:d]) - float(gfix[:d] @ s[:d]) + \
+        ((delta - gfix[d]) * s[d] if equality else 0.0)
+    scale = 1.0 + abs(lin) + float(R.c @ np.abs(dm))
+    return _exact_step(t, dm, R.c, h, lin, ss, scale)
 
 
 def huber_path(X, y, e, c, *, equality=True, delta=0.0, max_steps=10000, options=None):
@@ -257,14 +290,17 @@ def huber_path(X, y, e, c, *, equality=True, delta=0.0, max_steps=10000, options
     u = np.zeros(d + 1)
     R = _Rows(X, y, e, c, None)
     gfix = np.zeros(d + 1)
+    fixed_u = None
     h = opts.h_start * emax
     h_last = opts.h_last * emax
     steps = 0
     codes = None
     while True:
-        for _check in range(opts.checks + 1):
+        last = h <= h_last
+        u0 = u
+        for check in range(opts.checks + 1):
             t = R.margins(u, d, equality)
-            if codes is not None and codes.size == t.size:
+            if codes is not None:
                 # the predictor: the step that keeps the last level's pieces
                 on = codes == 1
                 lp = np.where(on, t / h, np.where(codes == 2, 1.0, 0.0))
@@ -272,26 +308,13 @@ def huber_path(X, y, e, c, *, equality=True, delta=0.0, max_steps=10000, options
                 u = u + s
                 t = R.margins(u, d, equality)
                 steps += 1
+            u, t, steps = _level(R, u, t, h, d, equality, gfix, delta, steps,
+                                 opts.level_steps, 0.0 if last else opts.loose)
+            if steps > max_steps:
+                return None
             codes = None
-            for _ in range(opts.level_steps):
-                new = np.where(t <= 0.0, 0, np.where(t < h, 1, 2)).astype(np.int8)
-                s, _ = _step(R, u, t, h, d, equality, gfix, delta)
-                dm = R.direction(s, d, equality)
-                th, full = _line_search(R, u, s, t, dm, h, d, equality, gfix, delta)
-                u = u + th * s
-                t = t - th * dm
-                steps += 1
-                if steps > max_steps:
-                    return None
-                settled = codes is not None and np.array_equal(new, codes)
-                codes = new
-                if full and settled:
-                    break
-            codes = np.where(t <= 0.0, 0, np.where(t < h, 1, 2)).astype(np.int8)
-            if _DEBUG:
-                print("level", h, "W", None if R.idx is None else R.idx.size, "steps", steps,
-                      "S", int((codes == 1).sum()), "b", u[d])
             if R.idx is None:
+                t_all = t
                 break
             # the points outside W must still lie on the piece they are fixed on
             t_all = _full_margins(X, y, e, u, d, equality)
@@ -300,51 +323,72 @@ def huber_path(X, y, e, c, *, equality=True, delta=0.0, max_steps=10000, options
             cross = out & (((t_all < h) & fixed_u) | ((t_all > 0.0) & ~fixed_u))
             if not cross.any():
                 break
-            R, gfix, fixed_u, codes = _restrict(X, y, e, c, t_all, h, opts.band, d, equality,
-                                                 keep=np.flatnonzero(cross))
-        if h <= h_last:
+            # again from the level's start, the crossed points in W (all points at the end)
+            u = u0
+            keep = np.union1d(R.idx, np.flatnonzero(cross))
+            if check == opts.checks - 1 or keep.size > opts.restrict * n:
+                R, gfix, fixed_u = _Rows(X, y, e, c, None), np.zeros(d + 1), None
+            else:
+                R, gfix, fixed_u = _restrict(X, y, e, c, t_all, np.inf, 0.0, d, equality,
+                                             keep=keep, fixed=fixed_u)
+        if last:
             break
-        # the next level: W shrinks to the band at the new h
-        t_all = R.margins(u, d, equality) if R.idx is None else _full_margins(
-            X, y, e, u, d, equality)
         h_old, h = h, max(h * opts.shrink, h_last)
+        codes = _codes(t_all, h_old)
         band = (t_all >= -opts.band * h_old) & (t_all <= (1.0 + opts.band) * h_old)
-        if R.idx is not None or band.sum() <= opts.restrict * n:
-            old_codes = np.where(t_all <= 0.0, 0, np.where(t_all < h_old, 1, 2))
-            R, gfix, fixed_u, _ = _restrict(X, y, e, c, t_all, h_old, opts.band, d, equality)
-            codes = old_codes[R.idx].astype(np.int8) if _PRED else None
-        elif not _PRED:
-            codes = None
-        # (on all points the codes carry over as they are)
-    t_all = _full_margins(X, y, e, u, d, equality)
+        if R.idx is not None or np.count_nonzero(band) <= opts.restrict * n:
+            # W: the band of the last level; the others fixed on their pieces
+            R, gfix, fixed_u = _restrict(X, y, e, c, t_all, h_old, opts.band, d, equality)
+            codes = codes[R.idx]
     alpha = c * np.clip(t_all / h, 0.0, 1.0)
     W = np.flatnonzero((t_all >= -opts.band * h) & (t_all <= (1.0 + opts.band) * h))
     return alpha, W, h, steps
 
 
+def _codes(t, h):
+    """The piece of each point: 0 (t ≤ 0), 1 (0 < t < h), 2 (t ≥ h)."""
+    return (t > 0.0).astype(np.int8) + (t >= h)
+
+
+def _level(R, u, t, h, d, equality, gfix, delta, steps, max_steps, loose):
+    """Newton steps with the exact line search at h until a full step leaves every point
+    on the piece it was taken on (then u is the level's exact minimizer), or, with
+    ``loose`` > 0, until a full step moves at most that fraction of the points on the
+    quadratic piece; (u, t, steps)."""
+    for _ in range(max_steps):
+        codes = _codes(t, h)
+        s, _ = _step(R, u, t, h, d, equality, gfix, delta)
+        dm = R.direction(s, d, equality)
+        th, full = _line_search(R, u, s, t, dm, h, d, equality, gfix, delta)
+        u = u + th * s
+        t = t - th * dm
+        steps += 1
+        moved = np.count_nonzero(_codes(t, h) != codes)
+        if (full and moved == 0) or (loose and moved <= loose * np.count_nonzero(codes == 1)):
+            break
+    return u, t, steps
+
+
 def _full_margins(X, y, e, u, d, equality):
     """tᵢ = eᵢ − yᵢ(xᵢ·w + b) of every point."""
-    f = np.asarray(X @ u[:d]).ravel()
-    if equality:
-        f = f + u[d]
-    return e - y * f
+    return _Rows(X, y, e, None, None).margins(u, d, equality)
 
 
-def _restrict(X, y, e, c, t_all, h, band, d, equality, keep=None):
-    """The working set at h (the band, plus ``keep``) and the gradient of the fixed
-    points (those with t > (1 + band)h carry α = c)."""
-    inside = (t_all >= -band * h) & (t_all <= (1.0 + band) * h)
-    if keep is not None:
-        inside[keep] = True
-    idx = np.flatnonzero(inside)
-    fixed_u = t_all > (1.0 + band) * h
+def _restrict(X, y, e, c, t_all, h, band, d, equality, keep=None, fixed=None):
+    """The working set at h — the band −band·h ≤ t ≤ (1 + band)·h, or ``keep`` — and the
+    gradient of the points fixed on the linear piece (α = c): those with t > (1 + band)h,
+    or where ``fixed`` (their mask) is given, those it names outside ``keep``;
+    (rows of W, that gradient, the mask)."""
+    if keep is None:
+        inside = (t_all >= -band * h) & (t_all <= (1.0 + band) * h)
+        idx = np.flatnonzero(inside)
+    else:
+        idx = np.asarray(keep, dtype=np.int64)
+    fixed_u = (t_all > (1.0 + band) * h) if fixed is None else fixed.copy()
     fixed_u[idx] = False
-    U = np.flatnonzero(fixed_u)
     gfix = np.zeros(d + 1)
-    if U.size:
-        v = np.zeros(t_all.size)
-        v[U] = c[U] * y[U]
-        gfix[:d] = np.asarray(X.T @ v).ravel()
+    if fixed_u.any():
+        v = np.where(fixed_u, c * y, 0.0)
+        gfix[:d] = _Rows(X, v, None, None, None).xt(v)
         gfix[d] = v.sum() if equality else 0.0
-    R = _Rows(X, y, e, c, idx)
-    return R, gfix, fixed_u, None
+    return _Rows(X, y, e, c, idx), gfix, fixed_u
