@@ -270,6 +270,37 @@ def _middle_intercept(y, alpha, grad, upper):
     return -hi if np.isfinite(hi) else (-lo if np.isfinite(lo) else 0.0)
 
 
+def _violating_pair(y, alpha, grad, upper):
+    """LIBSVM's maximal violating pair (i ∈ I_up with the largest −yᵢ∇ᵢ, j ∈ I_low with
+    the smallest)."""
+    v = -y * grad
+    up = ((alpha < upper) & (y > 0)) | ((alpha > 0) & (y < 0))
+    low = ((alpha < upper) & (y < 0)) | ((alpha > 0) & (y > 0))
+    i = int(np.argmax(np.where(up, v, -np.inf)))
+    j = int(np.argmin(np.where(low, v, np.inf)))
+    return sorted({i, j})
+
+
+def _split(total, group, upper):
+    """Values in [0, upperᵢ] per member whose sums by group are ``total``: each group's
+    members filled to their bounds in turn (at most one strictly between; within
+    1e-12 of the group's bound a member is put at its bound, so that rounding in the
+    sums leaves none just inside)."""
+    if group.size == 0:
+        return np.zeros(0)
+    order = np.argsort(group, kind="stable")
+    g, u = group[order], upper[order]
+    before = np.cumsum(u) - u
+    firsts = np.r_[0, np.flatnonzero(np.diff(g)) + 1]
+    start = np.zeros(total.size)
+    start[g[firsts]] = before[firsts]
+    room = total[g] - (before - start[g])        # what is left for this member on
+    slack = 1e-12 * np.bincount(g, weights=u, minlength=total.size)[g]
+    out = np.empty(group.size)
+    out[order] = np.where(room >= u - slack, u, np.where(room <= slack, 0.0, room))
+    return out
+
+
 def solve_working_set(X, y, p, upper, delta, alpha, W, *, equality=True, tol=1e-9,
                       rounds=20, max_add=500, max_size=2000):
     """The dual solved exactly on a working set W with the others fixed, grown by the
@@ -277,12 +308,14 @@ def solve_working_set(X, y, p, upper, delta, alpha, W, *, equality=True, tol=1e-
 
     ``X`` is the data (CSR or dense, one row per variable), ``alpha`` a point of the
     box (not modified).  Each round: α_W is made to satisfy yᵀα = Δ within W's box,
-    the QP on W (G = Z_W Z_Wᵀ, Z_W = diag(y_W) X_W, dense |W| × |W|) is solved by
-    :func:`box_qp`, w = Σ yₜαₜxₜ and the gradient of all points are read in O(nnz),
+    the QP on W (G = Z_W Z_Wᵀ, Z_W = diag(y_W) X_W, dense) is solved by
+    :func:`box_qp` with the variables of equal rows, signs and linear terms merged
+    into one (their gradients are equal; duplicate rows made the face singular),
+    w = Σ yₜαₜxₜ and the gradient of all points are read in O(nnz),
     and the variables outside W that violate their condition at the QP's b (by more
     than ``tol``, at most ``max_add`` of them, the worst first) join W.  Every round
     lowers the objective (the QP starts from the last α), so the rounds end; None
-    where W outgrows ``max_size``, the QP fails or ``rounds`` pass.
+    where W has more than ``max_size`` distinct rows, the QP fails or ``rounds`` pass.
 
     References
     ----------
@@ -293,8 +326,6 @@ def solve_working_set(X, y, p, upper, delta, alpha, W, *, equality=True, tol=1e-
     W = np.unique(np.asarray(W, dtype=np.int64))
     sparse = sp.issparse(X)
     for _ in range(rounds):
-        if W.size > max_size:
-            return None
         out_coef = y * alpha
         out_coef[W] = 0.0
         w_fix = np.asarray(X.T @ out_coef).ravel()
@@ -304,15 +335,35 @@ def solve_working_set(X, y, p, upper, delta, alpha, W, *, equality=True, tol=1e-
             kkt.restore_equality(aW, yW, uW, r, prefer=np.flatnonzero((aW > 0) & (aW < uW)))
             if abs(float(yW @ aW) - r) > 1e-9 * max(1.0, float(np.abs(uW).sum())):
                 return None             # W cannot balance the fixed ones
+        if W.size == 0:
+            W = np.flatnonzero((alpha > 0) & (alpha < upper))
+            if W.size == 0:           # all at bounds: the worst violators join
+                grad = y * np.asarray(X @ np.asarray(X.T @ (y * alpha)).ravel()).ravel() + p
+                if equality:
+                    W = np.array(_violating_pair(y, alpha, grad, upper), dtype=np.int64)
+                else:
+                    pg = np.where(alpha <= 0, np.minimum(grad, 0.0), np.maximum(grad, 0.0))
+                    W = np.array([int(np.argmax(np.abs(pg)))], dtype=np.int64)
+            continue
         XW = X[W].toarray() if sparse else np.asarray(X[W], dtype=float)
-        Z = yW[:, None] * XW
+        # variables of equal rows, signs and linear terms have equal gradients: one
+        # variable per group (its bound the sum), split back by filling them in turn
+        _, first, group = np.unique(np.column_stack([XW, yW, p[W]]), axis=0,
+                                    return_index=True, return_inverse=True)
+        group = group.ravel()
+        if first.size > max_size:
+            return None
+        k = first.size
+        Z = yW[first, None] * XW[first]
         G = Z @ Z.T
-        q = Z @ w_fix + p[W]
-        aW, b, _, ok = box_qp(G, q, yW, r, uW, aW, equality=equality)
+        q = Z @ w_fix + p[W][first]
+        ug = np.bincount(group, weights=uW, minlength=k)
+        ag = np.minimum(np.bincount(group, weights=aW, minlength=k), ug)
+        ag, b, _, ok = box_qp(G, q, yW[first], r, ug, ag, equality=equality)
         if not ok:
             return None
-        alpha[W] = aW
-        w = w_fix + Z.T @ aW
+        alpha[W] = _split(ag, group, uW)
+        w = w_fix + Z.T @ ag
         grad = y * np.asarray(X @ w).ravel() + p
         if equality:
             gap = kkt.violating_pair_gap(y, alpha, grad, upper)
