@@ -66,9 +66,13 @@ class PrimalPathOptions:
     checks : int, default=5
         Most times a level is solved again after points outside W crossed.
     loose : float, default=0.01
-        Levels before the last end at a full Newton step that moved at most this
-        fraction of the points on the quadratic piece to another piece (the last
-        level ends where none moved: its exact minimizer).
+        Levels before the last end at a Newton step that moved at most this fraction
+        of the points on the quadratic piece to another piece (the last level ends at
+        a full step that moved none: its exact minimizer) — on the working set, where
+        an early end makes points outside it cross;
+    loose_all : float, default=0.1
+        the same on all points (the first levels, whose answer the next level
+        corrects).
     """
 
     max_features: int = 300
@@ -80,12 +84,13 @@ class PrimalPathOptions:
     level_steps: int = 30
     checks: int = 5
     loose: float = 0.01
+    loose_all: float = 0.1
 
     def __post_init__(self):
         if not (self.max_features >= 1 and self.h_start > 0 and 0 < self.shrink < 1
                 and 0 < self.h_last <= self.h_start and self.band >= 0
                 and 0 < self.restrict <= 1 and self.level_steps >= 1 and self.checks >= 0
-                and self.loose >= 0):
+                and self.loose >= 0 and self.loose_all >= 0):
             raise ValueError(f"PrimalPathOptions out of range: {self}.")
 
 
@@ -309,7 +314,8 @@ def huber_path(X, y, e, c, *, equality=True, delta=0.0, max_steps=10000, options
                 t = R.margins(u, d, equality)
                 steps += 1
             u, t, steps = _level(R, u, t, h, d, equality, gfix, delta, steps,
-                                 opts.level_steps, 0.0 if last else opts.loose)
+                                 opts.level_steps, 0.0 if last else (
+                                     opts.loose if R.idx is not None else opts.loose_all))
             if steps > max_steps:
                 return None
             codes = None
