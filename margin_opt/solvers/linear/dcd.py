@@ -462,9 +462,9 @@ def _primal_path(qp, X4, rows, tol, gap_tol, max_iter, popts):
         alpha, W, _, steps = path
         out = face.solve_working_set(X, y, p, upper, delta, alpha, W, equality=equality,
                                      tol=0.01 * tol)
-    var = alpha if out is None else out[0]
-    return _final(qp, dense, data, indices, indptr, d, var, None, equality, delta,
-                  np.zeros(n), tol, gap_tol), steps
+        var = alpha if out is None else out[0]
+        return _final(qp, dense, data, indices, indptr, d, var, None, equality, delta,
+                      np.zeros(n), tol, gap_tol), steps
 
 
 @dataclass
