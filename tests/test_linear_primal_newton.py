@@ -159,3 +159,17 @@ def test_primal_route_counts_its_steps_against_max_iter():
 def test_primal_path_options_are_checked():
     with pytest.raises(ValueError, match="PrimalPathOptions"):
         PrimalPathOptions(shrink=1.5)
+
+
+def test_equal_rows_are_grouped_exactly_even_where_keys_collide():
+    """face._equal_rows groups equal rows; two different rows whose keys collide
+    ([cos 2, 0] and [0, cos 1] under the key's weights (cos 1, cos 2)) stay apart."""
+    from margin_opt.solvers.linear.face import _equal_rows
+
+    v = np.cos(np.arange(1, 3))
+    A = np.array([[v[1], 0.0], [0.0, v[0]], [1.0, 2.0], [0.0, v[0]], [1.0, 2.0]])
+    assert A[0] @ v == A[1] @ v                     # the keys collide exactly
+    first, group = _equal_rows(A)
+    assert len(first) == 3
+    np.testing.assert_array_equal(A[first][group], A)
+    assert group[1] == group[3] and group[2] == group[4] and group[0] != group[1]

@@ -270,6 +270,19 @@ def _middle_intercept(y, alpha, grad, upper):
     return -hi if np.isfinite(hi) else (-lo if np.isfinite(lo) else 0.0)
 
 
+def _equal_rows(A):
+    """(index of each group's first row, group of each row) of the equal rows of A: by
+    a key per row (a fixed combination of its entries, equal for equal rows), checked
+    entry by entry — where two different rows share a key, by np.unique(axis=0)."""
+    key = A @ np.cos(np.arange(1, A.shape[1] + 1))
+    _, first, group = np.unique(key, return_index=True, return_inverse=True)
+    group = group.ravel()
+    if not np.array_equal(A, A[first][group]):
+        _, first, group = np.unique(A, axis=0, return_index=True, return_inverse=True)
+        group = group.ravel()
+    return first, group
+
+
 def _violating_pair(y, alpha, grad, upper):
     """LIBSVM's maximal violating pair (i ∈ I_up with the largest −yᵢ∇ᵢ, j ∈ I_low with
     the smallest)."""
@@ -348,9 +361,7 @@ def solve_working_set(X, y, p, upper, delta, alpha, W, *, equality=True, tol=1e-
         XW = X[W].toarray() if sparse else np.asarray(X[W], dtype=float)
         # variables of equal rows, signs and linear terms have equal gradients: one
         # variable per group (its bound the sum), split back by filling them in turn
-        _, first, group = np.unique(np.column_stack([XW, yW, p[W]]), axis=0,
-                                    return_index=True, return_inverse=True)
-        group = group.ravel()
+        first, group = _equal_rows(np.column_stack([XW, yW, p[W]]))
         if first.size > max_size:
             return None
         k = first.size
