@@ -96,7 +96,8 @@ class DCDOptions:
         (:func:`primal_newton.huber_path`) and solve the dual exactly on the working
         set it leaves (:func:`face.solve_working_set`); accepted where the exact
         check passes (the same as the epochs' end), else the epochs go on from that
-        α.  None: epochs only.
+        α.  Not taken with ``alpha0`` or a ``callback`` (warm starts and per-epoch
+        reports are the epochs').  None: epochs only.
     tube_epochs : int, default=100
         ε-SVR: epochs in Ho and Lin's one-variable-per-sample form before the run goes
         on in the standard form's (a, â), where the dense Newton steps apply — once at
@@ -228,7 +229,9 @@ def solve_dcd(qp, *, tol=1e-3, gap_tol=None, max_iter=10000, shrinking=True, alp
         (P = ½‖w‖² + Σuₜξₜ + Σ ξₜ²/(2Dₜ), D = −(½αᵀ(Q + D)α + pᵀα)).
     max_iter : int, default=10000
         Epochs (passes over the active variables); reaching it gives status
-        ``"max_iter"`` and a ``ConvergenceWarning``.
+        ``"max_iter"`` and a ``ConvergenceWarning``.  The few-features route
+        (``options.primal``) counts its Newton steps against it too, and gives way to
+        the epochs where they run out.
     shrinking : bool, default=True
         liblinear's shrinking: variables at a bound whose gradient exceeds the
         previous epoch's projected-gradient bounds are left out until the active
@@ -249,7 +252,8 @@ def solve_dcd(qp, *, tol=1e-3, gap_tol=None, max_iter=10000, shrinking=True, alp
     -------
     result : scipy.optimize.OptimizeResult
         ``x`` (α of the standard form, exactly feasible), ``b``, ``w`` of shape
-        (n_features,), ``status``, ``message``, ``nit`` (epochs), ``fun`` (the
+        (n_features,), ``status``, ``message``, ``nit`` (epochs; the Newton steps
+        where the few-features route of ``options.primal`` answered), ``fun`` (the
         minimized dual objective), ``gap``, ``rel_gap``, ``history`` (``pg_gap`` per
         epoch), ``timings``.
 
