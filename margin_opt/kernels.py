@@ -23,7 +23,7 @@ from sklearn.metrics import pairwise
 from .validation import canonical
 
 __all__ = ["Kernel", "make_kernel", "resolve_gamma", "rbf", "KERNELS", "polynomial_features",
-           "n_polynomial_features"]
+           "n_polynomial_features", "row_sq_norms"]
 
 KERNELS = ("linear", "poly", "rbf", "sigmoid", "precomputed")
 
@@ -72,10 +72,20 @@ def resolve_gamma(gamma, X) -> float:
     return g
 
 
-def _row_sq(A):
+def row_sq_norms(A) -> np.ndarray:
+    """‖aᵢ‖² of every row of A (dense or sparse), shape (n_rows,); for CSR one
+    product of the squared entries with a vector of ones (no elementwise sparse
+    product)."""
     if sp.issparse(A):
-        return np.asarray(A.multiply(A).sum(axis=1)).ravel()
+        A = A.tocsr()
+        if not A.has_canonical_format:
+            A = A.copy()
+            A.sum_duplicates()
+        with np.errstate(over="ignore"):
+            sq = sp.csr_matrix((A.data * A.data, A.indices, A.indptr), shape=A.shape)
+            return np.asarray(sq @ np.ones(A.shape[1])).ravel()
     return np.einsum("ij,ij->i", A, A)
+
 
 
 #: pairs recomputed coordinate by coordinate per vectorized step (bounds the memory)
@@ -103,11 +113,11 @@ def rbf(A, B, gamma, shift=None) -> np.ndarray:
     if shift is not None and not sp.issparse(A) and not sp.issparse(B):
         A, B = A - shift, B - shift
     d2 = pairwise.euclidean_distances(A, B, squared=True)
-    i, j = np.nonzero(d2 <= 1e-6 * (_row_sq(A)[:, None] + _row_sq(B)[None, :]))
+    i, j = np.nonzero(d2 <= 1e-6 * (row_sq_norms(A)[:, None] + row_sq_norms(B)[None, :]))
     for s in range(0, i.size, _RISKY_CHUNK):
         ii, jj = i[s:s + _RISKY_CHUNK], j[s:s + _RISKY_CHUNK]
         diff = A[ii] - B[jj]
-        d2[ii, jj] = _row_sq(sp.csr_matrix(diff) if sp.issparse(diff) else np.asarray(diff))
+        d2[ii, jj] = row_sq_norms(sp.csr_matrix(diff) if sp.issparse(diff) else np.asarray(diff))
     return np.exp(-gamma * d2)
 
 
@@ -209,8 +219,7 @@ class Kernel:
         if self.name == "callable":
             return np.array([_callable_values(self.func, X[i:i + 1], X[i:i + 1])[0, 0]
                              for i in range(X.shape[0])], dtype=float)
-        sq = (np.asarray(X.multiply(X).sum(axis=1)).ravel() if sp.issparse(X)
-              else np.einsum("ij,ij->i", X, X))
+        sq = row_sq_norms(X)
         if self.name == "linear":
             return sq
         if self.name == "poly":

@@ -197,18 +197,32 @@ def restore_equality(alpha, y, upper, delta=0.0, prefer=()) -> np.ndarray:
 
     A dual objective is a lower bound on the optimum (weak duality) only at a
     feasible α, so a remaining imbalance is removed greedily: mass is taken from the
-    side in excess, or added to the side in deficit, within the bounds.
+    side in excess, or added to the side in deficit, within the bounds (``prefer`` in
+    its order, then the others by index; the others are listed only where ``prefer``
+    did not suffice).
     """
     prefer = np.asarray(prefer, dtype=int)
-    order = np.r_[prefer, np.setdiff1d(np.arange(y.size), prefer)]
     excess = float(y @ alpha) - delta
-    for i in order:
-        if abs(excess) <= 1e-14 * max(1.0, float(np.abs(alpha).max(initial=0.0))):
-            break
-        d = -excess * y[i]  # changing αᵢ by d changes yᵀα by yᵢd
-        d = max(d, -alpha[i]) if d < 0 else min(d, upper[i] - alpha[i])
-        alpha[i] += d
-        excess += y[i] * d
+    top = float(np.abs(alpha).max(initial=0.0))
+    for pass_ in range(2):
+        if pass_ == 0:
+            order = prefer
+        else:
+            rest = np.ones(y.size, dtype=bool)
+            rest[prefer] = False
+            order = np.flatnonzero(rest)
+        for i in order:
+            if abs(excess) <= 1e-14 * max(1.0, top):
+                return alpha
+            d = -excess * y[i]  # changing αᵢ by d changes yᵀα by yᵢd
+            d = max(d, -alpha[i]) if d < 0 else min(d, upper[i] - alpha[i])
+            was = abs(alpha[i])
+            alpha[i] += d
+            excess += y[i] * d
+            if abs(alpha[i]) >= top:
+                top = abs(alpha[i])
+            elif was == top:            # the largest one shrank
+                top = float(np.abs(alpha).max(initial=0.0))
     return alpha
 
 

@@ -224,14 +224,18 @@ def test_empty_rows_and_zero_columns(clf):
         assert np.all(sol.w[-3:] == 0)
 
 
-def test_free_face_newton_certifies_a9a_tail(a9a):
+@pytest.mark.parametrize("primal", [True, False])
+def test_free_face_newton_certifies_a9a_tail(a9a, primal):
     """a9a (d = 123 binary features): coordinate descent's tail on the nearly dependent
     free rows is long (2000 epochs left m − M at 1.5e-3 on these 2000 rows before the
     face's Newton steps); the active-set steps on the free face end it, certified at
-    1e-6, with the cvxpy optimum's objective."""
+    1e-6, with the cvxpy optimum's objective.  The default route (``primal``: the
+    Huber-smoothed primal's path and the exact solve on its working set) gives the
+    same."""
     X, y = a9a.X[:2000], a9a.y[:2000]
     pr = SVMProblem(X, y, C=1.0, kernel="linear")
-    sol = pr.solve("dcd", tol=1e-6, gap_tol=9e-7, max_iter=1000)
+    opts = DCDOptions() if primal else DCDOptions(primal=None)
+    sol = pr.solve("dcd", tol=1e-6, gap_tol=9e-7, max_iter=1000, options=opts)
     assert sol.status == "optimal" and sol.certificate.ok
     ref = pr.solve("cvxpy-dual", certify=False)
     assert _rel(sol.primal_objective, ref.primal_objective) < 1e-6

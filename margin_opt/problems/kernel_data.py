@@ -17,7 +17,7 @@ import scipy.sparse as sp
 from scipy.linalg import lapack
 
 from ..exceptions import SolverError
-from ..kernels import Kernel, make_kernel, n_polynomial_features, polynomial_features
+from ..kernels import Kernel, make_kernel, n_polynomial_features, polynomial_features, row_sq_norms
 from ..lazy import lazy_module
 from ..parallel import all_blas_threads
 from ..solvers.smo import rows as _rows
@@ -528,8 +528,7 @@ def _monomials(X, kernel):
 
 def check_scale(X, kernel):
     """ValueError when the kernel values of X overflow float64 (e.g. features ×1e200)."""
-    sq = (np.asarray(X.multiply(X).sum(axis=1)).ravel() if sp.issparse(X)
-          else np.einsum("ij,ij->i", X, X))
+    sq = row_sq_norms(X)
     with np.errstate(over="ignore"):
         m = float(np.max(sq, initial=0.0))
         if kernel.name == "poly":

@@ -4,7 +4,10 @@
     The compiled epochs of dual coordinate descent and the row operations.
 ``face``
     Newton steps on the face of the free variables (dense active-set, projected
-    Newton-CG) that end coordinate descent's tail.
+    Newton-CG) that end coordinate descent's tail; the exact solve on a working set.
+``primal_newton``
+    Few features: Newton's method on the Huber-smoothed primal in (w, b), down a
+    continuation in the smoothing, that finds the face of the free multipliers.
 ``dcd``
     :func:`solve_dcd`: C-SVC with and without the free intercept, the squared hinge,
     ε-SVR (L1 and L2 losses) on a linear :class:`~margin_opt.standard_forms.DualQP`.

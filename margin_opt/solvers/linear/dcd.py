@@ -49,6 +49,8 @@ from ...exceptions import ConvergenceWarning, convergence_warnings_silenced
 from ...parallel import one_blas_thread
 from . import coordinate as cd
 from . import face
+from .primal_newton import PrimalPathOptions, huber_path
+from .primal_newton import applies as primal_applies
 
 __all__ = ["solve_dcd", "DCDOptions", "applies"]
 
@@ -88,6 +90,14 @@ class DCDOptions:
         of the active ones first falls below this times the inner tolerance (as LIBSVM
         does at 10·tol): those shrunk early, while w was far from its end, then join
         before the tail instead of restarting it (≤ 1: only at the end).
+    primal : PrimalPathOptions or None, default=PrimalPathOptions()
+        With few features (d ≤ ``primal.max_features``), the hinge (no D) and one
+        variable per data row, first follow the Huber-smoothed primal in (w, b)
+        (:func:`primal_newton.huber_path`) and solve the dual exactly on the working
+        set it leaves (:func:`face.solve_working_set`); accepted where the exact
+        check passes (the same as the epochs' end), else the epochs go on from that
+        α.  Not taken with ``alpha0`` or a ``callback`` (warm starts and per-epoch
+        reports are the epochs').  None: epochs only.
     tube_epochs : int, default=100
         ε-SVR: epochs in Ho and Lin's one-variable-per-sample form before the run goes
         on in the standard form's (a, â), where the dense Newton steps apply — once at
@@ -133,6 +143,7 @@ class DCDOptions:
     cg_max_iter_settled: int = 100
     cg_tol_settled: float = 1e-4
     tube_epochs: int = 100
+    primal: PrimalPathOptions | None = PrimalPathOptions()
 
     def __post_init__(self):
         if not (self.rho_scale > 0 and self.inner_tol_factor > 0 and self.tighten > 1
@@ -218,7 +229,9 @@ def solve_dcd(qp, *, tol=1e-3, gap_tol=None, max_iter=10000, shrinking=True, alp
         (P = ½‖w‖² + Σuₜξₜ + Σ ξₜ²/(2Dₜ), D = −(½αᵀ(Q + D)α + pᵀα)).
     max_iter : int, default=10000
         Epochs (passes over the active variables); reaching it gives status
-        ``"max_iter"`` and a ``ConvergenceWarning``.
+        ``"max_iter"`` and a ``ConvergenceWarning``.  The few-features route
+        (``options.primal``) counts its Newton steps against it too, and gives way to
+        the epochs where they run out.
     shrinking : bool, default=True
         liblinear's shrinking: variables at a bound whose gradient exceeds the
         previous epoch's projected-gradient bounds are left out until the active
@@ -239,7 +252,8 @@ def solve_dcd(qp, *, tol=1e-3, gap_tol=None, max_iter=10000, shrinking=True, alp
     -------
     result : scipy.optimize.OptimizeResult
         ``x`` (α of the standard form, exactly feasible), ``b``, ``w`` of shape
-        (n_features,), ``status``, ``message``, ``nit`` (epochs), ``fun`` (the
+        (n_features,), ``status``, ``message``, ``nit`` (epochs; the Newton steps
+        where the few-features route of ``options.primal`` answered), ``fun`` (the
         minimized dual objective), ``gap``, ``rel_gap``, ``history`` (``pg_gap`` per
         epoch), ``timings``.
 
@@ -271,6 +285,14 @@ def solve_dcd(qp, *, tol=1e-3, gap_tol=None, max_iter=10000, shrinking=True, alp
             raise ValueError(f"alpha0 must be a finite array of shape ({m},).")
         alpha = np.clip(a0, 0.0, upper)
     rows = np.ascontiguousarray(qp.data_index, dtype=np.int64)
+    if alpha0 is None and callback is None and opts.primal is not None:
+        path = _primal_path(qp, X4, rows, tol, gap_tol, max_iter, opts.primal)
+        if path is not None:
+            final, steps = path
+            if final.ok:
+                return _result(final, "optimal", _message(final, qp.equality, tol, gap_tol),
+                               steps, {"pg_gap": [], "active": []}, t0, t0)
+            alpha = final.alpha.copy()      # the epochs go on from there
     norms = cd.row_norms(dense, data, indices, indptr, d, qp.n_data)
     tube = _tube_layout(qp)
     equality = bool(qp.equality)
@@ -382,9 +404,7 @@ def solve_dcd(qp, *, tol=1e-3, gap_tol=None, max_iter=10000, shrinking=True, alp
                                diag, tol, gap_tol)
                 if final.ok:
                     status = "optimal"
-                    message = (f"m(α) − M(α) = {final.viol:.2e} ≤ tol = {tol:g}" if equality else
-                               f"max projected gradient {final.viol:.2e} ≤ tol = {tol:g}") + (
-                        f", relative gap {final.rel_gap:.2e}" if gap_tol is not None else "")
+                    message = _message(final, equality, tol, gap_tol)
                     break
                 eps_inner /= opts.tighten
                 eps_b /= opts.tighten
@@ -406,12 +426,49 @@ def solve_dcd(qp, *, tol=1e-3, gap_tol=None, max_iter=10000, shrinking=True, alp
                        "the features")
             if not convergence_warnings_silenced():
                 warnings.warn("dcd: " + message, ConvergenceWarning, stacklevel=2)
+    return _result(final, status, message, nit, history, t0, t1)
+
+
+def _message(final, equality, tol, gap_tol):
+    return (f"m(α) − M(α) = {final.viol:.2e} ≤ tol = {tol:g}" if equality else
+            f"max projected gradient {final.viol:.2e} ≤ tol = {tol:g}") + (
+        f", relative gap {final.rel_gap:.2e}" if gap_tol is not None else "")
+
+
+def _result(final, status, message, nit, history, t0, t1):
     t2 = time.perf_counter()
     return OptimizeResult(x=final.alpha, b=final.b, w=final.w, status=status, message=message,
                           success=status == "optimal", nit=nit, fun=final.dual,
                           gap=final.viol, rel_gap=final.rel_gap, history=history,
                           timings={"setup": t1 - t0, "solve": t2 - t1,
                                    "total": time.perf_counter() - t0})
+
+
+def _primal_path(qp, X4, rows, tol, gap_tol, max_iter, popts):
+    """The few-features route (:class:`DCDOptions` ``primal``): (the exact reading
+    :func:`_final` of its α, the Newton steps taken), or None where it does not apply
+    or its Newton steps (counted against ``max_iter``) ran out."""
+    dense, data, indices, indptr, d = X4
+    n = qp.n_data
+    upper = np.asarray(qp.upper, dtype=float)
+    if qp.n_variables != n or not np.array_equal(rows, np.arange(n)) or \
+            not primal_applies(d, _diag(qp), upper, popts):
+        return None
+    X = qp.X.tocsr() if sp.issparse(qp.X) else np.asarray(qp.X, dtype=float)
+    y = np.asarray(qp.y, dtype=float)
+    p = np.asarray(qp.p, dtype=float)
+    equality, delta = bool(qp.equality), float(qp.delta)
+    with one_blas_thread():
+        path = huber_path(X, y, -p, upper, equality=equality, delta=delta, max_steps=max_iter,
+                          options=popts)
+        if path is None:
+            return None
+        alpha, W, _, steps = path
+        out = face.solve_working_set(X, y, p, upper, delta, alpha, W, equality=equality,
+                                     tol=0.01 * tol)
+        var = alpha if out is None else out[0]
+        return _final(qp, dense, data, indices, indptr, d, var, None, equality, delta,
+                      np.zeros(n), tol, gap_tol), steps
 
 
 @dataclass

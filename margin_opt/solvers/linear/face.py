@@ -25,11 +25,12 @@ constraints", SIAM J. Control Optim. 20(2), 1982.
 from __future__ import annotations
 
 import numpy as np
+import scipy.sparse as sp
 
 from ... import kkt
 from . import coordinate as cd
 
-__all__ = ["newton_dense", "newton_cg"]
+__all__ = ["newton_dense", "newton_cg", "box_qp", "solve_working_set"]
 
 
 def newton_dense(X4, qp, rows, alpha, w, diag, equality, delta, max_free, rounds):
@@ -180,4 +181,214 @@ def newton_cg(X4, rows, c, v, lo, hi, lin, diag, w, lam, rho, e, *, max_cg=50,
         if change < 0.0:
             return v + dv, w + dw
         theta *= 0.5
+    return None
+
+
+def box_qp(G, q, y, r, upper, alpha, *, equality=True, mu=None, tol=None, max_iter=1000):
+    """An active-set method for ``min ½αᵀGα + qᵀα, 0 ≤ α ≤ u, yᵀα = r`` (dense, G PSD
+    and possibly singular), from a feasible α (in place); (α, b, iterations, ok).
+
+    Each iteration solves the KKT system of the free set F (G_FF + μI, with the row
+    yᵀ when ``equality``): μ = 1e-12·max Gᵢᵢ (default) makes it solvable where G_FF is
+    singular (F beyond the rank of its rows, duplicate rows); along such a null space
+    the step runs to a bound.  A blocked step (the first bound met) takes that variable
+    out of F; at the face's minimizer the bounded variable whose multiplier has the
+    wrong sign by most (beyond ``tol``) joins F, until none does.  b is the multiplier
+    of the equality (with α's reduced gradient ∇ + b·y).
+
+    References
+    ----------
+    J. Nocedal and S. J. Wright, *Numerical Optimization*, 2nd ed., 2006, §16.5.
+    """
+    m = alpha.size
+    if m == 0:
+        return alpha, 0.0, 0, True
+    dmax = max(1.0, float(np.max(np.diag(G))))
+    mu = 1e-12 * dmax if mu is None else mu
+    F = np.flatnonzero((alpha > 0) & (alpha < upper))
+    b = 0.0
+    grad = G @ alpha + q
+    tol = 1e-9 * max(1.0, float(np.max(np.abs(grad)))) if tol is None else tol
+    for it in range(max_iter):
+        if F.size:
+            k = F.size
+            if equality:
+                K = np.empty((k + 1, k + 1))
+                K[:k, :k] = G[np.ix_(F, F)]
+                K[:k, k] = y[F]
+                K[k, :k] = y[F]
+                K[k, k] = 0.0
+                rhs = np.append(-grad[F], 0.0)
+            else:
+                K = G[np.ix_(F, F)]
+                rhs = -grad[F]
+            K[np.arange(k), np.arange(k)] += mu
+            try:
+                sol = np.linalg.solve(K, rhs)
+            except np.linalg.LinAlgError:
+                return alpha, b, it, False
+            if not np.all(np.isfinite(sol)):
+                return alpha, b, it, False
+            s = sol[:k]
+            if equality:
+                b = float(sol[k])
+            old, uF = alpha[F], upper[F]
+            with np.errstate(divide="ignore", invalid="ignore"):
+                lim = np.where(s > 0, (uF - old) / s, np.where(s < 0, -old / s, np.inf))
+            theta = min(1.0, float(lim.min(initial=np.inf)))
+            new = old + theta * s
+            if theta < 1.0:
+                hit = lim <= theta
+                new[hit] = np.where(s[hit] > 0, uF[hit], 0.0)
+            new = np.clip(new, 0.0, uF)
+            alpha[F] = new
+            grad += G[:, F] @ (new - old)
+            if theta < 1.0:
+                F = F[(new > 0) & (new < uF)]
+                continue
+        elif equality:
+            b = _middle_intercept(y, alpha, grad, upper)
+        red = grad + b * y if equality else grad
+        viol = np.where(alpha <= 0, -red, np.where(alpha >= upper, red, 0.0))
+        viol[F] = 0.0
+        j = int(np.argmax(viol))
+        if viol[j] <= tol:
+            return alpha, b, it, True
+        F = np.append(F, j)
+    return alpha, b, max_iter, False
+
+
+def _middle_intercept(y, alpha, grad, upper):
+    """The middle of LIBSVM's interval [M(α), m(α)] for b where no variable is free."""
+    v = -y * grad
+    up = ((alpha < upper) & (y > 0)) | ((alpha > 0) & (y < 0))
+    low = ((alpha < upper) & (y < 0)) | ((alpha > 0) & (y > 0))
+    hi = float(v[up].max(initial=-np.inf))
+    lo = float(v[low].min(initial=np.inf))
+    if np.isfinite(hi) and np.isfinite(lo):
+        return -0.5 * (hi + lo)
+    return -hi if np.isfinite(hi) else (-lo if np.isfinite(lo) else 0.0)
+
+
+def _equal_rows(A):
+    """(index of each group's first row, group of each row) of the equal rows of A: by
+    a key per row (a fixed combination of its entries, equal for equal rows), checked
+    entry by entry — where two different rows share a key, by np.unique(axis=0)."""
+    key = A @ np.cos(np.arange(1, A.shape[1] + 1))
+    _, first, group = np.unique(key, return_index=True, return_inverse=True)
+    group = group.ravel()
+    if not np.array_equal(A, A[first][group]):
+        _, first, group = np.unique(A, axis=0, return_index=True, return_inverse=True)
+        group = group.ravel()
+    return first, group
+
+
+def _violating_pair(y, alpha, grad, upper):
+    """LIBSVM's maximal violating pair (i ∈ I_up with the largest −yᵢ∇ᵢ, j ∈ I_low with
+    the smallest)."""
+    v = -y * grad
+    up = ((alpha < upper) & (y > 0)) | ((alpha > 0) & (y < 0))
+    low = ((alpha < upper) & (y < 0)) | ((alpha > 0) & (y > 0))
+    i = int(np.argmax(np.where(up, v, -np.inf)))
+    j = int(np.argmin(np.where(low, v, np.inf)))
+    return sorted({i, j})
+
+
+def _split(total, group, upper):
+    """Values in [0, upperᵢ] per member whose sums by group are ``total``: each group's
+    members filled to their bounds in turn (at most one strictly between; within
+    1e-12 of the group's bound a member is put at its bound, so that rounding in the
+    sums leaves none just inside)."""
+    if group.size == 0:
+        return np.zeros(0)
+    order = np.argsort(group, kind="stable")
+    g, u = group[order], upper[order]
+    before = np.cumsum(u) - u
+    firsts = np.r_[0, np.flatnonzero(np.diff(g)) + 1]
+    start = np.zeros(total.size)
+    start[g[firsts]] = before[firsts]
+    room = total[g] - (before - start[g])        # what is left for this member on
+    slack = 1e-12 * np.bincount(g, weights=u, minlength=total.size)[g]
+    out = np.empty(group.size)
+    out[order] = np.where(room >= u - slack, u, np.where(room <= slack, 0.0, room))
+    return out
+
+
+def solve_working_set(X, y, p, upper, delta, alpha, W, *, equality=True, tol=1e-9,
+                      rounds=20, max_add=500, max_size=2000):
+    """The dual solved exactly on a working set W with the others fixed, grown by the
+    violators until LIBSVM's m(α) − M(α) ≤ ``tol`` on all points; (α, w) or None.
+
+    ``X`` is the data (CSR or dense, one row per variable), ``alpha`` a point of the
+    box (not modified).  Each round: α_W is made to satisfy yᵀα = Δ within W's box,
+    the QP on W (G = Z_W Z_Wᵀ, Z_W = diag(y_W) X_W, dense) is solved by
+    :func:`box_qp` with the variables of equal rows, signs and linear terms merged
+    into one (their gradients are equal; duplicate rows made the face singular),
+    w = Σ yₜαₜxₜ and the gradient of all points are read in O(nnz),
+    and the variables outside W that violate their condition at the QP's b (by more
+    than ``tol``, at most ``max_add`` of them, the worst first) join W.  Every round
+    lowers the objective (the QP starts from the last α), so the rounds end; None
+    where W has more than ``max_size`` distinct rows, the QP fails or ``rounds`` pass.
+
+    References
+    ----------
+    T. Joachims, "Making large-scale SVM learning practical", 1999 (working sets);
+    J. Nocedal and S. J. Wright, 2006, §16.5.
+    """
+    alpha = np.array(alpha, dtype=float)
+    W = np.unique(np.asarray(W, dtype=np.int64))
+    sparse = sp.issparse(X)
+    for _ in range(rounds):
+        out_coef = y * alpha
+        out_coef[W] = 0.0
+        w_fix = np.asarray(X.T @ out_coef).ravel()
+        aW, yW, uW = alpha[W].copy(), y[W], upper[W]
+        r = float(delta - (y @ alpha - yW @ aW)) if equality else 0.0
+        if equality:
+            kkt.restore_equality(aW, yW, uW, r, prefer=np.flatnonzero((aW > 0) & (aW < uW)))
+            if abs(float(yW @ aW) - r) > 1e-9 * max(1.0, float(np.abs(uW).sum())):
+                return None             # W cannot balance the fixed ones
+        if W.size == 0:
+            W = np.flatnonzero((alpha > 0) & (alpha < upper))
+            if W.size == 0:           # all at bounds: the worst violators join
+                grad = y * np.asarray(X @ np.asarray(X.T @ (y * alpha)).ravel()).ravel() + p
+                if equality:
+                    W = np.array(_violating_pair(y, alpha, grad, upper), dtype=np.int64)
+                else:
+                    pg = np.where(alpha <= 0, np.minimum(grad, 0.0), np.maximum(grad, 0.0))
+                    W = np.array([int(np.argmax(np.abs(pg)))], dtype=np.int64)
+            continue
+        XW = X[W].toarray() if sparse else np.asarray(X[W], dtype=float)
+        # variables of equal rows, signs and linear terms have equal gradients: one
+        # variable per group (its bound the sum), split back by filling them in turn
+        first, group = _equal_rows(np.column_stack([XW, yW, p[W]]))
+        if first.size > max_size:
+            return None
+        k = first.size
+        Z = yW[first, None] * XW[first]
+        G = Z @ Z.T
+        q = Z @ w_fix + p[W][first]
+        ug = np.bincount(group, weights=uW, minlength=k)
+        ag = np.minimum(np.bincount(group, weights=aW, minlength=k), ug)
+        ag, b, _, ok = box_qp(G, q, yW[first], r, ug, ag, equality=equality)
+        if not ok:
+            return None
+        alpha[W] = _split(ag, group, uW)
+        w = w_fix + Z.T @ ag
+        grad = y * np.asarray(X @ w).ravel() + p
+        if equality:
+            gap = kkt.violating_pair_gap(y, alpha, grad, upper)
+        else:
+            gap = kkt.projected_gradient(alpha, grad, upper)
+        if gap <= tol:
+            return alpha, w
+        red = grad + b * y if equality else grad
+        viol = np.where(alpha <= 0, -red, np.where(alpha >= upper, red, np.abs(red)))
+        viol[W] = 0.0
+        add = np.flatnonzero(viol > 0.5 * tol)
+        if add.size == 0:
+            return None
+        if add.size > max_add:
+            add = add[np.argpartition(-viol[add], max_add)[:max_add]]
+        W = np.union1d(W, add)
     return None
