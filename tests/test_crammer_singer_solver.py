@@ -219,3 +219,35 @@ def test_registry_routes_the_linear_kernel_only():
         rbf.solve("sequential-dual")
     with pytest.raises(ValueError, match="Crammer–Singer problem only"):
         SVC(solver="sequential-dual").fit(X, y)
+
+
+def test_the_exact_finish_on_csr_equals_the_dense_one():
+    # the finish's Gram block is a sparse product for CSR input; the dense input's
+    # product is the independent reference, and a polished answer certifies
+    p = _case("csr64-weights-8")
+    std = p.to_crammer_singer_qp()
+    res = solve_crammer_singer(std, tol=1e-3, options=CSOptions(polish_max=0))
+    Xd = std.X.toarray()
+    for intercept in (False, True):
+        b = np.zeros(std.n_classes)
+        sparse_out = polish(std.X, std.y, std.upper, res.beta, b, intercept, 2000)
+        dense_out = polish(Xd, std.y, std.upper, res.beta, b, intercept, 2000)
+        assert sparse_out is not None and dense_out is not None
+        np.testing.assert_allclose(sparse_out[0], dense_out[0], atol=1e-9)
+        np.testing.assert_allclose(sparse_out[1], dense_out[1], atol=1e-9)
+
+
+@pytest.mark.parametrize("work", [1e-12, 1e6])
+def test_the_finish_gate_keeps_the_cvxpy_optimum(work):
+    # a gate that never lets the finish run (1e-12) or always does (1e6): the same
+    # certified optimum, the cvxpy dual's (Clarabel) the reference
+    p = _case("weights-zeros-5")
+    ref = p.solve("cvxpy-dual")
+    sol = p.solve("sequential-dual", tol=1e-7, gap_tol=1e-8,
+                  options=CSOptions(polish_work=work))
+    assert sol.certificate.ok, sol.certificate
+    assert abs(sol.primal_objective - ref.primal_objective) <= 1e-6 * ref.primal_objective
+    if work < 1:
+        assert not sol.raw["polished"]              # the gate holds it back whatever the path
+    with pytest.raises(ValueError, match="polish_work"):
+        CSOptions(polish_work=0.0)

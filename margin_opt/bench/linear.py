@@ -11,6 +11,11 @@ compiled first), with the machine's load beside them; liblinear is scikit-learn'
   a row);
 - ``LinearSVC()`` (squared hinge) against ``LinearSVC(dual=True)`` and ``LinearSVR()``
   against ``LinearSVR(loss="epsilon_insensitive", dual=True)`` on the text-like set.
+- Crammer–Singer: ``SVC(kernel="linear", multi_class="crammer_singer",
+  fit_intercept=False)`` against ``LinearSVC(multi_class="crammer_singer",
+  fit_intercept=False)`` (the same problem, no intercept) on digits and on the 10-class
+  text-like set, n = 50 000 (:mod:`margin_opt.bench.crammer_singer`'s data; that suite
+  has the detailed columns).
 
 liblinear's intercept is a regularized bias column, ours free: the problems differ
 by that (docs/linear.md); each row says whether ours is certified at 1e-6 and gives
@@ -23,7 +28,7 @@ import numpy as np
 
 from ..progress import progress
 
-__all__ = ["run", "format_rows"]
+__all__ = ["run", "format_rows", "crammer_singer_rows"]
 
 #: the text-like set's size (quick: a smoke test)
 TEXT = dict(n_samples=100_000, n_features=20_000, nnz_per_row=40)
@@ -123,6 +128,51 @@ def run(quick=False, repeats=None):
                                 "liblinear": lambda: LibSVR(loss="epsilon_insensitive",
                                                             dual=True).fit(Xr, yr)},
                          reps, "ours", "liblinear", _svr_objective(Xr, yr, 1.0, 0.0)))
+        rows += crammer_singer_rows(quick=quick, repeats=reps)
+    return rows
+
+
+def crammer_singer_rows(quick=False, repeats=3, datasets=None):
+    """The Crammer–Singer rows: digits and the 10-class text-like set (quick: n = 5 000).
+
+    Parameters
+    ----------
+    quick : bool, default=False
+    repeats : int, default=3
+    datasets : sequence of str, optional
+        Names as :func:`margin_opt.bench.crammer_singer.load` reads them (``"digits"``,
+        ``"text-<n>"``); None: the suite's.
+
+    Returns
+    -------
+    rows : list of dict
+        In this suite's row format; the objective is the Crammer–Singer primal.
+    """
+    from sklearn.svm import LinearSVC as LibSVC
+
+    from ..estimators.svc import SVC
+    from . import crammer_singer as cs
+
+    X, y = cs.load("digits")
+    SVC(kernel="linear", multi_class="crammer_singer", fit_intercept=False).fit(
+        X[:200], y[:200])                                       # compile first
+    rows = []
+    for name in datasets or (cs.QUICK if quick else cs.DATASETS):
+        X, y = cs.load(name)
+        k = np.unique(y).size
+
+        def objective(w, b, X=X, y=y, k=k):               # no intercept: b is 0
+            return cs.primal_objective(X, y, w.reshape(k, -1).T)
+
+        data = name if name == "digits" else f"text {X.shape[0]}×{X.shape[1]} k={k}"
+        rows.append(_row('SVC(kernel="linear", multi_class="crammer_singer") vs '
+                         'LinearSVC(multi_class="crammer_singer"), no intercept', data,
+                         {"ours": lambda X=X, y=y: SVC(
+                             kernel="linear", multi_class="crammer_singer",
+                             fit_intercept=False).fit(X, y),
+                          "liblinear": lambda X=X, y=y: LibSVC(
+                              multi_class="crammer_singer", fit_intercept=False).fit(X, y)},
+                         repeats, "ours", "liblinear", objective))
     return rows
 
 

@@ -89,6 +89,12 @@ class CSOptions:
         Where a polish may apply, the passes first stop at a violation of
         max(tol, polish_from) and try it (a failed polish costs one solve; the passes
         then go on to ``tol``).
+    polish_work : float, default=1.0
+        A polish is tried only when its factorization is cheap beside the passes done:
+        its q unknowns must satisfy q³/3 ≤ polish_work · (passes · nnz(X) · n_classes),
+        a deterministic count of the work (the passes' multiply-adds bound those of the
+        LU's).  On wide sparse data the passes reach a small violation in a few cheap
+        passes, where an LU of thousands of unknowns would cost many times more.
 
     Raises
     ------
@@ -102,13 +108,14 @@ class CSOptions:
     inner_tol: float = 0.1
     polish_max: int = 2000
     polish_from: float = 1e-2
+    polish_work: float = 1.0
 
     def __post_init__(self):
         if int(self.polish_max) < 0:
             raise ValueError(f"polish_max must be >= 0, got {self.polish_max!r}.")
         if not 0 < self.shrink_decay < 1:
             raise ValueError(f"shrink_decay must be in (0, 1), got {self.shrink_decay!r}.")
-        for name in ("shrink_start", "inner_tol", "polish_from"):
+        for name in ("shrink_start", "inner_tol", "polish_from", "polish_work"):
             if not getattr(self, name) > 0:
                 raise ValueError(f"{name} must be > 0, got {getattr(self, name)!r}.")
         if self.rho is not None and not (np.isfinite(self.rho) and self.rho > 0):
@@ -434,8 +441,10 @@ def polish(X, y, C, beta, b, intercept, max_size):
     F = np.asarray(X @ np.asarray(X.T @ beta)) + b
     G = F + 1.0 - Y
     Xe = X[ei]
-    Xe = Xe.toarray() if sp.issparse(Xe) else np.asarray(Xe)
-    K = np.where(er[:, None] == er[None, :], Xe @ Xe.T, 0.0)
+    # the Gram matrix of the free entries' rows: a sparse product for CSR input (never
+    # the m × n_features dense copy, which costs O(m² · n_features) on wide text data)
+    gram = (Xe @ Xe.T).toarray() if sp.issparse(Xe) else np.asarray(Xe) @ np.asarray(Xe).T
+    K = np.where(er[:, None] == er[None, :], gram, 0.0)
     # Δ = Δ0 + T Δ': Δ0 restores each sample's Σ_r βᵢᵣ = 0 on its first free entry, T's
     # columns move mass from an entry to its sample's first one (ν eliminated)
     d0 = np.zeros(m)
@@ -609,6 +618,7 @@ def solve_crammer_singer(std: CrammerSingerQP, *, tol=1e-3, gap_tol=None, max_it
     C = np.ascontiguousarray(std.upper, dtype=np.float64)
     dense, X, data, indices, indptr = _arrays(std.X)
     d = std.X.shape[1]
+    nnz = int(np.count_nonzero(X)) if dense else int(data.size)
     Y = np.zeros((n, k))
     Y[np.arange(n), y] = 1.0
     beta = _start(alpha0, Y, C)
@@ -669,9 +679,12 @@ def solve_crammer_singer(std: CrammerSingerQP, *, tol=1e-3, gap_tol=None, max_it
         if feasible and viol <= tol and (gap_tol is None or gap <= gap_tol):
             status = "optimal"
             break
-        if may_polish:
+        # the LU's q³/3 multiply-adds bounded by the passes' (passes · nnz · k)
+        size = min(options.polish_max,
+                   int(np.cbrt(3.0 * options.polish_work * nit * max(nnz, 1) * k)))
+        if may_polish and size > 0:
             done = _try_polish(Xs, dense, X, data, indices, indptr, y, C, beta, W, b_eff,
-                               intercept, options.polish_max, tol, gap_tol, scale)
+                               intercept, size, tol, gap_tol, scale)
             if done is not None:
                 beta, b_pol, primal, dual, viol = done
                 b, s, status, polished = b_pol - rho * beta.sum(axis=0), beta.sum(axis=0), \
