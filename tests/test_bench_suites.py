@@ -71,4 +71,4 @@ def test_linear_suite_crammer_singer_rows():
     assert row["certified"] is True and row["method"] == "sequential-dual"
     assert row["obj_ours"] <= row["obj_liblinear"] * (1 + 1e-9)
     assert row["obj_liblinear"] - row["obj_ours"] <= 1e-3 * row["obj_ours"]
-    assert "crammer_singer" in format_rows([row]) and "k=10" in row["data"]
+    assert "Crammer–Singer" in format_rows([row]) and row["data"] == "text 300×20000"

@@ -244,10 +244,12 @@ def test_the_finish_gate_keeps_the_cvxpy_optimum(work):
     p = _case("weights-zeros-5")
     ref = p.solve("cvxpy-dual")
     sol = p.solve("sequential-dual", tol=1e-7, gap_tol=1e-8,
-                  options=CSOptions(polish_work=work))
+                  options=CSOptions(polish_work=work, polish_cheap=0))
     assert sol.certificate.ok, sol.certificate
     assert abs(sol.primal_objective - ref.primal_objective) <= 1e-6 * ref.primal_objective
     if work < 1:
         assert not sol.raw["polished"]              # the gate holds it back whatever the path
     with pytest.raises(ValueError, match="polish_work"):
         CSOptions(polish_work=0.0)
+    with pytest.raises(ValueError, match="polish_cheap"):
+        CSOptions(polish_cheap=-1)

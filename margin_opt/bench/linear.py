@@ -164,9 +164,8 @@ def crammer_singer_rows(quick=False, repeats=3, datasets=None):
         def objective(w, b, X=X, y=y, k=k):               # no intercept: b is 0
             return cs.primal_objective(X, y, w.reshape(k, -1).T)
 
-        data = name if name == "digits" else f"text {X.shape[0]}×{X.shape[1]} k={k}"
-        rows.append(_row('SVC(kernel="linear", multi_class="crammer_singer") vs '
-                         'LinearSVC(multi_class="crammer_singer"), no intercept', data,
+        data = name if name == "digits" else f"text {X.shape[0]}×{X.shape[1]}"
+        rows.append(_row('Crammer–Singer: SVC(kernel="linear") vs LinearSVC, no intercept', data,
                          {"ours": lambda X=X, y=y: SVC(
                              kernel="linear", multi_class="crammer_singer",
                              fit_intercept=False).fit(X, y),
