@@ -183,10 +183,10 @@ def format_rows(rows) -> str:
     lines = ["linear: margin_opt (certified at 1e-6, free intercept) vs liblinear "
              f"(scikit-learn defaults: tol 1e-4, max_iter 1000); {load_line()}",
              f"{'work':<64}{'data':<18}{'ours s':>8}{'liblinear s':>12}{'ratio':>7}"
-             f"{'cert':>6}{'method':>11}{'P ours':>13}{'P liblinear':>13}{'load':>6}"]
+             f"{'cert':>6}{'method':>16}{'P ours':>13}{'P liblinear':>13}{'load':>6}"]
     for r in rows:
         lines.append(f"{r['row']:<64}{r['data']:<18}{r['time_ours']:>8.3f}"
                      f"{r['time_liblinear']:>12.3f}{r['ratio']:>7.2f}"
-                     f"{cert[r['certified']]:>6}{r['method']:>11}{r['obj_ours']:>13.6g}"
+                     f"{cert[r['certified']]:>6}{r['method']:>16}{r['obj_ours']:>13.6g}"
                      f"{r['obj_liblinear']:>13.6g}{r.get('load', 0.0):>6.2f}")
     return "\n".join(lines)
