@@ -276,3 +276,33 @@ def test_bench_data_subsamples_equal_the_cvxpy_optimum(data):
     assert clf.solution_.method == "sequential-dual" and clf.certificate_.ok
     P = clf.certificate_.quantities["primal_objective"]
     assert abs(P - ref.primal_objective) <= 1e-6 * ref.primal_objective
+
+
+def test_block_order_is_a_permutation_of_blocks_and_keeps_the_optimum():
+    from margin_opt.solvers.linear.crammer_singer import _shuffle
+
+    rng = np.random.default_rng(0)
+    order = rng.permutation(103).astype(np.int64)
+    state = np.array([12345], dtype=np.uint64)
+    tmp = np.empty(2 * order.size, dtype=np.int64)
+    for block in (1, 4, 16):
+        before = order[:97].copy()
+        _shuffle(order, 97, state, block, tmp)
+        assert sorted(order[:97]) == sorted(before)               # a permutation
+        if block > 1:                  # the sorted entries' blocks, each kept contiguous
+            srt = np.sort(before)
+            chunks = [srt[i:i + block] for i in range(0, srt.size, block)]
+            pos = {v: t for t, v in enumerate(order[:97])}
+            for ch in chunks:
+                start = pos[ch[0]]
+                assert list(order[start:start + ch.size]) == list(ch)
+    # the order changes the path, not the answer: the cvxpy optimum whatever the block
+    p = _case("csr64-weights-8")
+    ref = p.solve("cvxpy-dual")
+    for block in (1, 5):
+        sol = p.solve("sequential-dual", tol=1e-7, gap_tol=1e-8,
+                      options=CSOptions(shuffle_block=block))
+        assert sol.certificate.ok
+        assert abs(sol.primal_objective - ref.primal_objective) <= 1e-6 * ref.primal_objective
+    with pytest.raises(ValueError, match="shuffle_block"):
+        CSOptions(shuffle_block=0)

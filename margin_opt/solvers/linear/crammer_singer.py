@@ -99,6 +99,12 @@ class CSOptions:
         text-like set: 6 s against 0.02 s).
     polish_cheap : int, default=256
         A polish of at most this many unknowns is always allowed (its LU is cheap).
+    shuffle_block : int, default=16
+        The passes visit the samples in a random order of blocks of this many
+        consecutive (active) samples, which lie close in memory; 1: a uniformly random
+        order (liblinear's).  On a 50 000 × 20 000 text-like set, 16 made a pass ~20 %
+        cheaper for a few % more passes (CPU time, 3 seeds: 4.80–4.85 s against
+        5.33–6.12 s).
 
     Raises
     ------
@@ -114,8 +120,12 @@ class CSOptions:
     polish_from: float = 1e-2
     polish_work: float = 30.0
     polish_cheap: int = 256
+    shuffle_block: int = 16
 
     def __post_init__(self):
+        if isinstance(self.shuffle_block, bool) or int(self.shuffle_block) < 1:
+            raise ValueError(f"shuffle_block must be an integer >= 1, got "
+                             f"{self.shuffle_block!r}.")
         for name in ("polish_max", "polish_cheap"):
             if int(getattr(self, name)) < 0:
                 raise ValueError(f"{name} must be >= 0, got {getattr(self, name)!r}.")
@@ -278,8 +288,22 @@ def _one_pass(dense, X, data, indices, indptr, y, C, A, beta, W, order, n_active
 
 
 @njit(cache=True, error_model="numpy", fastmath=_FAST)
-def _shuffle(order, n, seed_state):
-    for t in range(n - 1, 0, -1):
+def _shuffle(order, n, seed_state, block, tmp):
+    """A random order of order[:n], by blocks: with ``block`` = 1 a uniform permutation;
+    else the entries sorted, cut into blocks of ``block`` consecutive ones, and the blocks
+    visited in a uniformly random order (``tmp``: scratch of 2n entries).
+
+    The samples of a block lie close in memory (X's rows, β's, the class lists), so a
+    pass reads them as short streams instead of one cache miss apiece.
+    """
+    nb = n if block == 1 else (n + block - 1) // block
+    perm = order
+    if block > 1:
+        order[:n].sort()
+        perm = tmp
+        for c in range(nb):
+            tmp[c] = c
+    for t in range(nb - 1, 0, -1):
         # xorshift64*: a reproducible stream independent of numpy's global state
         x = seed_state[0]
         x ^= x >> np.uint64(12)
@@ -288,7 +312,16 @@ def _shuffle(order, n, seed_state):
         seed_state[0] = x
         r = (x * np.uint64(2685821657736338717)) >> np.uint64(33)
         j = np.int64(r % np.uint64(t + 1))
-        order[t], order[j] = order[j], order[t]
+        perm[t], perm[j] = perm[j], perm[t]
+    if block > 1:
+        p = n
+        for c in range(nb):
+            lo = tmp[c] * block
+            for t in range(lo, min(lo + block, n)):
+                tmp[p] = order[t]
+                p += 1
+        for t in range(n):
+            order[t] = tmp[n + t]
 
 
 @njit(cache=True, error_model="numpy", fastmath=_FAST)
@@ -302,7 +335,7 @@ def _restore(order, n_free, cls, n_cls, k):
 
 @njit(cache=True, error_model="numpy", fastmath=_FAST)
 def _passes(dense, X, data, indices, indptr, y, C, A, beta, W, order, n_free, cls, n_cls,
-            rho, b, s, shrinking, eps, eps_shrink0, decay, max_passes, seed_state):
+            rho, b, s, shrinking, eps, eps_shrink0, decay, max_passes, seed_state, block):
     """Passes until a full pass has violation ≤ eps, or max_passes.
 
     Returns (passes, last max violation, converged).
@@ -314,12 +347,13 @@ def _passes(dense, X, data, indices, indptr, y, C, A, beta, W, order, n_free, cl
     new = np.empty(k)
     changed = np.empty(k, dtype=np.int64)
     delta = np.empty(k)
+    tmp = np.empty(2 * n_free if block > 1 else 0, dtype=order.dtype)
     eps_shrink = max(eps_shrink0, eps)
     n_active = n_free
     full = True
     viol = np.inf
     for it in range(max_passes):
-        _shuffle(order, n_active, seed_state)
+        _shuffle(order, n_active, seed_state, block, tmp)
         viol, n_active = _one_pass(dense, X, data, indices, indptr, y, C, A, beta, W, order,
                                    n_active, cls, n_cls, rho, b, s, shrinking,
                                    G, B, D, new, changed, delta)
@@ -669,7 +703,7 @@ def solve_crammer_singer(std: CrammerSingerQP, *, tol=1e-3, gap_tol=None, max_it
             rho, b, s, bool(shrinking), inner_eps,
             # a later call goes on from the violation reached (no restores from the top)
             options.shrink_start if nit == 0 else min(options.shrink_start, 2.0 * viol),
-            options.shrink_decay, min(step, max_iter - nit), state)
+            options.shrink_decay, min(step, max_iter - nit), state, int(options.shuffle_block))
         nit += int(passes)
         if callback is not None and callback(nit, float(viol), W):
             status = "callback"
