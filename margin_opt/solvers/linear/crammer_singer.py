@@ -7,7 +7,8 @@ variables β = C∘Y − λ) is
     s.t.   βᵢᵣ ≤ Cᵢ δ_{yᵢ r},   Σ_r βᵢᵣ = 0   (every sample i).
 
 Its constraints separate by sample, so the method of Keerthi et al. (2008) visits the
-samples in a random order and solves each one's sub-problem over its k variables
+samples in a random order (here by random blocks of neighbouring samples, which read
+as short streams in memory) and solves each one's sub-problem over its k variables
 *exactly*: with Aᵢ = ‖xᵢ‖² and the gradient Gᵢᵣ = w_rᵀxᵢ + eᵢᵣ (eᵢᵣ = 1 − δ_{yᵢ r}),
 the new βᵢ minimizes ½Aᵢ‖βᵢ‖² + Σ_r Bᵣβᵢᵣ with Bᵣ = Gᵢᵣ − Aᵢβᵢᵣ over the same set, whose
 solution is βᵢᵣ = min(Cᵢδ_{yᵢ r}, (θ − Bᵣ)/Aᵢ) with θ the root of the piecewise linear
