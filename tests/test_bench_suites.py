@@ -76,3 +76,17 @@ def test_numba_start_svc_is_scikit_learns_svc_after_numbas_start():
     np.testing.assert_array_equal(clf.support_, ref.support_)
     np.testing.assert_allclose(clf.decision_function(X), ref.decision_function(X))
     assert "numba" in sys.modules
+
+
+def test_linear_suite_crammer_singer_rows():
+    # the Crammer–Singer rows of `bench linear` on a tiny 10-class text-like set: ours
+    # certified, its primal objective at most liblinear's (scikit-learn's
+    # LinearSVC(multi_class="crammer_singer"), the independent reference, read in the
+    # same problem) and within liblinear's tol-1e-4 accuracy of it
+    from margin_opt.bench.linear import crammer_singer_rows, format_rows
+
+    (row,) = crammer_singer_rows(repeats=1, datasets=("text-300",))
+    assert row["certified"] is True and row["method"] == "sequential-dual"
+    assert row["obj_ours"] <= row["obj_liblinear"] * (1 + 1e-9)
+    assert row["obj_liblinear"] - row["obj_ours"] <= 1e-3 * row["obj_ours"]
+    assert "Crammer–Singer" in format_rows([row]) and row["data"] == "text 300×20000"

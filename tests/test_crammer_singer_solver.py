@@ -219,3 +219,90 @@ def test_registry_routes_the_linear_kernel_only():
         rbf.solve("sequential-dual")
     with pytest.raises(ValueError, match="Crammer–Singer problem only"):
         SVC(solver="sequential-dual").fit(X, y)
+
+
+def test_the_exact_finish_on_csr_equals_the_dense_one():
+    # the finish's Gram block is a sparse product for CSR input; the dense input's
+    # product is the independent reference, and a polished answer certifies
+    p = _case("csr64-weights-8")
+    std = p.to_crammer_singer_qp()
+    res = solve_crammer_singer(std, tol=1e-3, options=CSOptions(polish_max=0))
+    Xd = std.X.toarray()
+    for intercept in (False, True):
+        b = np.zeros(std.n_classes)
+        sparse_out = polish(std.X, std.y, std.upper, res.beta, b, intercept, 2000)
+        dense_out = polish(Xd, std.y, std.upper, res.beta, b, intercept, 2000)
+        assert sparse_out is not None and dense_out is not None
+        np.testing.assert_allclose(sparse_out[0], dense_out[0], atol=1e-9)
+        np.testing.assert_allclose(sparse_out[1], dense_out[1], atol=1e-9)
+
+
+@pytest.mark.parametrize("work", [1e-12, 1e6])
+def test_the_finish_gate_keeps_the_cvxpy_optimum(work):
+    # a gate that never lets the finish run (1e-12) or always does (1e6): the same
+    # certified optimum, the cvxpy dual's (Clarabel) the reference
+    p = _case("weights-zeros-5")
+    ref = p.solve("cvxpy-dual")
+    sol = p.solve("sequential-dual", tol=1e-7, gap_tol=1e-8,
+                  options=CSOptions(polish_work=work, polish_cheap=0))
+    assert sol.certificate.ok, sol.certificate
+    assert abs(sol.primal_objective - ref.primal_objective) <= 1e-6 * ref.primal_objective
+    if work < 1:
+        assert not sol.raw["polished"]              # the gate holds it back whatever the path
+    with pytest.raises(ValueError, match="polish_work"):
+        CSOptions(polish_work=0.0)
+    with pytest.raises(ValueError, match="polish_cheap"):
+        CSOptions(polish_cheap=-1)
+
+
+@pytest.mark.parametrize("data", ["digits", "text"])
+def test_bench_data_subsamples_equal_the_cvxpy_optimum(data):
+    # the issue's "objectives equal to an independent cvxpy optimum on subsamples" for
+    # the two Crammer–Singer bench sets: 120 digits (raw pixels, near the hard margin)
+    # and a 10-class text-like set (CSR, 400 features), the default certified fit
+    from sklearn.datasets import load_digits
+
+    from margin_opt.datasets import make_text_like
+
+    if data == "digits":
+        X, y = load_digits(return_X_y=True)
+        X, y = X[:120], y[:120]
+    else:
+        X, y = make_text_like(n_samples=120, n_features=400, nnz_per_row=20, n_classes=10)
+    p = MulticlassSVMProblem(X, y, C=1.0, fit_intercept=False)
+    ref = p.solve("cvxpy-dual")
+    assert p.certify(ref).ok
+    clf = SVC(kernel="linear", multi_class="crammer_singer", fit_intercept=False).fit(X, y)
+    assert clf.solution_.method == "sequential-dual" and clf.certificate_.ok
+    P = clf.certificate_.quantities["primal_objective"]
+    assert abs(P - ref.primal_objective) <= 1e-6 * ref.primal_objective
+
+
+def test_block_order_is_a_permutation_of_blocks_and_keeps_the_optimum():
+    from margin_opt.solvers.linear.crammer_singer import _shuffle
+
+    rng = np.random.default_rng(0)
+    order = rng.permutation(103).astype(np.int64)
+    state = np.array([12345], dtype=np.uint64)
+    tmp = np.empty(2 * order.size, dtype=np.int64)
+    for block in (1, 4, 16):
+        before = order[:97].copy()
+        _shuffle(order, 97, state, block, tmp)
+        assert sorted(order[:97]) == sorted(before)               # a permutation
+        if block > 1:                  # the sorted entries' blocks, each kept contiguous
+            srt = np.sort(before)
+            chunks = [srt[i:i + block] for i in range(0, srt.size, block)]
+            pos = {v: t for t, v in enumerate(order[:97])}
+            for ch in chunks:
+                start = pos[ch[0]]
+                assert list(order[start:start + ch.size]) == list(ch)
+    # the order changes the path, not the answer: the cvxpy optimum whatever the block
+    p = _case("csr64-weights-8")
+    ref = p.solve("cvxpy-dual")
+    for block in (1, 5):
+        sol = p.solve("sequential-dual", tol=1e-7, gap_tol=1e-8,
+                      options=CSOptions(shuffle_block=block))
+        assert sol.certificate.ok
+        assert abs(sol.primal_objective - ref.primal_objective) <= 1e-6 * ref.primal_objective
+    with pytest.raises(ValueError, match="shuffle_block"):
+        CSOptions(shuffle_block=0)

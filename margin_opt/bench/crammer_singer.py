@@ -10,7 +10,9 @@ run side by side in one process, alternated, the best of ``repeats`` kept, with 
 load average printed beside them (the machine may be shared).
 
 Data: ``load_digits`` (1797 × 64, 10 classes, raw pixels 0–16) and a 10-class
-text-like set (:func:`text_like`: n = 50 000, d = 20 000, ~40 non-zeros a row).
+text-like set (:func:`margin_opt.datasets.make_text_like` with ``n_classes=10``:
+n = 50 000, d = 20 000, ~40 term draws a row, the label the argmax of a planted linear
+rule per class with 3 % flipped), the generator of ``margin-opt bench linear``.
 """
 
 from __future__ import annotations
@@ -19,48 +21,13 @@ import time
 import warnings
 
 import numpy as np
-import scipy.sparse as sp
 
-__all__ = ["text_like", "run", "format_rows", "DATASETS"]
+__all__ = ["run", "format_rows", "DATASETS"]
 
 DATASETS = ("digits", "text-50000")
 QUICK = ("digits", "text-5000")
-
-
-def text_like(n=50_000, d=20_000, nnz=40, n_classes=10, flip=0.03, random_state=0):
-    """A sparse, text-like multiclass set with a planted linear rule.
-
-    Columns are drawn with power-law (Zipf-like, exponent 1.1) frequencies, ``nnz``
-    distinct columns a row with tf–idf-like positive values, rows scaled to unit
-    norm; the label is argmax_r xᵀw_r for random Gaussian w_r (a planted linear
-    rule per class), with a fraction ``flip`` of labels replaced by random ones.
-
-    Returns
-    -------
-    X : csr_matrix of shape (n, d)
-        int32 indices, float64 values, rows of unit norm.
-    y : ndarray of int of shape (n,)
-    """
-    rng = np.random.default_rng(random_state)
-    p = 1.0 / np.arange(1, d + 1) ** 1.1
-    p /= p.sum()
-    cols = rng.choice(d, size=(n, 3 * nnz), p=p)
-    indptr = [0]
-    indices = []
-    for row in cols:
-        u = np.unique(row)[:nnz]
-        indices.append(u)
-        indptr.append(indptr[-1] + u.size)
-    indices = np.concatenate(indices).astype(np.int32)
-    data = rng.exponential(1.0, indices.size) * np.log(1.0 / p[indices])
-    X = sp.csr_matrix((data, indices, np.asarray(indptr)), shape=(n, d))
-    norms = np.sqrt(np.asarray(X.multiply(X).sum(axis=1)).ravel())
-    X = sp.diags(1.0 / norms) @ X
-    W = rng.normal(size=(d, n_classes))
-    y = np.asarray(X @ W).argmax(axis=1)
-    noisy = rng.random(n) < flip
-    y[noisy] = rng.integers(0, n_classes, noisy.sum())
-    return sp.csr_matrix(X), y
+#: the text-like sets' number of classes
+N_CLASSES = 10
 
 
 def load(name):
@@ -69,7 +36,9 @@ def load(name):
         from sklearn.datasets import load_digits
 
         return load_digits(return_X_y=True)
-    return text_like(n=int(name.split("-")[1]))
+    from ..datasets import make_text_like
+
+    return make_text_like(n_samples=int(name.split("-")[1]), n_classes=N_CLASSES)
 
 
 def primal_objective(X, y, W, C=1.0):
@@ -142,7 +111,9 @@ def run(quick=False, datasets=None, repeats=None):
     X, y = load("digits")
     SVC(kernel="linear", multi_class="crammer_singer", fit_intercept=False).fit(
         X[:200], y[:200])                                       # JIT compile first
-    Xt, yt = text_like(n=300, d=500)
+    from ..datasets import make_text_like
+
+    Xt, yt = make_text_like(n_samples=300, n_features=500, n_classes=N_CLASSES)
     SVC(kernel="linear", multi_class="crammer_singer", fit_intercept=False).fit(Xt, yt)
     names = datasets or (QUICK if quick else DATASETS)
     return [compare(name, repeats=repeats or (2 if quick else 3)) for name in names]

@@ -11,6 +11,11 @@ compiled first), with the machine's load beside them; liblinear is scikit-learn'
   a row);
 - ``LinearSVC()`` (squared hinge) against ``LinearSVC(dual=True)`` and ``LinearSVR()``
   against ``LinearSVR(loss="epsilon_insensitive", dual=True)`` on the text-like set.
+- Crammer–Singer: ``SVC(kernel="linear", multi_class="crammer_singer",
+  fit_intercept=False)`` against ``LinearSVC(multi_class="crammer_singer",
+  fit_intercept=False)`` (the same problem, no intercept) on digits and on the 10-class
+  text-like set, n = 50 000 (:mod:`margin_opt.bench.crammer_singer`'s data; that suite
+  has the detailed columns).
 
 liblinear's intercept is a regularized bias column, ours free: the problems differ
 by that (docs/linear.md); each row says whether ours is certified at 1e-6 and gives
@@ -23,7 +28,7 @@ import numpy as np
 
 from ..progress import progress
 
-__all__ = ["run", "run_a9a", "format_rows"]
+__all__ = ["run", "run_a9a", "format_rows", "crammer_singer_rows"]
 
 #: the text-like set's size (quick: a smoke test)
 TEXT = dict(n_samples=100_000, n_features=20_000, nnz_per_row=40)
@@ -159,6 +164,50 @@ def run(quick=False, repeats=None):
                                 "liblinear": lambda: LibSVR(loss="epsilon_insensitive",
                                                             dual=True).fit(Xr, yr)},
                          reps, "ours", "liblinear", _svr_objective(Xr, yr, 1.0, 0.0)))
+        rows += crammer_singer_rows(quick=quick, repeats=reps)
+    return rows
+
+
+def crammer_singer_rows(quick=False, repeats=3, datasets=None):
+    """The Crammer–Singer rows: digits and the 10-class text-like set (quick: n = 5 000).
+
+    Parameters
+    ----------
+    quick : bool, default=False
+    repeats : int, default=3
+    datasets : sequence of str, optional
+        Names as :func:`margin_opt.bench.crammer_singer.load` reads them (``"digits"``,
+        ``"text-<n>"``); None: the suite's.
+
+    Returns
+    -------
+    rows : list of dict
+        In this suite's row format; the objective is the Crammer–Singer primal.
+    """
+    from sklearn.svm import LinearSVC as LibSVC
+
+    from ..estimators.svc import SVC
+    from . import crammer_singer as cs
+
+    X, y = cs.load("digits")
+    SVC(kernel="linear", multi_class="crammer_singer", fit_intercept=False).fit(
+        X[:200], y[:200])                                       # compile first
+    rows = []
+    for name in datasets or (cs.QUICK if quick else cs.DATASETS):
+        X, y = cs.load(name)
+        k = np.unique(y).size
+
+        def objective(w, b, X=X, y=y, k=k):               # no intercept: b is 0
+            return cs.primal_objective(X, y, w.reshape(k, -1).T)
+
+        data = name if name == "digits" else f"text {X.shape[0]}×{X.shape[1]}"
+        rows.append(_row('Crammer–Singer: SVC(kernel="linear") vs LinearSVC, no intercept', data,
+                         {"ours": lambda X=X, y=y: SVC(
+                             kernel="linear", multi_class="crammer_singer",
+                             fit_intercept=False).fit(X, y),
+                          "liblinear": lambda X=X, y=y: LibSVC(
+                              multi_class="crammer_singer", fit_intercept=False).fit(X, y)},
+                         repeats, "ours", "liblinear", objective))
     return rows
 
 
@@ -170,11 +219,11 @@ def format_rows(rows) -> str:
     lines = ["linear: margin_opt (certified at 1e-6, free intercept) vs liblinear "
              f"(scikit-learn defaults: tol 1e-4, max_iter 1000); {load_line()}",
              f"{'work':<64}{'data':<18}{'ours s':>8}{'liblinear s':>12}{'ratio':>7}"
-             f"{'cert':>6}{'method':>11}{'P ours':>13}{'P liblinear':>13}{'load':>6}"]
+             f"{'cert':>6}{'method':>16}{'P ours':>13}{'P liblinear':>13}{'load':>6}"]
     for r in rows:
         lines.append(f"{r['row']:<64}{r['data']:<18}{r['time_ours']:>8.3f}"
                      f"{r['time_liblinear']:>12.3f}{r['ratio']:>7.2f}"
-                     f"{cert[r['certified']]:>6}{r['method']:>11}{r['obj_ours']:>13.6g}"
+                     f"{cert[r['certified']]:>6}{r['method']:>16}{r['obj_ours']:>13.6g}"
                      f"{r['obj_liblinear']:>13.6g}{r.get('load', 0.0):>6.2f}")
     return "\n".join(lines)
 

@@ -7,7 +7,8 @@ variables β = C∘Y − λ) is
     s.t.   βᵢᵣ ≤ Cᵢ δ_{yᵢ r},   Σ_r βᵢᵣ = 0   (every sample i).
 
 Its constraints separate by sample, so the method of Keerthi et al. (2008) visits the
-samples in a random order and solves each one's sub-problem over its k variables
+samples in a random order (here by random blocks of neighbouring samples, which read
+as short streams in memory) and solves each one's sub-problem over its k variables
 *exactly*: with Aᵢ = ‖xᵢ‖² and the gradient Gᵢᵣ = w_rᵀxᵢ + eᵢᵣ (eᵢᵣ = 1 − δ_{yᵢ r}),
 the new βᵢ minimizes ½Aᵢ‖βᵢ‖² + Σ_r Bᵣβᵢᵣ with Bᵣ = Gᵢᵣ − Aᵢβᵢᵣ over the same set, whose
 solution is βᵢᵣ = min(Cᵢδ_{yᵢ r}, (θ − Bᵣ)/Aᵢ) with θ the root of the piecewise linear
@@ -89,6 +90,22 @@ class CSOptions:
         Where a polish may apply, the passes first stop at a violation of
         max(tol, polish_from) and try it (a failed polish costs one solve; the passes
         then go on to ``tol``).
+    polish_work : float, default=30.0
+        Beyond ``polish_cheap`` unknowns, a polish is tried only when its factorization
+        is cheap beside the passes done: its q unknowns must satisfy
+        q³/3 ≤ polish_work · (passes · nnz(X) · n_classes), a deterministic count (an
+        LU's multiply-adds run some 30× faster than the passes' memory-bound ones).  On
+        wide sparse data the passes reach a small violation in a few cheap passes, where
+        an LU of thousands of unknowns would cost many times more (a 600 × 20 000
+        text-like set: 6 s against 0.02 s).
+    polish_cheap : int, default=256
+        A polish of at most this many unknowns is always allowed (its LU is cheap).
+    shuffle_block : int, default=16
+        The passes visit the samples in a random order of blocks of this many
+        consecutive (active) samples, which lie close in memory; 1: a uniformly random
+        order (liblinear's).  On a 50 000 × 20 000 text-like set, 16 made a pass ~20 %
+        cheaper for a few % more passes (CPU time, 3 seeds: 4.80–4.85 s against
+        5.33–6.12 s).
 
     Raises
     ------
@@ -102,13 +119,20 @@ class CSOptions:
     inner_tol: float = 0.1
     polish_max: int = 2000
     polish_from: float = 1e-2
+    polish_work: float = 30.0
+    polish_cheap: int = 256
+    shuffle_block: int = 16
 
     def __post_init__(self):
-        if int(self.polish_max) < 0:
-            raise ValueError(f"polish_max must be >= 0, got {self.polish_max!r}.")
+        if isinstance(self.shuffle_block, bool) or int(self.shuffle_block) < 1:
+            raise ValueError(f"shuffle_block must be an integer >= 1, got "
+                             f"{self.shuffle_block!r}.")
+        for name in ("polish_max", "polish_cheap"):
+            if int(getattr(self, name)) < 0:
+                raise ValueError(f"{name} must be >= 0, got {getattr(self, name)!r}.")
         if not 0 < self.shrink_decay < 1:
             raise ValueError(f"shrink_decay must be in (0, 1), got {self.shrink_decay!r}.")
-        for name in ("shrink_start", "inner_tol", "polish_from"):
+        for name in ("shrink_start", "inner_tol", "polish_from", "polish_work"):
             if not getattr(self, name) > 0:
                 raise ValueError(f"{name} must be > 0, got {getattr(self, name)!r}.")
         if self.rho is not None and not (np.isfinite(self.rho) and self.rho > 0):
@@ -265,8 +289,22 @@ def _one_pass(dense, X, data, indices, indptr, y, C, A, beta, W, order, n_active
 
 
 @njit(cache=True, error_model="numpy", fastmath=_FAST)
-def _shuffle(order, n, seed_state):
-    for t in range(n - 1, 0, -1):
+def _shuffle(order, n, seed_state, block, tmp):
+    """A random order of order[:n], by blocks: with ``block`` = 1 a uniform permutation;
+    else the entries sorted, cut into blocks of ``block`` consecutive ones, and the blocks
+    visited in a uniformly random order (``tmp``: scratch of 2n entries).
+
+    The samples of a block lie close in memory (X's rows, β's, the class lists), so a
+    pass reads them as short streams instead of one cache miss apiece.
+    """
+    nb = n if block == 1 else (n + block - 1) // block
+    perm = order
+    if block > 1:
+        order[:n].sort()
+        perm = tmp
+        for c in range(nb):
+            tmp[c] = c
+    for t in range(nb - 1, 0, -1):
         # xorshift64*: a reproducible stream independent of numpy's global state
         x = seed_state[0]
         x ^= x >> np.uint64(12)
@@ -275,7 +313,16 @@ def _shuffle(order, n, seed_state):
         seed_state[0] = x
         r = (x * np.uint64(2685821657736338717)) >> np.uint64(33)
         j = np.int64(r % np.uint64(t + 1))
-        order[t], order[j] = order[j], order[t]
+        perm[t], perm[j] = perm[j], perm[t]
+    if block > 1:
+        p = n
+        for c in range(nb):
+            lo = tmp[c] * block
+            for t in range(lo, min(lo + block, n)):
+                tmp[p] = order[t]
+                p += 1
+        for t in range(n):
+            order[t] = tmp[n + t]
 
 
 @njit(cache=True, error_model="numpy", fastmath=_FAST)
@@ -289,7 +336,7 @@ def _restore(order, n_free, cls, n_cls, k):
 
 @njit(cache=True, error_model="numpy", fastmath=_FAST)
 def _passes(dense, X, data, indices, indptr, y, C, A, beta, W, order, n_free, cls, n_cls,
-            rho, b, s, shrinking, eps, eps_shrink0, decay, max_passes, seed_state):
+            rho, b, s, shrinking, eps, eps_shrink0, decay, max_passes, seed_state, block):
     """Passes until a full pass has violation ≤ eps, or max_passes.
 
     Returns (passes, last max violation, converged).
@@ -301,12 +348,13 @@ def _passes(dense, X, data, indices, indptr, y, C, A, beta, W, order, n_free, cl
     new = np.empty(k)
     changed = np.empty(k, dtype=np.int64)
     delta = np.empty(k)
+    tmp = np.empty(2 * n_free if block > 1 else 0, dtype=order.dtype)
     eps_shrink = max(eps_shrink0, eps)
     n_active = n_free
     full = True
     viol = np.inf
     for it in range(max_passes):
-        _shuffle(order, n_active, seed_state)
+        _shuffle(order, n_active, seed_state, block, tmp)
         viol, n_active = _one_pass(dense, X, data, indices, indptr, y, C, A, beta, W, order,
                                    n_active, cls, n_cls, rho, b, s, shrinking,
                                    G, B, D, new, changed, delta)
@@ -434,8 +482,10 @@ def polish(X, y, C, beta, b, intercept, max_size):
     F = np.asarray(X @ np.asarray(X.T @ beta)) + b
     G = F + 1.0 - Y
     Xe = X[ei]
-    Xe = Xe.toarray() if sp.issparse(Xe) else np.asarray(Xe)
-    K = np.where(er[:, None] == er[None, :], Xe @ Xe.T, 0.0)
+    # the Gram matrix of the free entries' rows: a sparse product for CSR input (never
+    # the m × n_features dense copy, which costs O(m² · n_features) on wide text data)
+    gram = (Xe @ Xe.T).toarray() if sp.issparse(Xe) else np.asarray(Xe) @ np.asarray(Xe).T
+    K = np.where(er[:, None] == er[None, :], gram, 0.0)
     # Δ = Δ0 + T Δ': Δ0 restores each sample's Σ_r βᵢᵣ = 0 on its first free entry, T's
     # columns move mass from an entry to its sample's first one (ν eliminated)
     d0 = np.zeros(m)
@@ -609,6 +659,7 @@ def solve_crammer_singer(std: CrammerSingerQP, *, tol=1e-3, gap_tol=None, max_it
     C = np.ascontiguousarray(std.upper, dtype=np.float64)
     dense, X, data, indices, indptr = _arrays(std.X)
     d = std.X.shape[1]
+    nnz = int(np.count_nonzero(X)) if dense else int(data.size)
     Y = np.zeros((n, k))
     Y[np.arange(n), y] = 1.0
     beta = _start(alpha0, Y, C)
@@ -653,7 +704,7 @@ def solve_crammer_singer(std: CrammerSingerQP, *, tol=1e-3, gap_tol=None, max_it
             rho, b, s, bool(shrinking), inner_eps,
             # a later call goes on from the violation reached (no restores from the top)
             options.shrink_start if nit == 0 else min(options.shrink_start, 2.0 * viol),
-            options.shrink_decay, min(step, max_iter - nit), state)
+            options.shrink_decay, min(step, max_iter - nit), state, int(options.shuffle_block))
         nit += int(passes)
         if callback is not None and callback(nit, float(viol), W):
             status = "callback"
@@ -669,9 +720,13 @@ def solve_crammer_singer(std: CrammerSingerQP, *, tol=1e-3, gap_tol=None, max_it
         if feasible and viol <= tol and (gap_tol is None or gap <= gap_tol):
             status = "optimal"
             break
-        if may_polish:
+        # the LU's q³/3 multiply-adds bounded by the passes' (passes · nnz · k)
+        size = min(options.polish_max, max(
+            int(options.polish_cheap),
+            int(np.cbrt(3.0 * options.polish_work * nit * max(nnz, 1) * k))))
+        if may_polish and size > 0:
             done = _try_polish(Xs, dense, X, data, indices, indptr, y, C, beta, W, b_eff,
-                               intercept, options.polish_max, tol, gap_tol, scale)
+                               intercept, size, tol, gap_tol, scale)
             if done is not None:
                 beta, b_pol, primal, dual, viol = done
                 b, s, status, polished = b_pol - rho * beta.sum(axis=0), beta.sum(axis=0), \
