@@ -281,3 +281,104 @@ def test_wide_sparse_with_cg_steps_matches_cvxpy(P):
     ref = pr.solve("cvxpy-dual", certify=False)
     assert _rel(sol.primal_objective, ref.primal_objective) < 1e-6
     assert _rel(sol.dual_objective, ref.dual_objective) < 1e-6
+
+
+@pytest.mark.parametrize("layout", ["dense", "int32", "int64"])
+def test_row_kernels_with_prefetch_match_scipy(layout):
+    """The compiled row operations (spans, weights, decision_rows, compact_rows; the
+    epochs' and the Newton-CG products' prefetching, which reads ahead to the last row)
+    equal scipy's products on an unsorted list of rows with repeats, empty rows
+    included."""
+    from margin_opt.solvers.linear import coordinate as cd
+    from margin_opt.solvers.linear.dcd import _row_arrays
+
+    rng = np.random.default_rng(3)
+    A = sp.random(70, 30, density=0.3, random_state=4, format="csr")
+    A = sp.csr_matrix(A.toarray() * (rng.random((70, 1)) > 0.1))     # some empty rows
+    X = A.toarray() if layout == "dense" else A
+    if layout == "int64":
+        X = sp.csr_matrix((A.data, A.indices.astype(np.int64), A.indptr.astype(np.int64)),
+                          shape=A.shape)
+    dense, data, indices, indptr, d = _row_arrays(X)
+    rows = rng.integers(0, 70, 90).astype(np.int64)
+    coef = rng.standard_normal(90)
+    w = cd.weights(dense, data, indices, indptr, d, rows, coef)
+    np.testing.assert_allclose(w, A[rows].T @ coef, rtol=1e-12, atol=1e-12)
+    v = rng.standard_normal(30)
+    np.testing.assert_allclose(cd.decision_rows(dense, data, indices, indptr, d, rows, v),
+                               A[rows] @ v, rtol=1e-12, atol=1e-12)
+    X4c, local = cd.compact_rows((dense, data, indices, indptr, d), rows)
+    np.testing.assert_allclose(cd.weights(*X4c, local, coef), A[rows].T @ coef, rtol=1e-12,
+                               atol=1e-12)
+    np.testing.assert_allclose(cd.decision_rows(*X4c, local, v), A[rows] @ v, rtol=1e-12,
+                               atol=1e-12)
+    span = cd.spans(dense, indptr, d, rows)
+    for t, r in enumerate(rows):
+        lo, hi = span[t]
+        if dense:
+            np.testing.assert_array_equal(data[lo:hi], A[r].toarray().ravel())
+        else:
+            np.testing.assert_array_equal(data[lo:hi], A[r].data)
+            np.testing.assert_array_equal(indices[lo:hi], A[r].indices)
+
+
+@pytest.mark.parametrize("layout", ["dense", "int32"])
+def test_one_epoch_is_the_exact_coordinate_steps(clf, layout):
+    """An epoch (the packed per-variable record, spans, prefetching) takes liblinear's
+    exact one-variable steps: replayed in Python in the epoch's own visiting order,
+    from the same start, the iterate is the same (hinge with the augmented intercept,
+    and Ho and Lin's ε-SVR step)."""
+    from margin_opt.solvers.linear import coordinate as cd
+    from margin_opt.solvers.linear.dcd import _epoch_arrays, _row_arrays
+
+    X, y = clf
+    Xin = X if layout == "dense" else sp.csr_matrix(X)
+    X4 = _row_arrays(Xin)
+    dense, data, indices, indptr, d = X4
+    n = X.shape[0]
+    yy = np.where(y == 1, 1.0, -1.0)
+    rows = np.arange(n, dtype=np.int64)
+    qd = np.einsum("ij,ij->i", X, X)
+    rng0 = np.random.default_rng(0)
+    upper = np.full(n, 0.7)
+    alpha = np.clip(rng0.random(n) - 0.3, 0.0, 0.7)
+    lam, rho = 0.2, float(qd.mean())
+    span, rec = _epoch_arrays(X4, rows, qd, (yy, -np.ones(n)), upper, np.zeros(n))
+    w = X.T @ (yy * alpha)
+    state = np.array([np.inf, -np.inf, lam, rho, float(yy @ alpha)])
+    order = np.arange(n, dtype=np.int64)
+    a, ww = alpha.copy(), w.copy()
+    cd.epoch_margin(dense, data, indices, span, d, rec, alpha, w, order, n, state,
+                    np.array([7], dtype=np.uint64), True, 0.0)
+    sya = float(yy @ a)
+    for t in order:             # the visiting order the epoch used (nothing shrunk)
+        g = yy[t] * (X[t] @ ww) - 1.0 + yy[t] * (lam + rho * sya)
+        new = min(max(a[t] - g / (qd[t] + rho), 0.0), 0.7)
+        if abs(g) > 1e-12 and not (a[t] == 0 and g >= 0) and not (a[t] == 0.7 and g <= 0):
+            ww += yy[t] * (new - a[t]) * X[t]
+            sya += yy[t] * (new - a[t])
+            a[t] = new
+    np.testing.assert_allclose(alpha, a, atol=1e-10)
+    np.testing.assert_allclose(w, ww, atol=1e-10)
+    assert abs(state[4] - yy @ alpha) < 1e-10
+
+    # ε-SVR, Ho and Lin's step in β (no intercept), ε = 0.1, u = 0.5
+    z = rng0.standard_normal(n)
+    beta = np.clip(rng0.standard_normal(n), -0.5, 0.5) * (rng0.random(n) < 0.5)
+    span, rec = _epoch_arrays(X4, rows, qd, (z, np.full(n, 0.1)), np.full(n, 0.5),
+                              np.zeros(n))
+    w = X.T @ beta
+    b0, w0 = beta.copy(), w.copy()
+    state = np.array([np.inf, -np.inf, 0.0, 0.0, float(beta.sum())])
+    cd.epoch_tube(dense, data, indices, span, d, rec, beta, w, order, n, state,
+                  np.array([11], dtype=np.uint64), False, 0.0)
+    for i in order:
+        g = X[i] @ w0 - z[i]
+        gp, gn, h = g + 0.1, g - 0.1, qd[i]
+        step = -gp / h if gp < h * b0[i] else (-gn / h if gn > h * b0[i] else -b0[i])
+        if abs(step) >= 1e-12:
+            new = min(max(b0[i] + step, -0.5), 0.5)
+            w0 += (new - b0[i]) * X[i]
+            b0[i] = new
+    np.testing.assert_allclose(beta, b0, atol=1e-10)
+    np.testing.assert_allclose(w, w0, atol=1e-10)

@@ -31,14 +31,48 @@ for large linear classification", JMLR 9, 2008.
 
 from __future__ import annotations
 
+import llvmlite.ir as llir
 import numpy as np
-from numba import njit
+from numba import njit, types
+from numba.core import cgutils
+from numba.extending import intrinsic
 
-__all__ = ["row_dot", "row_axpy", "row_norms", "weights", "epoch_margin", "epoch_tube",
-           "decision", "decision_rows", "gram_rows", "STATE_SIZE"]
+__all__ = ["row_dot", "row_axpy", "row_norms", "weights", "spans", "epoch_margin",
+           "epoch_tube", "decision", "decision_rows", "gram_rows", "compact_rows", "STATE_SIZE",
+           "REC_WIDTH"]
 
 #: float state of a run: [PG_max_old, PG_min_old, lam, rho, sum_y_alpha]
 STATE_SIZE = 5
+#: columns of the per-variable record read by an epoch (one cache line a variable):
+#: epoch_margin [yₜ, pₜ, uₜ, Dₜ, Qₜₜ + Dₜ]; epoch_tube [zᵢ, εᵢ, uᵢ, Dᵢ, ‖xᵢ‖² + Dᵢ]
+REC_WIDTH = 5
+#: how far ahead (variables in the visiting order) an epoch asks for a row's data
+#: and for a variable's record and span; the row itself is a cache miss at random
+#: (text-like data: 48 MB of X), the hardware cannot guess the next one, and the
+#: prefetch makes an epoch ~2.5x faster there (the same iterates)
+_AHEAD_ROW = 1
+_AHEAD_REC = 3
+
+
+@intrinsic
+def _prefetch(typingctx, arr, idx):
+    """Ask the CPU to bring ``arr.flat[idx]`` into the cache (``llvm.prefetch``: a
+    read, kept close); a hint only, no effect on the values (C-contiguous ``arr``)."""
+    if not isinstance(arr, types.Array) or not isinstance(idx, types.Integer):
+        return None
+
+    def codegen(context, builder, sig, args):
+        ary = context.make_array(sig.args[0])(context, builder, args[0])
+        i8p = llir.IntType(8).as_pointer()
+        i32 = llir.IntType(32)
+        fnty = llir.FunctionType(llir.VoidType(), [i8p, i32, i32, i32])
+        fn = cgutils.get_or_insert_function(builder.module, fnty, "llvm.prefetch.p0i8")
+        index = context.cast(builder, args[1], sig.args[1], types.intp)
+        ptr = builder.bitcast(builder.gep(ary.data, [index]), i8p)
+        builder.call(fn, [ptr, llir.Constant(i32, 0), llir.Constant(i32, 3),
+                          llir.Constant(i32, 1)])
+        return context.get_dummy_value()
+    return types.none(arr, idx), codegen
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -89,9 +123,23 @@ def weights(dense, data, indices, indptr, d, rows, coef):
     """w = Σₜ coefₜ x_{rows[t]}, ndarray of shape (d,)."""
     w = np.zeros(d)
     for t in range(rows.shape[0]):
+        _ask_row(dense, data, indices, indptr, rows, t + 2)
         if coef[t] != 0.0:
             row_axpy(dense, data, indices, indptr, d, rows[t], coef[t], w)
     return w
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _ask_row(dense, data, indices, indptr, rows, k):
+    """Prefetch the first cache lines of sparse row ``rows[k]`` (if any): rows read
+    in a list's order are far apart in ``data``, beyond the hardware's guess."""
+    if not dense and k < rows.shape[0]:
+        lo = indptr[rows[k]]
+        hi = min(indptr[rows[k] + 1], lo + 64)
+        for q in range(lo, hi, 8):
+            _prefetch(data, q)
+        for q in range(lo, hi, 16):
+            _prefetch(indices, q)
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -116,38 +164,105 @@ def _shuffle(order, active_size, rng):
 
 
 @njit(cache=True, nogil=True)
-def epoch_margin(dense, data, indices, indptr, d, rows, y, p, upper, diag, qd, alpha, w,
-                 order, active_size, state, rng, equality, delta):
+def spans(dense, indptr, d, rows):
+    """Where each variable's data row lies in ``data``: ndarray of shape (m, 2), int64.
+
+    ``[lo, hi)`` of row ``rows[t]`` (CSR: ``indptr[r], indptr[r + 1]``; dense, flat:
+    ``r·d, r·d + d``), read by the epochs in one load beside the variable's record
+    instead of through ``rows`` and ``indptr`` (two dependent loads at random).
+    """
+    m = rows.shape[0]
+    out = np.empty((m, 2), dtype=np.int64)
+    for t in range(m):
+        r = rows[t]
+        if dense:
+            out[t, 0] = r * d
+            out[t, 1] = r * d + d
+        else:
+            out[t, 0] = indptr[r]
+            out[t, 1] = indptr[r + 1]
+    return out
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _span_dot(dense, data, indices, lo, hi, w):
+    """x·w for the row stored in ``data[lo:hi]``."""
+    s = 0.0
+    if dense:
+        for k in range(lo, hi):
+            s += data[k] * w[k - lo]
+    else:
+        for k in range(lo, hi):
+            s += data[k] * w[indices[k]]
+    return s
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _span_axpy(dense, data, indices, lo, hi, a, w):
+    """w += a·x for the row stored in ``data[lo:hi]``."""
+    if dense:
+        for k in range(lo, hi):
+            w[k - lo] += a * data[k]
+    else:
+        for k in range(lo, hi):
+            w[indices[k]] += a * data[k]
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _ask_ahead(dense, data, indices, span, rec, var, order, s, active_size):
+    """Prefetch what the visits ``s + _AHEAD_ROW`` (its row's first cache lines) and
+    ``s + _AHEAD_REC`` (its span, record and value) will read."""
+    ahead = s + _AHEAD_REC
+    if ahead < active_size:
+        q = order[ahead]
+        _prefetch(span, 2 * q)
+        _prefetch(rec, REC_WIDTH * q)
+        _prefetch(var, q)
+    ahead = s + _AHEAD_ROW
+    if ahead < active_size:
+        q = order[ahead]
+        lo = span[q, 0]
+        hi = min(span[q, 1], lo + 64)
+        for k in range(lo, hi, 8):
+            _prefetch(data, k)
+        if not dense:
+            for k in range(lo, hi, 16):
+                _prefetch(indices, k)
+
+
+@njit(cache=True, nogil=True)
+def epoch_margin(dense, data, indices, span, d, rec, alpha, w, order, active_size, state, rng,
+                 equality, delta):
     """One epoch of liblinear's dual CD over standard-form variables.
 
-    ``order[:active_size]`` are the active variables (shuffled here, shrunk ones
-    moved past the end: liblinear's rule with the previous epoch's bounds
-    ``state[0:2]``).  ``state[2]`` = λ, ``state[3]`` = ρ, ``state[4]`` = yᵀα
-    (kept up to date).  Returns (new active size, PG_max, PG_min, m, M) where PG
-    are the projected gradients of the augmented problem (intercept b = λ + ρ(yᵀα −
-    Δ) included) and m, M LIBSVM's max/min of −yₜ∇ₜ over I_up / I_low with ∇ the
-    gradient without b.
+    ``rec[t]`` is (yₜ, pₜ, uₜ, Dₜ, Qₜₜ + Dₜ) and ``span[t]`` where its data row lies
+    (:func:`spans`).  ``order[:active_size]`` are the active variables (shuffled
+    here, shrunk ones moved past the end: liblinear's rule with the previous epoch's
+    bounds ``state[0:2]``).  ``state[2]`` = λ, ``state[3]`` = ρ, ``state[4]`` = yᵀα
+    (kept up to date).  Returns (new active size, PG_max, PG_min) where PG are the
+    projected gradients of the augmented problem (intercept b = λ + ρ(yᵀα − Δ)
+    included).
     """
     pg_max_old = state[0]
     pg_min_old = state[1]
     lam = state[2]
-    rho = state[3]
+    rho = state[3] if equality else 0.0
     sya = state[4]
     _shuffle(order, active_size, rng)
     pg_max = -np.inf
     pg_min = np.inf
-    m_up = -np.inf
-    m_low = np.inf
     s = 0
     while s < active_size:
+        _ask_ahead(dense, data, indices, span, rec, alpha, order, s, active_size)
         t = order[s]
-        r = rows[t]
-        u = upper[t]
-        yt = y[t]
-        grad0 = yt * row_dot(dense, data, indices, indptr, d, r, w) + p[t] + diag[t] * alpha[t]
-        b = lam + rho * (sya - delta) if equality else 0.0
-        g = grad0 + yt * b
+        lo = span[t, 0]
+        hi = span[t, 1]
+        yt = rec[t, 0]
         a = alpha[t]
+        g = yt * _span_dot(dense, data, indices, lo, hi, w) + rec[t, 1] + rec[t, 3] * a
+        if equality:
+            g += yt * (lam + rho * (sya - delta))
+        u = rec[t, 2]
         pg = 0.0
         if a == 0.0:
             if g > pg_max_old:
@@ -167,21 +282,12 @@ def epoch_margin(dense, data, indices, indptr, d, rows, y, p, upper, diag, qd, a
                 pg = g
         else:
             pg = g
-        if u > 0.0:
-            v = -yt * grad0
-            if (a < u and yt > 0) or (a > 0 and yt < 0):
-                if v > m_up:
-                    m_up = v
-            if (a < u and yt < 0) or (a > 0 and yt > 0):
-                if v < m_low:
-                    m_low = v
         if pg > pg_max:
             pg_max = pg
         if pg < pg_min:
             pg_min = pg
         if abs(pg) > 1e-12:
-            h = qd[t] + diag[t] + (rho if equality else 0.0)
-            new = a - g / h
+            new = a - g / (rec[t, 4] + rho)
             if new < 0.0:
                 new = 0.0
             elif new > u:
@@ -190,40 +296,41 @@ def epoch_margin(dense, data, indices, indptr, d, rows, y, p, upper, diag, qd, a
             if step != 0.0:
                 alpha[t] = new
                 sya += yt * step
-                row_axpy(dense, data, indices, indptr, d, r, yt * step, w)
+                _span_axpy(dense, data, indices, lo, hi, yt * step, w)
         s += 1
     state[4] = sya
-    return active_size, pg_max, pg_min, m_up, m_low
+    return active_size, pg_max, pg_min
 
 
 @njit(cache=True, nogil=True)
-def epoch_tube(dense, data, indices, indptr, d, z, eps, upper, diag, qd, beta, w, order,
-               active_size, state, rng, equality, delta):
+def epoch_tube(dense, data, indices, span, d, rec, beta, w, order, active_size, state, rng,
+               equality, delta):
     """One epoch of Ho and Lin's dual CD for ε-SVR in β = a − â (one per sample).
 
     Minimizes ½‖Σβᵢxᵢ‖² + Σ(εᵢ|βᵢ| − zᵢβᵢ + ½Dᵢβᵢ²) over −uᵢ ≤ βᵢ ≤ uᵢ, with the
     intercept's augmented term as in :func:`epoch_margin` (b = λ + ρ(Σβ − Δ)).
+    ``rec[i]`` is (zᵢ, εᵢ, uᵢ, Dᵢ, ‖xᵢ‖² + Dᵢ), ``span[i]`` where row i lies.
     ``state[0]`` is the previous epoch's largest violation (liblinear's Gmax_old).
-    Returns (new active size, largest violation, 0, m, M) with m, M LIBSVM's
-    quantities of the standard form (a, â) without b.
+    Returns (new active size, largest violation, 0).
     """
     g_max_old = state[0]
     lam = state[2]
-    rho = state[3]
+    rho = state[3] if equality else 0.0
     sb = state[4]
     _shuffle(order, active_size, rng)
     v_max = 0.0
-    m_up = -np.inf
-    m_low = np.inf
     s = 0
     while s < active_size:
+        _ask_ahead(dense, data, indices, span, rec, beta, order, s, active_size)
         i = order[s]
-        u = upper[i]
+        lo = span[i, 0]
+        hi = span[i, 1]
+        u = rec[i, 2]
         bt = beta[i]
-        f0 = row_dot(dense, data, indices, indptr, d, i, w)
-        b = lam + rho * (sb - delta) if equality else 0.0
-        g = f0 + b - z[i] + diag[i] * bt
-        e = eps[i]
+        g = _span_dot(dense, data, indices, lo, hi, w) - rec[i, 0] + rec[i, 3] * bt
+        if equality:
+            g += lam + rho * (sb - delta)
+        e = rec[i, 1]
         gp = g + e
         gn = g - e
         viol = 0.0
@@ -257,24 +364,9 @@ def epoch_tube(dense, data, indices, indptr, d, z, eps, upper, diag, qd, beta, w
             viol = abs(gp)
         else:
             viol = abs(gn)
-        if u > 0.0:
-            # the standard form's a (y = +1, ∇ = f0 − z + ε + Dβ) and â (y = −1,
-            # ∇ = −f0 + z + ε − Dβ): −y∇ of each, without b
-            va = -(f0 - z[i] + e + diag[i] * max(bt, 0.0))
-            vb = -f0 + z[i] + e + diag[i] * max(-bt, 0.0)
-            a_pos = bt > 0.0
-            a_neg = bt < 0.0
-            if bt < u:                  # a below its bound: I_up; â above 0: I_up
-                m_up = max(m_up, va)
-            if a_pos:                   # a above 0: I_low
-                m_low = min(m_low, va)
-            if a_neg:                   # â > 0: I_up
-                m_up = max(m_up, vb)
-            if bt > -u:                 # â below its bound: I_low
-                m_low = min(m_low, vb)
         if viol > v_max:
             v_max = viol
-        h = qd[i] + diag[i] + (rho if equality else 0.0)
+        h = rec[i, 4] + rho
         if gp < h * bt:
             step = -gp / h
         elif gn > h * bt:
@@ -291,10 +383,10 @@ def epoch_tube(dense, data, indices, indptr, d, z, eps, upper, diag, qd, beta, w
             if step != 0.0:
                 beta[i] = new
                 sb += step
-                row_axpy(dense, data, indices, indptr, d, i, step, w)
+                _span_axpy(dense, data, indices, lo, hi, step, w)
         s += 1
     state[4] = sb
-    return active_size, v_max, 0.0, m_up, m_low
+    return active_size, v_max, 0.0
 
 
 @njit(cache=True, nogil=True)
@@ -333,9 +425,55 @@ def gram_rows(dense, data, indices, indptr, d, rows):
 
 
 @njit(cache=True, nogil=True)
+def _compact_csr(data, indices, indptr, rows):
+    """The CSR arrays of the rows ``rows`` alone, in that order (a copy, O(nnz))."""
+    k = rows.shape[0]
+    ptr = np.empty(k + 1, dtype=np.int64)
+    ptr[0] = 0
+    for t in range(k):
+        ptr[t + 1] = ptr[t] + indptr[rows[t] + 1] - indptr[rows[t]]
+    out_data = np.empty(ptr[k])
+    out_idx = np.empty(ptr[k], dtype=indices.dtype)
+    for t in range(k):
+        _ask_row(False, data, indices, indptr, rows, t + 2)
+        lo = indptr[rows[t]]
+        for q in range(ptr[t + 1] - ptr[t]):
+            out_data[ptr[t] + q] = data[lo + q]
+            out_idx[ptr[t] + q] = indices[lo + q]
+    return out_data, out_idx, ptr.astype(indices.dtype)
+
+
+def compact_rows(X4, rows):
+    """The rows ``rows`` of X copied next to each other: (X4 of them, their rows
+    0..k−1).  Products repeated on the same rows (the Newton-CG steps: ~100 on a few
+    thousand rows spread over a large X) then read memory in order (measured 1.35x
+    faster a product on the text-like set, the copy costing about half of one).
+
+    Parameters
+    ----------
+    X4 : tuple
+        (dense, data, indices, indptr, d) of X.
+    rows : ndarray of shape (k,), int64
+
+    Returns
+    -------
+    X4_rows : tuple
+    local : ndarray of shape (k,), int64
+    """
+    dense, data, indices, indptr, d = X4
+    local = np.arange(rows.shape[0], dtype=np.int64)
+    if dense:
+        sub = np.ascontiguousarray(data.reshape(-1, d)[rows]).reshape(-1)
+        return (True, sub, indices, indptr, d), local
+    sub_data, sub_idx, sub_ptr = _compact_csr(data, indices, indptr, rows)
+    return (False, sub_data, sub_idx, sub_ptr, d), local
+
+
+@njit(cache=True, nogil=True)
 def decision_rows(dense, data, indices, indptr, d, rows, w):
     """x_{rows[k]}·w, ndarray of shape (len(rows),)."""
     out = np.empty(rows.shape[0])
     for k in range(rows.shape[0]):
+        _ask_row(dense, data, indices, indptr, rows, k + 2)
         out[k] = row_dot(dense, data, indices, indptr, d, rows[k], w)
     return out

@@ -311,6 +311,8 @@ def solve_dcd(qp, *, tol=1e-3, gap_tol=None, max_iter=10000, shrinking=True, alp
         qd = norms[rows]
         w = cd.weights(dense, data, indices, indptr, d, rows, y * var)
         sy = float(y @ var)
+    span, rec = _epoch_arrays(X4, rows if tube is None else np.arange(qp.n_data), qd,
+                              (qp.y, qp.p) if tube is None else tube[:2], u_var, d_var)
     movable = u_var > 0
     rho = opts.rho_scale * (float(qd[movable].mean()) if movable.any() else 1.0)
     rho = rho if rho > 0 else 1.0
@@ -335,18 +337,18 @@ def solve_dcd(qp, *, tol=1e-3, gap_tol=None, max_iter=10000, shrinking=True, alp
                 n = qp.n_data
                 var = np.concatenate([np.maximum(var, 0.0), np.maximum(-var, 0.0)])
                 tube, u_var, d_var, qd = None, upper, diag, norms[rows]
+                span, rec = _epoch_arrays(X4, rows, qd, (qp.y, qp.p), u_var, d_var)
                 order = np.arange(var.size, dtype=np.int64)
                 active = var.size
                 state[0], state[1], state[4] = np.inf, -np.inf, float(y @ var)
             if tube is not None:
-                active, v_max, _, _, _ = cd.epoch_tube(
-                    dense, data, indices, indptr, d, z, eps, u_var, d_var, qd, var, w, order,
-                    active, state, rng, equality, delta)
+                active, v_max, _ = cd.epoch_tube(dense, data, indices, span, d, rec, var, w,
+                                                 order, active, state, rng, equality, delta)
                 pg_gap = v_max
             else:
-                active, pg_max, pg_min, _, _ = cd.epoch_margin(
-                    dense, data, indices, indptr, d, rows, y, qp.p, u_var, d_var, qd, var, w,
-                    order, active, state, rng, equality, delta)
+                active, pg_max, pg_min = cd.epoch_margin(dense, data, indices, span, d, rec,
+                                                         var, w, order, active, state, rng,
+                                                         equality, delta)
                 pg_gap = pg_max - pg_min if pg_max >= pg_min else 0.0
             nit += 1
             history["pg_gap"].append(pg_gap)
@@ -469,6 +471,25 @@ def _primal_path(qp, X4, rows, tol, gap_tol, max_iter, popts):
         var = alpha if out is None else out[0]
         return _final(qp, dense, data, indices, indptr, d, var, None, equality, delta,
                       np.zeros(n), tol, gap_tol), steps
+
+
+def _epoch_arrays(X4, rows, qd, signs_and_linear, upper, diag):
+    """What an epoch reads per variable, laid out for it: (span, rec).
+
+    ``span`` (m, 2) where each variable's data row lies (:func:`coordinate.spans`);
+    ``rec`` (m, REC_WIDTH), one row a variable: (yₜ, pₜ, uₜ, Dₜ, Qₜₜ + Dₜ) for
+    :func:`coordinate.epoch_margin`, (zᵢ, εᵢ, uᵢ, Dᵢ, ‖xᵢ‖² + Dᵢ) for
+    :func:`coordinate.epoch_tube` (``signs_and_linear`` = (y, p) or (z, ε)).  One
+    cache line a variable instead of six arrays read at random, and no
+    ``rows → indptr`` chain of dependent loads.
+    """
+    dense, _, _, indptr, d = X4
+    first, second = signs_and_linear
+    span = cd.spans(dense, indptr, d, np.ascontiguousarray(rows, dtype=np.int64))
+    rec = np.empty((qd.size, cd.REC_WIDTH))
+    rec[:, 0], rec[:, 1], rec[:, 2], rec[:, 3] = first, second, upper, diag
+    rec[:, 4] = qd + diag
+    return span, rec
 
 
 @dataclass

@@ -139,6 +139,7 @@ def newton_cg(X4, rows, c, v, lo, hi, lin, diag, w, lam, rho, e, *, max_cg=50,
     -------
     (v_new, w_new) or None when no step lowers L.
     """
+    X4, rows = cd.compact_rows(X4, rows)        # the products read X_F in order
     dense, data, indices, indptr, d = X4
 
     def hess(u):
