@@ -382,3 +382,33 @@ def test_one_epoch_is_the_exact_coordinate_steps(clf, layout):
             b0[i] = new
     np.testing.assert_allclose(beta, b0, atol=1e-10)
     np.testing.assert_allclose(w, w0, atol=1e-10)
+
+
+@pytest.mark.parametrize("model", ["hinge", "svr"])
+def test_empty_rows_without_intercept_reach_the_cvxpy_optimum(model):
+    # an empty row has no curvature without the intercept's column (hinge: Qₜₜ = 0):
+    # the coordinate step runs to a bound (it raised ZeroDivisionError); d > 300 keeps
+    # the few-features route out, so the epochs answer
+    import cvxpy as cp
+    import scipy.sparse as sp
+
+    from margin_opt import LinearSVC, LinearSVR
+    rng = np.random.default_rng(3)
+    X = sp.random(300, 320, density=0.03, random_state=4, format="lil")
+    X[5, :] = 0
+    X[17, :] = 0
+    X = X.tocsr()
+    w = cp.Variable(320)
+    if model == "hinge":
+        y = np.where(rng.random(300) > 0.5, 1.0, -1.0)
+        est = LinearSVC(loss="hinge", fit_intercept=False, C=2.0).fit(X, y)
+        loss = cp.sum(cp.pos(1 - cp.multiply(y, X @ w)))
+    else:
+        y = rng.normal(size=300)
+        y[[5, 17]] = [2.0, -3.0]
+        est = LinearSVR(fit_intercept=False, C=2.0, epsilon=0.1).fit(X, y)
+        loss = cp.sum(cp.pos(cp.abs(y - X @ w) - 0.1))
+    ref = cp.Problem(cp.Minimize(0.5 * cp.sum_squares(w) + 2.0 * loss))
+    ref.solve(solver="CLARABEL")
+    assert est.certificate_.ok
+    assert est.certificate_.quantities["primal_objective"] == pytest.approx(ref.value, rel=1e-6)

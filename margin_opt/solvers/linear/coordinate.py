@@ -52,6 +52,9 @@ REC_WIDTH = 5
 #: prefetch makes an epoch ~2.5x faster there (the same iterates)
 _AHEAD_ROW = 1
 _AHEAD_REC = 3
+#: the curvature that stands in for 0 (an empty row in ε-SVR's tube step): every step
+#: then reaches a bound of the box, as liblinear's division by zero does
+_NO_CURVATURE = 1e-300
 
 
 @intrinsic
@@ -287,7 +290,10 @@ def epoch_margin(dense, data, indices, span, d, rec, alpha, w, order, active_siz
         if pg < pg_min:
             pg_min = pg
         if abs(pg) > 1e-12:
-            new = a - g / (rec[t, 4] + rho)
+            q = rec[t, 4] + rho
+            # an empty row without intercept or D has no curvature: the step runs to the
+            # bound the gradient points at (liblinear's -g/0 = ∓inf, clipped below)
+            new = a - g / q if q > 0.0 else (np.inf if g < 0.0 else -np.inf)
             if new < 0.0:
                 new = 0.0
             elif new > u:
@@ -367,6 +373,8 @@ def epoch_tube(dense, data, indices, span, d, rec, beta, w, order, active_size, 
         if viol > v_max:
             v_max = viol
         h = rec[i, 4] + rho
+        if h <= 0.0:          # an empty row without intercept or D: linear, to a bound
+            h = _NO_CURVATURE
         if gp < h * bt:
             step = -gp / h
         elif gn > h * bt:
