@@ -680,15 +680,20 @@ def _box_interior(K, g, y, a, C, delta, max_iter):
         return float(g @ s + 0.5 * s @ _qmul(K, y, s))
 
     inner = np.clip(x, 0.0, np.where(fin, Cf, np.inf)) - a
-    best, f_best = inner, change(inner)
-    # crossover: the bounds the interior point reads, then the exact solve on the rest
+    f_inner = change(inner)
+    # crossover: the bounds the interior point reads, then the exact solve on the rest.
+    # The points with exact bounds are preferred where the objective is the same to
+    # rounding (on a kernel of low numerical rank the optimal set is a face along which
+    # it is flat, and the interior point, at its centre, may be lower by 1e-14)
+    even = 1e-11 * max(1.0, abs(f_inner), float(np.abs(g) @ np.abs(inner)))
+    best, f_best = inner, f_inner
     low = zl > x
     up = fin & (zu > w) & ~low
     snap = a + inner
     snap[low], snap[up] = 0.0, Cf[up]
     s_snap = snap - a
     f_snap = change(s_snap)
-    if f_snap < f_best:
+    if f_snap <= f_best + even:
         best, f_best = s_snap, f_snap
     f = np.flatnonzero(~(low | up))
     if f.size:
@@ -709,7 +714,7 @@ def _box_interior(K, g, y, a, C, delta, max_iter):
                     and np.all(~fin[f] | (xf <= Cf[f] * (1 + 1e-12))):
                 s_x[f] = np.clip(xf, 0.0, np.where(fin[f], Cf[f], np.inf)) - a[f]
                 f_x = change(s_x)
-                if f_x < f_best:
+                if f_x <= min(f_best, f_inner) + even:
                     best, f_best = s_x, f_x
         except (np.linalg.LinAlgError, ValueError):
             pass
@@ -721,19 +726,21 @@ def box_newton(src, duals, budget_bytes, tol, rounds, opts=DEFAULT):
     min ½αᵀQα + pᵀα, 0 ≤ α ≤ u, where coordinate descent stalls on an ill-conditioned Q.
 
     Each round takes the variables F that can move downhill (free, or at a bound with
-    the gradient pointing into the box), solves the box QP on them with the others held
-    (:func:`_box_solve`: an active-set method on K_FF, within the work of
-    ``opts.box_steps`` factorizations of K_FF), and brings the gradient of every variable
-    up to date as the polish does (:func:`_update_and_seed`).  The rounds stop once the
-    largest projected gradient is ≤ ``tol``, or where a round does not move.
+    the gradient pointing into the box; at most :func:`max_free`, the free ones first,
+    then the largest violations), solves the box QP on them with the others held
+    (:func:`_box_interior`: an interior-point method on K_FF, at most ``opts.box_iter``
+    factorizations, and a crossover to the exact optimum), and brings the gradient of
+    every variable up to date as the polish does (:func:`_update_and_seed`).  The rounds
+    stop once the largest projected gradient is ≤ ``tol``, or where a round does not
+    move.
 
     Returns the number of rounds that decreased the objective (α and ∇ updated in place).
 
     References
     ----------
-    J. Nocedal and S. J. Wright, *Numerical Optimization*, 2nd ed., Springer 2006, §16.5
-    (active-set methods); M. Hintermüller, K. Ito and K. Kunisch, "The primal-dual active
-    set strategy as a semismooth Newton method", SIAM J. Optim. 13(3), 2003.
+    J. Nocedal and S. J. Wright, *Numerical Optimization*, 2nd ed., Springer 2006, §16.6
+    (interior-point methods for QP, Mehrotra's predictor-corrector); S. Mehrotra, "On the
+    implementation of a primal-dual interior point method", SIAM J. Optim. 2(4), 1992.
     """
     a, G, y, C, index = duals.alpha, duals.G, duals.y, duals.C, duals.index
     cap = max_free(budget_bytes, opts)
@@ -744,11 +751,12 @@ def box_newton(src, duals, budget_bytes, tol, rounds, opts=DEFAULT):
             break
         free = (a > 0.0) & (a < C)
         F = np.flatnonzero(down | free)
-        # a working set: the free variables and the largest violations, at most twice
-        # as many as are free (and 256), so that a round's factorizations stay small
-        k = min(cap, max(256, 2 * int(np.count_nonzero(free))))
-        if F.size > k:
-            F = np.sort(F[np.argsort(-np.abs(G[F]), kind="stable")[:k]])
+        # the working set: all of them where a factor may hold them, else the free
+        # variables first and then the largest violations (a small working set makes the
+        # rounds a decomposition method, slow where hundreds of bounds change)
+        if F.size > cap:
+            order = np.lexsort((-np.abs(G[F]), ~free[F]))
+            F = np.sort(F[order[:cap]])
         K = _block(src, index[F])
         delta = opts.damping * max(1.0, float(np.diag(K).max()))
         yF, aF, CF = y[F], a[F], C[F]
