@@ -262,41 +262,6 @@ def _unscaled_poly_no_intercept(seed):
                       fit_intercept=False).to_standard_form()
 
 
-@pytest.mark.parametrize("seed", [16, 18, 22, 38])
-def test_no_intercept_ill_conditioned_poly_reaches_the_optimum(seed):
-    # issue 35 item 13: coordinate descent without yᵀα = Δ stalled on these (largest
-    # projected gradient first, no Newton step: "stalled" with the dual 8 to 94 % below
-    # the optimum at tol 1e-3); the second-order choice and the projected Newton rounds
-    # at a stall (polish.box_newton) reach Clarabel's optimum
-    qp = _unscaled_poly_no_intercept(seed)
-    res = solve_smo(qp, tol=1e-6, gap_tol=0.9e-6)
-    ref, _ = cvxpy_optimum(qp)
-    assert res.status == "optimal" and res.b == 0.0
-    assert abs(res.fun - ref) <= 1e-8 * abs(ref)
-    # the box's optimality conditions recomputed from α alone (not trusting res.grad)
-    a, C = res.x, qp.upper
-    G = qp.q_rows(np.arange(qp.n_variables)) @ a + qp.p
-    np.testing.assert_allclose(res.grad, G, atol=1e-9 * np.abs(G).max())
-    assert np.all(a >= 0) and np.all(a <= C)
-    assert max(np.max(-G, where=a < C, initial=0.0), np.max(G, where=a > 0, initial=0.0)) \
-        <= 1e-6 * (1 + 1e-6)
-
-
-def _rbf_no_intercept_large_C(seed, n):
-    # 40 % of the features on scales spread by lognormal(0, 1.5), RBF at gamma="scale"
-    # (set by the wide ones), C in [1e4, 1e6], no intercept: most multipliers end at a
-    # bound that coordinate descent reaches one at a time
-    rng = np.random.default_rng(seed)
-    d = int(rng.integers(3, 12))
-    X = rng.normal(size=(n, d))
-    wide = rng.random(d) < 0.4
-    X[:, wide] *= rng.lognormal(0, 1.5, size=wide.sum())
-    y = np.where(X @ rng.normal(size=d) + rng.normal(0, X.std(), size=n) > 0, 1.0, -1.0)
-    C = float(10 ** np.random.default_rng(seed + 7).uniform(4, 6))
-    return SVMProblem(X, y, C=C, kernel="rbf", gamma="scale",
-                      fit_intercept=False).to_standard_form()
-
-
 def _assert_box_optimum(qp, res, ref, tol):
     """The objective within 1e-8 of Clarabel's, and the box's optimality conditions
     recomputed from α alone (not trusting res.grad)."""
@@ -308,6 +273,37 @@ def _assert_box_optimum(qp, res, ref, tol):
     assert np.all(a >= 0) and np.all(a <= C)
     assert max(np.max(-G, where=a < C, initial=0.0), np.max(G, where=a > 0, initial=0.0)) \
         <= tol * (1 + 1e-6)
+
+
+@pytest.mark.parametrize("seed", [16, 18, 22, 38])
+def test_no_intercept_ill_conditioned_poly_reaches_the_optimum(seed):
+    # issue 35 item 13: coordinate descent without yᵀα = Δ stalled on these (largest
+    # projected gradient first, no Newton step: "stalled" with the dual 8 to 94 % below
+    # the optimum at tol 1e-3); the second-order choice and the projected Newton rounds
+    # at a stall (polish.box_newton) reach Clarabel's optimum
+    qp = _unscaled_poly_no_intercept(seed)
+    res = solve_smo(qp, tol=1e-6, gap_tol=0.9e-6)
+    ref, _ = cvxpy_optimum(qp)
+    _assert_box_optimum(qp, res, ref, 1e-6)
+
+
+def _wide_features(rng, n):
+    # 40 % of the features on scales spread by lognormal(0, 1.5)
+    d = int(rng.integers(3, 12))
+    X = rng.normal(size=(n, d))
+    wide = rng.random(d) < 0.4
+    X[:, wide] *= rng.lognormal(0, 1.5, size=wide.sum())
+    y = np.where(X @ rng.normal(size=d) + rng.normal(0, X.std(), size=n) > 0, 1.0, -1.0)
+    return X, y
+
+
+def _rbf_no_intercept_large_C(seed, n):
+    # RBF at gamma="scale" (set by the wide features), C in [1e4, 1e6], no intercept:
+    # most multipliers end at a bound that coordinate descent reaches one at a time
+    X, y = _wide_features(np.random.default_rng(seed), n)
+    C = float(10 ** np.random.default_rng(seed + 7).uniform(4, 6))
+    return SVMProblem(X, y, C=C, kernel="rbf", gamma="scale",
+                      fit_intercept=False).to_standard_form()
 
 
 @pytest.mark.parametrize("seed,n", [(317, 600), (331, 800)])
@@ -329,11 +325,7 @@ def test_no_intercept_rbf_at_3000_samples_reaches_the_optimum(seed):
     # RBF at C = 6464 and 8794, "stalled" after 126 s and 265 s with the dual 51 % and
     # more below the optimum; now optimal in ~12-50 s (Clarabel: ~45 s each)
     rng = np.random.default_rng(seed)
-    d = int(rng.integers(3, 12))
-    X = rng.normal(size=(3000, d))
-    wide = rng.random(d) < 0.4
-    X[:, wide] *= rng.lognormal(0, 1.5, size=wide.sum())
-    y = np.where(X @ rng.normal(size=d) + rng.normal(0, X.std(), size=3000) > 0, 1.0, -1.0)
+    X, y = _wide_features(rng, 3000)
     C = float(10 ** rng.uniform(2, 4))
     assert rng.random() >= 0.5                       # the family's draw of the kernel: RBF
     qp = SVMProblem(X, y, C=C, kernel="rbf", gamma="scale",
