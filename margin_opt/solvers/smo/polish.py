@@ -762,7 +762,7 @@ def box_newton(src, duals, budget_bytes, tol, rounds, opts=DEFAULT):
             order = np.lexsort((-np.abs(G[F]), ~free[F]))
             F = np.sort(F[order[:cap]])
         else:
-            rest = np.flatnonzero(~(down | free))
+            rest = np.flatnonzero(~(down | free) & (C > 0.0))   # (C = 0: fixed)
             k = min(cap - F.size, F.size, rest.size)
             if k > 0:
                 near = rest[np.argsort(np.abs(G[rest]), kind="stable")[:k]]
