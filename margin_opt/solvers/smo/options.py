@@ -81,9 +81,9 @@ class SMOOptions:
         Without the equality (no intercept): projected Newton rounds taken where
         coordinate descent stalls (:func:`.polish.box_newton`), at most ``polish_max``
         times a run.
-    box_steps : int, default=16
-        The work of one such round's active-set iterations, in factorizations of the
-        round's K_FF (each iteration factorizes the variables not held at a bound).
+    box_iter : int, default=60
+        The most interior-point iterations of one such round (each one Cholesky
+        factorization of the round's K_FF plus the barrier's diagonal).
     single : bool, default=True
         The polish's Cholesky factor in single precision (checked and refined in double,
         or redone in double); False: in double from the start.
@@ -166,7 +166,7 @@ class SMOOptions:
     pin_rounds: int = 8
     pin_max: int = 64
     box_rounds: int = 20
-    box_steps: int = 16
+    box_iter: int = 60
     single: bool = True
     solve_rtol: float = 1e-4
     refine: int = 3

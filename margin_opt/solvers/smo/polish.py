@@ -596,85 +596,129 @@ def polish(src, duals, factor, budget_bytes, smo_work, force=False, extra=None,
     return True, fac
 
 
-def _box_solve(K, g, y, a, C, delta, steps):
-    """The step s (in α) of an active-set solve of the box QP on F: min gᵀs + ½sᵀQs,
-    0 ≤ a + s ≤ C, Q = DKD (D = diag(y)), from s = 0, within the work of ``steps``
-    factorizations of K_FF; each iteration one Cholesky
-    factorization of K_SS + δI on the variables S not held at a bound, then the better
-    of two moves along the Newton step d on S: to the first bound it meets (those that
-    meet it are held there; where it meets none, the held variables whose gradient points
-    into the box are let go), or d cut to the box and scaled to the minimum of the
-    quadratic along the cut step (the primal-dual active-set move, the held set then
-    read from the new point).  Both decrease the objective."""
-    x, gx = a.copy(), g.copy()
-    act = np.where(a <= 0.0, -1, np.where(a >= C, 1, 0)).astype(np.int8)
+def _qmul(K, y, v):
+    """Q v with Q = DKD, D = diag(y)."""
+    return y * (K @ (y * v))
 
-    def release(act):
-        inward = ((act < 0) & (gx < 0.0)) | ((act > 0) & (gx > 0.0))
-        return np.where(inward, 0, act).astype(np.int8), inward.any()
 
-    if not (act == 0).any():
-        act, _ = release(act)
-    # the work in flops, an iteration's fixed cost (~0.2 ms of Python) counted as 10⁶
-    work, budget = 0.0, steps * (float(a.size) ** 3 / 3.0 + 1e6)
-    while work <= budget:
-        S = np.flatnonzero(act == 0)
-        if S.size == 0:
-            break
-        work += float(S.size) ** 3 / 3.0 + 4.0 * float(a.size) ** 2 + 1e6
-        A = K[np.ix_(S, S)]
+def _box_interior(K, g, y, a, C, delta, max_iter):
+    """The step s (in α) that minimizes gᵀs + ½sᵀQs over the box 0 ≤ a + s ≤ C of the
+    variables F, Q = DKD (D = diag(y)), the others held: Mehrotra's predictor-corrector
+    interior-point method (each iteration one Cholesky factorization of K_FF plus the
+    barrier's diagonal, since (Q + Λ) = D(K + Λ)D), then a crossover to the exact
+    optimum: the variables the interior point puts nearer their bound than their
+    multiplier is large go to that bound, and the rest solve K_ff's Newton system with
+    those held; of that point (where it is in the box), the interior point with those
+    variables put on their bounds and the interior point itself, the lowest is taken.
+    An active-set method changes one bound per factorization: on an RBF kernel at
+    n = 3000 whose coordinate descent stalls with 1170 variables free and 89 at C, the
+    optimum has 406 free and 450 at C, hundreds of changes; the interior point takes
+    some 30 factorizations whatever the active set.
+    Returns zeros where no point found decreases the objective."""
+    m = a.size
+    fin = np.isfinite(C)
+    Cf = np.where(fin, C, 0.0)
+    # the start: the middle of the box (not near α, which is at the wrong bound for
+    # hundreds of variables where coordinate descent stalled)
+    x = np.where(fin, 0.5 * Cf, np.maximum(a, 1.0))
+    w = np.where(fin, Cf - x, 1.0)                   # (1: no upper bound, zu = 0 there)
+    grad = g + _qmul(K, y, x - a)
+    sz = max(1.0, float(np.abs(grad).max()))
+    zl = np.maximum(grad, 0.0) + 1e-2 * sz          # the multipliers of x ≥ 0
+    zu = np.where(fin, np.maximum(-grad, 0.0) + 1e-2 * sz, 0.0)   # of x ≤ C
+    n_bounds = m + int(fin.sum())
+    diag = np.diag_indices(m)
+    rd = wi = fac = None
+
+    def newton(rl, ru):
+        # Q dx − dzl + dzu = −rd, zl dx + x dzl = −rl, −zu dx + w dzu = −ru
+        rhs = -rd - rl / x + ru * wi
+        dx = y * sla.cho_solve(fac, y * rhs, check_finite=False)
+        return dx, (-rl - zl * dx) / x, np.where(fin, (-ru + zu * dx) * wi, 0.0)
+
+    def longest(dx, dzl, dzu):
+        t = 1.0
+        for v, dv in ((x, dx), (w, np.where(fin, -dx, 0.0)), (zl, dzl), (zu, dzu)):
+            neg = dv < 0.0
+            if neg.any():
+                t = min(t, float((-v[neg] / dv[neg]).min()))
+        return t
+
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        for _ in range(max_iter):
+            rd = grad - zl + zu
+            wi = np.where(fin, 1.0 / w, 0.0)
+            comp = float(x @ zl) + float(w @ zu)
+            size = float((np.abs(grad) + zl + zu) @ np.maximum(x, a))
+            if not comp > 1e-13 * max(1.0, size):
+                break
+            H = K.copy()
+            H[diag] += zl / x + zu * wi + delta
+            try:
+                fac = sla.cho_factor(H, lower=True, overwrite_a=True, check_finite=True)
+            except (np.linalg.LinAlgError, ValueError):
+                break
+            dx, dzl, dzu = newton(x * zl, w * zu)                        # predictor
+            t = longest(dx, dzl, dzu)
+            comp_aff = float((x + t * dx) @ (zl + t * dzl)) + \
+                float((w - t * dx) @ (zu + t * dzu))
+            sigma_mu = (comp_aff / comp) ** 3 * comp / n_bounds
+            dx, dzl, dzu = newton(x * zl + dx * dzl - sigma_mu,            # corrector
+                                  np.where(fin, w * zu - dx * dzu - sigma_mu, 0.0))
+            t = 0.99 * longest(dx, dzl, dzu)
+            if not (np.isfinite(t) and t >= 1e-10 and np.all(np.isfinite(dx))
+                    and np.all(np.isfinite(dzl)) and np.all(np.isfinite(dzu))):
+                break
+            x = x + t * dx
+            w = np.where(fin, w - t * dx, 1.0)
+            zl = zl + t * dzl
+            zu = np.where(fin, zu + t * dzu, 0.0)
+            grad = grad + t * _qmul(K, y, dx)
+    H = fac = None                      # memory back before the crossover's block
+
+    def change(s):              # the objective's change along s: gᵀs + ½sᵀQs
+        return float(g @ s + 0.5 * s @ _qmul(K, y, s))
+
+    inner = np.clip(x, 0.0, np.where(fin, Cf, np.inf)) - a
+    f_inner = change(inner)
+    # crossover: the bounds the interior point reads, then the exact solve on the rest.
+    # The points with exact bounds are preferred where the objective is the same to
+    # rounding (on a kernel of low numerical rank the optimal set is a face along which
+    # it is flat, and the interior point, at its centre, may be lower by 1e-14)
+    even = 1e-11 * max(1.0, abs(f_inner), float(np.abs(g) @ np.abs(inner)))
+    best, f_best = inner, f_inner
+    low = zl > x
+    up = fin & (zu > w) & ~low
+    snap = a + inner
+    snap[low], snap[up] = 0.0, Cf[up]
+    s_snap = snap - a
+    f_snap = change(s_snap)
+    if f_snap <= f_best + even:
+        best, f_best = s_snap, f_snap
+    f = np.flatnonzero(~(low | up))
+    if f.size:
+        b = np.flatnonzero(low | up)
+        s_b = np.zeros(m)
+        s_b[b] = s_snap[b]
+        r = g[f] + _qmul(K, y, s_b)[f]
+        A = K[np.ix_(f, f)]
         A[np.diag_indices_from(A)] += delta
         try:
             z = sla.cho_solve(sla.cho_factor(A, lower=True, overwrite_a=True,
-                                             check_finite=False), -(y[S] * gx[S]),
+                                             check_finite=False), -(y[f] * r),
                               check_finite=False)
+            s_x = s_b.copy()
+            s_x[f] = y[f] * z
+            xf = a[f] + s_x[f]
+            if np.all(np.isfinite(xf)) and np.all(xf >= -1e-12 * np.maximum(Cf[f], 1.0)) \
+                    and np.all(~fin[f] | (xf <= Cf[f] * (1 + 1e-12))):
+                s_x[f] = np.clip(xf, 0.0, np.where(fin[f], Cf[f], np.inf)) - a[f]
+                f_x = change(s_x)
+                if f_x <= min(f_best, f_inner) + even:
+                    best, f_best = s_x, f_x
         except (np.linalg.LinAlgError, ValueError):
-            break
-        d = y[S] * z
-        if not np.all(np.isfinite(d)):
-            break
-        if not float(gx[S] @ d) < 0.0:         # optimal on S: let the held ones go
-            act, moved = release(act)
-            if not moved:
-                break
-            continue
-        xs, CS = x[S], C[S]
-        # the move to the first bound (ratio test)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            room = np.where(d > 0, (CS - xs) / d, np.where(d < 0, -xs / d, np.inf))
-        t = min(1.0, float(room.min()))
-        w = np.zeros(a.size)
-        w[S] = y[S] * d
-        qd = y * (K @ w)                                # Q[F, S] d (no copy of K[:, S])
-        gd, dqd = float(gx[S] @ d), float(d @ qd[S])
-        f_ratio = t * gd + 0.5 * t * t * dqd
-        # the cut move
-        v = np.clip(xs + d, 0.0, CS) - xs
-        w[S] = y[S] * v
-        qv = y * (K @ w)
-        gv, vqv = float(gx[S] @ v), float(v @ qv[S])
-        tau = min(1.0, -gv / vqv) if vqv > 0.0 else 1.0
-        f_cut = tau * gv + 0.5 * tau * tau * vqv if gv < 0.0 else np.inf
-        if t > 0.0 and not min(f_ratio, f_cut) < 0.0:
-            break                       # rounding spoilt the step (Q_SS near singular)
-        if f_cut < f_ratio:
-            x[S] = np.clip(xs + tau * v, 0.0, CS)
-            gx += tau * qv
-            act = np.where(x <= 0.0, -1, np.where(x >= C, 1, 0)).astype(np.int8)
-            act, _ = release(act)
-            continue
-        hit = room <= t * (1.0 + 1e-12)
-        x[S] = np.clip(xs + t * d, 0.0, CS)
-        x[S[hit & (d < 0)]] = 0.0
-        x[S[hit & (d > 0)]] = CS[hit & (d > 0)]
-        gx += t * qd
-        if t < 1.0:
-            act[S[hit]] = np.where(d[hit] < 0, -1, 1)
-        else:
-            act, moved = release(act)
-            if not moved:
-                break                   # optimal on F
-    return x - a
+            pass
+    return best if f_best < 0.0 else np.zeros(m)
 
 
 def box_newton(src, duals, budget_bytes, tol, rounds, opts=DEFAULT):
@@ -682,19 +726,22 @@ def box_newton(src, duals, budget_bytes, tol, rounds, opts=DEFAULT):
     min ½αᵀQα + pᵀα, 0 ≤ α ≤ u, where coordinate descent stalls on an ill-conditioned Q.
 
     Each round takes the variables F that can move downhill (free, or at a bound with
-    the gradient pointing into the box), solves the box QP on them with the others held
-    (:func:`_box_solve`: an active-set method on K_FF, within the work of
-    ``opts.box_steps`` factorizations of K_FF), and brings the gradient of every variable
-    up to date as the polish does (:func:`_update_and_seed`).  The rounds stop once the
-    largest projected gradient is ≤ ``tol``, or where a round does not move.
+    the gradient pointing into the box; at most :func:`max_free`, the free ones first,
+    then the largest violations; below that, as many bound variables again whose
+    gradient is nearest to zero), solves the box QP on them with the others held
+    (:func:`_box_interior`: an interior-point method on K_FF, at most ``opts.box_iter``
+    factorizations, and a crossover to the exact optimum), and brings the gradient of
+    every variable up to date as the polish does (:func:`_update_and_seed`).  The rounds
+    stop once the largest projected gradient is ≤ ``tol``, or where a round does not
+    move.
 
     Returns the number of rounds that decreased the objective (α and ∇ updated in place).
 
     References
     ----------
-    J. Nocedal and S. J. Wright, *Numerical Optimization*, 2nd ed., Springer 2006, §16.5
-    (active-set methods); M. Hintermüller, K. Ito and K. Kunisch, "The primal-dual active
-    set strategy as a semismooth Newton method", SIAM J. Optim. 13(3), 2003.
+    J. Nocedal and S. J. Wright, *Numerical Optimization*, 2nd ed., Springer 2006, §16.6
+    (interior-point methods for QP, Mehrotra's predictor-corrector); S. Mehrotra, "On the
+    implementation of a primal-dual interior point method", SIAM J. Optim. 2(4), 1992.
     """
     a, G, y, C, index = duals.alpha, duals.G, duals.y, duals.C, duals.index
     cap = max_free(budget_bytes, opts)
@@ -705,15 +752,25 @@ def box_newton(src, duals, budget_bytes, tol, rounds, opts=DEFAULT):
             break
         free = (a > 0.0) & (a < C)
         F = np.flatnonzero(down | free)
-        # a working set: the free variables and the largest violations, at most twice
-        # as many as are free (and 256), so that a round's factorizations stay small
-        k = min(cap, max(256, 2 * int(np.count_nonzero(free))))
-        if F.size > k:
-            F = np.sort(F[np.argsort(-np.abs(G[F]), kind="stable")[:k]])
+        # the working set: all of them where a factor may hold them, else the free
+        # variables first and then the largest violations (a small working set makes the
+        # rounds a decomposition method, slow where hundreds of bounds change); padded
+        # with as many bound variables again whose gradient is nearest to pointing into
+        # the box, those the round's step would make violate next (at n = 3000: 8 and 11
+        # rounds against 25 and 30 without)
+        if F.size > cap:
+            order = np.lexsort((-np.abs(G[F]), ~free[F]))
+            F = np.sort(F[order[:cap]])
+        else:
+            rest = np.flatnonzero(~(down | free) & (C > 0.0))   # (C = 0: fixed)
+            k = min(cap - F.size, F.size, rest.size)
+            if k > 0:
+                near = rest[np.argsort(np.abs(G[rest]), kind="stable")[:k]]
+                F = np.sort(np.concatenate([F, near]))
         K = _block(src, index[F])
         delta = opts.damping * max(1.0, float(np.diag(K).max()))
         yF, aF, CF = y[F], a[F], C[F]
-        step = _box_solve(K, G[F], yF, aF, CF, delta, opts.box_steps)
+        step = _box_interior(K, G[F], yF, aF, CF, delta, opts.box_iter)
         changed = step != 0.0
         if not changed.any():
             break
