@@ -68,7 +68,7 @@ class DCDOptions:
         The first inner tolerance is this times ``tol``; it is divided by
         ``tighten`` each time the exact check fails.
     tighten : float, default=4.0
-    polish_every : int, default=8
+    polish_every : int, default=16
         Epochs between looks at the progress (0: no Newton steps).  Where the largest
         projected gradient has not fallen below ``stall_ratio`` times its value at the
         last look, Newton steps on the face of the free multipliers F are taken
@@ -130,7 +130,7 @@ class DCDOptions:
     rho_scale: float = 1.0
     inner_tol_factor: float = 0.5
     tighten: float = 4.0
-    polish_every: int = 8
+    polish_every: int = 16
     max_free: int = 200
     newton_rounds: int = 50
     stall_ratio: float = 0.5
