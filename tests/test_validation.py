@@ -169,10 +169,16 @@ def _issue35_cases():
         ("shrinking 'no'",
          lambda: SVR(solver_options={"shrinking": "no"}).fit(X, X[:, 0]), "True or False"),
         ("callback 5", lambda: p.solve("smo", callback=5), "callable"),
+        ("an option the solver does not take",
+         lambda: SVC(solver_options={"polish_every": 16}).fit(X, y),
+         "'smo' takes no option 'polish_every'; its options are: tol"),
+        ("an option dcd does not take",
+         lambda: SVMProblem(X, y, kernel="linear").solve("dcd", cache_size=100.0),
+         "'dcd' takes no option 'cache_size'"),
     ]
 
 
-@pytest.mark.parametrize("case", range(14))
+@pytest.mark.parametrize("case", range(16))
 def test_issue35_errors_are_specific(case):
     name, call, match = _issue35_cases()[case]
     with pytest.raises((ValueError, TypeError), match=match):

@@ -17,6 +17,7 @@ In the manner of scipy's ``minimize`` dispatch and qpsolvers' ``solve_problem``.
 
 from __future__ import annotations
 
+import inspect
 import time
 import warnings
 from contextlib import nullcontext
@@ -483,9 +484,24 @@ def _solve_cvxpy(problem, spec, solver, formulation, quad_form, verbose, options
     return sol
 
 
+def _check_backend_options(spec, fn, options):
+    """A specific error for an option the backend does not take (not Python's TypeError
+    from inside the solve)."""
+    params = inspect.signature(fn).parameters
+    if any(p.kind is p.VAR_KEYWORD for p in params.values()):
+        return
+    unknown = sorted(set(options) - set(params))
+    if unknown:
+        takes = ", ".join(name for name, p in params.items() if p.kind is p.KEYWORD_ONLY)
+        raise ValueError(f"method {spec.name!r} takes no option {', '.join(map(repr, unknown))};"
+                         f" its options are: {takes} (tuning knobs go in its options "
+                         "object, e.g. options=DCDOptions(...) or SMOOptions(...))")
+
+
 def _solve_backend(problem, spec, options):
     t0 = time.perf_counter()
     fn = spec.load()
+    _check_backend_options(spec, fn, options)
     shifted = False
     if spec.standard_form == "DualQP":
         shifted = hasattr(problem, "backend_form")
