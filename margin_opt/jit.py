@@ -3,7 +3,7 @@
 The solvers are numba functions compiled on their first call and kept in numba's
 on-disk cache (``cache=True``: ``__pycache__`` beside the sources, or the folder
 named by ``NUMBA_CACHE_DIR``).  The first fit after an installation therefore
-compiles what it runs (about 18 s of CPU for a small binary SVC, 46 s for a first
+compiles what it runs (about 16 s of CPU for a small binary SVC, 41 s for a first
 one-vs-one fit; a larger fit's parallel code, or a sparse one's, on its first use);
 later processes load the compiled code
 from the cache in a fraction of a second.  So that the first compilation is not silent,
@@ -32,7 +32,7 @@ import numpy as np
 __all__ = ["announce_compiles", "read_only", "MESSAGE", "QUIET_ENV"]
 
 #: the line written to stderr at the first compilation in a process
-MESSAGE = ("margin_opt: compiling the solvers for their first use (20–50 s on an idle "
+MESSAGE = ("margin_opt: compiling the solvers for their first use (15–45 s on an idle "
            "machine, once; later runs load them from numba's cache)")
 
 #: the environment variable that silences the line (any value but "", "0", "false", "no")
