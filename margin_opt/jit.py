@@ -29,7 +29,7 @@ import threading
 
 import numpy as np
 
-__all__ = ["announce_compiles", "read_only", "MESSAGE", "QUIET_ENV"]
+__all__ = ["announce_compiles", "read_only", "csr_arrays", "MESSAGE", "QUIET_ENV"]
 
 #: the line written to stderr at the first compilation in a process
 MESSAGE = ("margin_opt: compiling the solvers for their first use (15–45 s on an idle "
@@ -117,3 +117,29 @@ def read_only(a: np.ndarray) -> np.ndarray:
     view = a.view()
     view.flags.writeable = False
     return view
+
+
+#: the largest index an int32 index array holds
+_INT32_MAX = np.iinfo(np.int32).max
+
+
+def csr_arrays(X):
+    """``(data, indices, indptr)`` of a CSR matrix for compiled code, in one
+    specialization: float64 data, and int32 indices and pointers wherever they fit (as
+    scipy builds them; ``load_svmlight_file`` gives int64), int64 only past 2³¹ − 1
+    stored entries or columns.
+
+    Parameters
+    ----------
+    X : scipy.sparse.csr_matrix or csr_array
+
+    Returns
+    -------
+    data : ndarray of shape (nnz,), float64
+    indices : ndarray of shape (nnz,), int32 (int64 past the limit)
+    indptr : ndarray of shape (n_rows + 1,), the same dtype as ``indices``
+    """
+    itype = np.int32 if max(X.nnz, X.shape[1]) <= _INT32_MAX else np.int64
+    return (np.ascontiguousarray(X.data, dtype=np.float64),
+            np.ascontiguousarray(X.indices, dtype=itype),
+            np.ascontiguousarray(X.indptr, dtype=itype))

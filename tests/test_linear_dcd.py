@@ -412,3 +412,33 @@ def test_empty_rows_without_intercept_reach_the_cvxpy_optimum(model):
     ref.solve(solver="CLARABEL")
     assert est.certificate_.ok
     assert est.certificate_.quantities["primal_objective"] == pytest.approx(ref.value, rel=1e-6)
+
+
+def test_csr_index_types_share_one_compiled_epoch():
+    # scipy builds int32 indices, load_svmlight_file int64: both (and dense data) run
+    # the epochs' one specialization (jit.csr_arrays), with the same answer
+    import scipy.sparse as sp
+
+    from margin_opt import LinearSVC
+    from margin_opt.solvers.linear import coordinate, crammer_singer, primal_newton
+
+    rng = np.random.default_rng(5)
+    X32 = sp.random(200, 40, density=0.2, random_state=6, format="csr")
+    y = np.where(X32 @ rng.normal(size=40) > 0, 1, -1)
+    y3 = np.digitize(X32 @ rng.normal(size=40), [-0.3, 0.3])
+    X64 = X32.copy()
+    X64.indices, X64.indptr = X64.indices.astype(np.int64), X64.indptr.astype(np.int64)
+    fits = {}
+    for name, X in (("32", X32), ("64", X64), ("dense", X32.toarray())):
+        fits[name] = (LinearSVC().fit(X, y),                        # the epochs
+                      LinearSVC(loss="hinge").fit(X, y),            # the primal route
+                      LinearSVC(multi_class="crammer_singer").fit(X, y3))
+    # the index argument of every compiled signature: int32 (never a second, int64 one)
+    for f, pos in ((coordinate.epoch_margin, 2), (crammer_singer._passes, 3),
+                   (primal_newton._csr_xt, 1), (primal_newton._hessian_csr, 1)):
+        assert f.signatures and {str(sig[pos].dtype) for sig in f.signatures} == {"int32"}
+    for a, b in zip(fits["32"], fits["64"], strict=True):
+        np.testing.assert_array_equal(a.coef_, b.coef_)
+    for a, b in zip(fits["32"], fits["dense"], strict=True):
+        np.testing.assert_allclose(a.coef_, b.coef_, rtol=1e-5, atol=1e-7)
+    assert X64.indices.dtype == np.int64            # the caller's matrix untouched

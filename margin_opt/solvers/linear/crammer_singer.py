@@ -61,6 +61,7 @@ from numba import njit
 from scipy.optimize import OptimizeResult
 from sklearn.exceptions import ConvergenceWarning
 
+from ...jit import csr_arrays
 from ...standard_forms import CrammerSingerQP
 
 __all__ = ["solve_crammer_singer", "CSOptions", "polish"]
@@ -555,13 +556,11 @@ def _try_polish(Xs, dense, X, data, indices, indptr, y, C, beta, W, b, intercept
 
 
 def _arrays(X):
-    """(dense, X2d, data, indices, indptr) for the kernels; CSR keeps its index dtype."""
+    """(dense, X2d, data, indices, indptr) for the kernels; CSR in one specialization
+    (:func:`margin_opt.jit.csr_arrays`: int32 indices wherever they fit)."""
     if sp.issparse(X):
         X = X if X.format == "csr" else X.tocsr()
-        data = np.ascontiguousarray(X.data, dtype=np.float64)
-        indices = np.ascontiguousarray(X.indices)
-        indptr = np.ascontiguousarray(X.indptr, dtype=indices.dtype)
-        return False, np.zeros((0, 0)), data, indices, indptr
+        return (False, np.zeros((0, 0)), *csr_arrays(X))
     Xd = np.ascontiguousarray(X, dtype=np.float64)
     empty = np.zeros(1, dtype=np.int32)
     return True, Xd, np.zeros(0), empty, empty

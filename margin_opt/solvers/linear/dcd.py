@@ -46,6 +46,7 @@ from scipy.optimize import OptimizeResult
 
 from ... import kkt
 from ...exceptions import ConvergenceWarning, convergence_warnings_silenced
+from ...jit import csr_arrays
 from ...parallel import one_blas_thread
 from . import coordinate as cd
 from . import face
@@ -165,12 +166,7 @@ def _row_arrays(X):
     """(dense, data, indices, indptr, d) of X for the compiled row operations."""
     if sp.issparse(X):
         X = X.tocsr()
-        if X.indices.dtype not in (np.int32, np.int64):
-            X = sp.csr_matrix((X.data, X.indices.astype(np.int64), X.indptr.astype(np.int64)),
-                              shape=X.shape)
-        itype = X.indices.dtype
-        return (False, np.ascontiguousarray(X.data, dtype=np.float64), X.indices,
-                np.asarray(X.indptr, dtype=itype), X.shape[1])
+        return (False, *csr_arrays(X), X.shape[1])
     A = np.ascontiguousarray(X, dtype=np.float64)
     empty = np.empty(0, dtype=np.int32)
     return True, A.reshape(-1), empty, empty, A.shape[1]

@@ -39,6 +39,8 @@ import scipy.sparse as sp
 from numba import njit
 from scipy.linalg import lapack
 
+from ...jit import csr_arrays
+
 __all__ = ["PrimalPathOptions", "huber_path", "applies"]
 
 
@@ -179,6 +181,8 @@ class _Rows:
         self.e = e if idx is None else e[idx]
         self.c = c if idx is None else c[idx]
         self.sparse = sp.issparse(self.X)
+        # (data, indices, indptr) for the compiled products, in one specialization
+        self.csr = csr_arrays(self.X) if self.sparse else None
         self.M = None
         self.on = None
 
@@ -194,7 +198,7 @@ class _Rows:
     def xt(self, v):
         """Xᵀv over the rows."""
         if self.sparse:
-            return _csr_xt(self.X.data, self.X.indices, self.X.indptr, v, self.X.shape[1])
+            return _csr_xt(*self.csr, v, self.X.shape[1])
         return self.X.T @ v
 
     def gram(self, S, d):
@@ -204,7 +208,7 @@ class _Rows:
             return H
         coef = self.c[S]
         if self.sparse:
-            _hessian_csr(self.X.data, self.X.indices, self.X.indptr, S, coef, d, H)
+            _hessian_csr(*self.csr, S, coef, d, H)
         else:
             XS = self.X[S]
             H[:d, :d] = XS.T @ (coef[:, None] * XS)
