@@ -442,3 +442,33 @@ def test_csr_index_types_share_one_compiled_epoch():
     for a, b in zip(fits["32"], fits["dense"], strict=True):
         np.testing.assert_allclose(a.coef_, b.coef_, rtol=1e-5, atol=1e-7)
     assert X64.indices.dtype == np.int64            # the caller's matrix untouched
+
+
+@pytest.mark.parametrize("model", ["squared_hinge", "svr"])
+def test_zero_weights_without_intercept_reach_the_cvxpy_optimum(model):
+    # a zero weight makes the box [0, 0]: the variable is fixed, never a violation (the
+    # epochs counted its gradient as one and ran to max_iter)
+    import cvxpy as cp
+
+    from margin_opt import LinearSVC, LinearSVR
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(150, 5))
+    score = X @ rng.normal(size=5) + 0.3 * rng.normal(size=150)
+    sw = rng.uniform(0.0, 2.0, 150)
+    rng.normal(size=150)
+    sw[::13] = 0.0
+    w = cp.Variable(5)
+    f = X @ w
+    if model == "squared_hinge":        # this draw ran to max_iter before
+        y = np.sign(score + 0.5 * rng.normal(size=150))
+        y[y == 0] = 1.0
+        est = LinearSVC(C=10.0, fit_intercept=False).fit(X, y, sample_weight=sw)
+        loss = sw @ cp.square(cp.pos(1 - cp.multiply(y, f)))
+    else:
+        y = X @ rng.normal(size=5) + 0.3 * rng.normal(size=150)
+        est = LinearSVR(C=10.0, epsilon=0.1, fit_intercept=False).fit(X, y, sample_weight=sw)
+        loss = sw @ cp.pos(cp.abs(y - f) - 0.1)
+    ref = cp.Problem(cp.Minimize(0.5 * cp.sum_squares(w) + 10.0 * loss))
+    ref.solve(solver="CLARABEL")
+    assert est.certificate_.ok
+    assert est.certificate_.quantities["primal_objective"] == pytest.approx(ref.value, rel=1e-6)

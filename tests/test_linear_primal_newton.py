@@ -125,8 +125,7 @@ def test_working_set_solve_from_a_poor_start_matches_cvxpy(fit_intercept, sparse
 def test_dcd_on_repeated_rows_and_few_features_matches_cvxpy(seed, fit_intercept, C):
     """The default dcd (which takes the primal route here: d = 3) on 400 rows from 10
     patterns with sample weights: certified at 1e-6 with the cvxpy optimum's objective,
-    and, with the intercept, the same as the epochs alone (DCDOptions(primal=None); without
-    it they divide by zero on the empty row, a separate issue)."""
+    and, with the intercept, the same as the epochs alone (DCDOptions(primal=None))."""
     X, y = _repeated(seed, n=400, distinct=10)
     sw = np.random.default_rng(seed).uniform(0.2, 3.0, 400)
     pr = SVMProblem(sp.csr_matrix(X), y, C=C, kernel="linear", fit_intercept=fit_intercept,
@@ -173,3 +172,25 @@ def test_equal_rows_are_grouped_exactly_even_where_keys_collide():
     assert len(first) == 3
     np.testing.assert_array_equal(A[first][group], A)
     assert group[1] == group[3] and group[2] == group[4] and group[0] != group[1]
+
+
+def test_working_set_from_an_empty_set_and_an_unbalanced_start():
+    # a Newton iterate's yᵀα is off by rounding; with W empty the free variables join W
+    # before W must balance the others (it returned None, and the route gave up)
+    from margin_opt.solvers.linear.face import solve_working_set
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(40, 2))
+    y = np.sign(X[:, 0] + 0.3 * rng.normal(size=40))
+    p, u = -np.ones(40), np.ones(40)
+    a = np.zeros(40)
+    a[0] = 1e-8
+    out = solve_working_set(X, y, p, u, 0.0, a, [], tol=1e-9)
+    ref = solve_working_set(X, y, p, u, 0.0, a, [0], tol=1e-9)
+    assert out is not None and ref is not None
+
+    def dual(alpha):
+        v = X.T @ (y * alpha)
+        return 0.5 * v @ v + p @ alpha
+    assert dual(out[0]) == pytest.approx(dual(ref[0]), rel=1e-9, abs=1e-12)
+    assert abs(y @ out[0]) <= 1e-9

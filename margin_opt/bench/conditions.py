@@ -25,6 +25,7 @@ an installed package and for the peers: an editable install run with
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import subprocess
@@ -74,18 +75,17 @@ def _sum(a):
     return a.sum()
 
 
-_NUMBA_SUM = []
+@functools.cache
+def _numba_sum():
+    import numba
+    return numba.njit(cache=True)(_sum)
 
 
 def _start_numba():
     """numba's start in this process: its import, its typing and lowering registries,
     and one call of a function loaded from numba's cache (``cache=True``)."""
-    if not _NUMBA_SUM:
-        import numba
-        import numpy as np
-        _NUMBA_SUM.append((numba.njit(cache=True)(_sum), np.ones(3)))
-    f, a = _NUMBA_SUM[0]
-    f(a)
+    import numpy as np
+    _numba_sum()(np.ones(3))
 
 
 class NumbaStartSVC(_SklearnSVC):

@@ -494,8 +494,8 @@ def _check_backend_options(spec, fn, options):
     if unknown:
         takes = ", ".join(name for name, p in params.items() if p.kind is p.KEYWORD_ONLY)
         raise ValueError(f"method {spec.name!r} takes no option {', '.join(map(repr, unknown))};"
-                         f" its options are: {takes} (tuning knobs go in its options "
-                         "object, e.g. options=DCDOptions(...) or SMOOptions(...))")
+                         f" its options are: {takes} (tuning knobs go in the method's "
+                         "options object, passed as options=...)")
 
 
 def _solve_backend(problem, spec, options):

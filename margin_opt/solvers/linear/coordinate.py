@@ -258,6 +258,11 @@ def epoch_margin(dense, data, indices, span, d, rec, alpha, w, order, active_siz
     while s < active_size:
         _ask_ahead(dense, data, indices, span, rec, alpha, order, s, active_size)
         t = order[s]
+        if rec[t, 2] <= 0.0:     # a zero weight: α = 0 = u is fixed, never a violation
+            active_size -= 1
+            order[s] = order[active_size]
+            order[active_size] = t
+            continue
         lo = span[t, 0]
         hi = span[t, 1]
         yt = rec[t, 0]
@@ -329,9 +334,14 @@ def epoch_tube(dense, data, indices, span, d, rec, beta, w, order, active_size, 
     while s < active_size:
         _ask_ahead(dense, data, indices, span, rec, beta, order, s, active_size)
         i = order[s]
+        u = rec[i, 2]
+        if u <= 0.0:             # a zero weight: β = 0 is fixed, never a violation
+            active_size -= 1
+            order[s] = order[active_size]
+            order[active_size] = i
+            continue
         lo = span[i, 0]
         hi = span[i, 1]
-        u = rec[i, 2]
         bt = beta[i]
         g = _span_dot(dense, data, indices, lo, hi, w) - rec[i, 0] + rec[i, 3] * bt
         if equality:

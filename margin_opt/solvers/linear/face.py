@@ -197,6 +197,36 @@ def box_qp(G, q, y, r, upper, alpha, *, equality=True, mu=None, tol=None, max_it
     wrong sign by most (beyond ``tol``) joins F, until none does.  b is the multiplier
     of the equality (with α's reduced gradient ∇ + b·y).
 
+    Parameters
+    ----------
+    G : ndarray of shape (k, k)
+        Symmetric positive semidefinite.
+    q : ndarray of shape (k,)
+    y : ndarray of shape (k,)
+        The equality's coefficients (±1).
+    r : float
+        The equality's right-hand side.
+    upper : ndarray of shape (k,)
+        The box's upper bounds u (the lower ones are 0).
+    alpha : ndarray of shape (k,)
+        A feasible start; overwritten with the answer.
+    equality : bool, default=True
+    mu : float, optional
+        The regularization of G_FF (default 1e-12·max Gᵢᵢ).
+    tol : float, optional
+        How wrong a bounded variable's multiplier may be before it joins F.
+    max_iter : int, default=1000
+
+    Returns
+    -------
+    alpha : ndarray of shape (k,)
+        The same array as given, at the minimizer.
+    b : float
+        The equality's multiplier (0 without it).
+    n_iter : int
+    ok : bool
+        False where ``max_iter`` ran out or a KKT system could not be solved.
+
     References
     ----------
     J. Nocedal and S. J. Wright, *Numerical Optimization*, 2nd ed., 2006, §16.5.
@@ -331,6 +361,32 @@ def solve_working_set(X, y, p, upper, delta, alpha, W, *, equality=True, tol=1e-
     lowers the objective (the QP starts from the last α), so the rounds end; None
     where W has more than ``max_size`` distinct rows, the QP fails or ``rounds`` pass.
 
+    Parameters
+    ----------
+    X : ndarray or CSR matrix of shape (n, d)
+    y : ndarray of shape (n,)
+        The signs (±1).
+    p : ndarray of shape (n,)
+        The dual's linear term.
+    upper : ndarray of shape (n,)
+        The box's upper bounds.
+    delta : float
+        The equality's right-hand side Δ (yᵀα = Δ).
+    alpha : ndarray of shape (n,)
+        The start, a point of the box.
+    W : array-like of int
+        The first working set (may be empty: the free variables, or the worst
+        violators, start it).
+    equality : bool, default=True
+    tol : float, default=1e-9
+        The m(α) − M(α) (or the largest projected gradient) to reach on all points.
+    rounds, max_add, max_size : int
+        The most rounds, violators added a round, and distinct rows in W.
+
+    Returns
+    -------
+    (alpha, w) : tuple of ndarray of shapes (n,) and (d,), or None
+
     References
     ----------
     T. Joachims, "Making large-scale SVM learning practical", 1999 (working sets);
@@ -340,6 +396,15 @@ def solve_working_set(X, y, p, upper, delta, alpha, W, *, equality=True, tol=1e-
     W = np.unique(np.asarray(W, dtype=np.int64))
     sparse = sp.issparse(X)
     for _ in range(rounds):
+        if W.size == 0:               # first the free variables (before W must balance)
+            W = np.flatnonzero((alpha > 0) & (alpha < upper))
+            if W.size == 0:           # all at bounds: the worst violators join
+                grad = y * np.asarray(X @ np.asarray(X.T @ (y * alpha)).ravel()).ravel() + p
+                if equality:
+                    W = np.array(_violating_pair(y, alpha, grad, upper), dtype=np.int64)
+                else:
+                    pg = np.where(alpha <= 0, np.minimum(grad, 0.0), np.maximum(grad, 0.0))
+                    W = np.array([int(np.argmax(np.abs(pg)))], dtype=np.int64)
         out_coef = y * alpha
         out_coef[W] = 0.0
         w_fix = np.asarray(X.T @ out_coef).ravel()
@@ -349,16 +414,6 @@ def solve_working_set(X, y, p, upper, delta, alpha, W, *, equality=True, tol=1e-
             kkt.restore_equality(aW, yW, uW, r, prefer=np.flatnonzero((aW > 0) & (aW < uW)))
             if abs(float(yW @ aW) - r) > 1e-9 * max(1.0, float(np.abs(uW).sum())):
                 return None             # W cannot balance the fixed ones
-        if W.size == 0:
-            W = np.flatnonzero((alpha > 0) & (alpha < upper))
-            if W.size == 0:           # all at bounds: the worst violators join
-                grad = y * np.asarray(X @ np.asarray(X.T @ (y * alpha)).ravel()).ravel() + p
-                if equality:
-                    W = np.array(_violating_pair(y, alpha, grad, upper), dtype=np.int64)
-                else:
-                    pg = np.where(alpha <= 0, np.minimum(grad, 0.0), np.maximum(grad, 0.0))
-                    W = np.array([int(np.argmax(np.abs(pg)))], dtype=np.int64)
-            continue
         XW = X[W].toarray() if sparse else np.asarray(X[W], dtype=float)
         # variables of equal rows, signs and linear terms have equal gradients: one
         # variable per group (its bound the sum), split back by filling them in turn

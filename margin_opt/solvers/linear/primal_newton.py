@@ -98,7 +98,21 @@ class PrimalPathOptions:
 
 def applies(n_features, diag, upper, options) -> bool:
     """Whether the path serves a problem: the hinge (no diagonal D, finite bounds) with
-    at most ``options.max_features`` features."""
+    at most ``options.max_features`` features.
+
+    Parameters
+    ----------
+    n_features : int
+    diag : ndarray of shape (n,)
+        The standard dual's diagonal D (zeros for the hinge).
+    upper : ndarray of shape (n,)
+        The box's upper bounds Cᵢ.
+    options : PrimalPathOptions
+
+    Returns
+    -------
+    bool
+    """
     return (n_features <= options.max_features and not np.any(diag)
             and bool(np.all(np.isfinite(upper))))
 
