@@ -33,7 +33,7 @@ __all__ = ["announce_compiles", "read_only", "csr_arrays", "MESSAGE", "QUIET_ENV
 
 #: the line written to stderr at the first compilation in a process
 MESSAGE = ("margin_opt: compiling the solvers for their first use (15–45 s on an idle "
-           "machine, once; later runs load them from numba's cache)")
+           "machine, once for each kind of fit; later runs load them from numba's cache)")
 
 #: the environment variable that silences the line (any value but "", "0", "false", "no")
 QUIET_ENV = "MARGIN_OPT_QUIET"
