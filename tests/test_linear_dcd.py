@@ -498,6 +498,7 @@ def test_free_intercept_at_any_rho_reaches_the_clarabel_optimum(P, opts):
 
 
 def test_rho_options_are_checked():
-    for bad in (dict(rho_growth=0.5), dict(rho_growth_below=0.0), dict(rho_growth_below=2.0)):
+    for bad in (dict(rho_growth=0.5), dict(rho_growth_below=0.0), dict(rho_growth_below=2.0),
+                dict(rho_growth_max=0.5)):
         with pytest.raises(ValueError, match="rho_growth"):
             DCDOptions(**bad)

@@ -74,11 +74,13 @@ class DCDOptions:
         fail (0.003: 420+ epochs).
     rho_growth : float, default=4.0
     rho_growth_below : float, default=0.25
+    rho_growth_max : float, default=64.0
         ρ is multiplied by ``rho_growth`` at an exact multiplier step (the inner
         problem converged) where |yᵀα − Δ| did not fall below ``rho_growth_below``
         times its value at the previous one (Bertsekas's rule): few free multipliers
         make λ ← b slow at small ρ (an ε-SVR, n = 150, tol 1e-8: 114 epochs at ρ
-        0.2 without it, 43 with it, 56 at ρ 1 before).  1: ρ fixed.
+        0.2 without it, 43 with it, 56 at ρ 1 before), up to ``rho_growth_max`` times
+        its start (a large ρ makes every coordinate step short).  1: ρ fixed.
     inner_tol_factor : float, default=0.5
         The first inner tolerance is this times ``tol``; it is divided by
         ``tighten`` each time the exact check fails.
@@ -144,6 +146,7 @@ class DCDOptions:
 
     rho_scale: float = 0.2
     rho_growth: float = 4.0
+    rho_growth_max: float = 64.0
     rho_growth_below: float = 0.25
     inner_tol_factor: float = 0.5
     tighten: float = 4.0
@@ -166,10 +169,10 @@ class DCDOptions:
         if not (self.rho_scale > 0 and self.inner_tol_factor > 0 and self.tighten > 1
                 and self.polish_every >= 0 and self.max_free >= 0
                 and self.newton_rounds >= 1 and self.rho_growth >= 1
-                and 0 < self.rho_growth_below <= 1):
+                and self.rho_growth_max >= 1 and 0 < self.rho_growth_below <= 1):
             raise ValueError(f"DCDOptions needs rho_scale > 0, inner_tol_factor > 0, "
-                             f"tighten > 1, rho_growth >= 1 and 0 < rho_growth_below <= 1, "
-                             f"got {self}.")
+                             f"tighten > 1, rho_growth and rho_growth_max >= 1 and "
+                             f"0 < rho_growth_below <= 1, got {self}.")
 
 
 def applies(qp) -> str | None:
@@ -331,6 +334,7 @@ def solve_dcd(qp, *, tol=1e-3, gap_tol=None, max_iter=10000, shrinking=True, alp
     movable = u_var > 0
     rho = opts.rho_scale * (float(qd[movable].mean()) if movable.any() else 1.0)
     rho = rho if rho > 0 else 1.0
+    rho_max = rho * opts.rho_growth_max
     state = np.array([np.inf, -np.inf, float(b0), rho if equality else 0.0, sy])
     order = np.arange(var.size, dtype=np.int64)
     seed = (int(random_state) * 2654435761 + 88172645463325252) % 2 ** 64
@@ -427,7 +431,8 @@ def solve_dcd(qp, *, tol=1e-3, gap_tol=None, max_iter=10000, shrinking=True, alp
                     state[2] += shift
                     residual = abs(state[4] - delta)
                     if residual > opts.rho_growth_below * last_residual:
-                        state[3] *= opts.rho_growth     # yᵀα = Δ approached too slowly
+                        # yᵀα = Δ approached too slowly
+                        state[3] = min(state[3] * opts.rho_growth, rho_max)
                     last_residual = residual
                     state[0], state[1] = np.inf, -np.inf
                     continue
