@@ -118,14 +118,21 @@ class DCDOptions:
         Conjugate-gradient products per step.
     cg_tol : float, default=0.05
         Their relative residual.
-    cg_max_iter_settled : int, default=100
+    cg_max_iter_settled : int, default=50
     cg_tol_settled : float, default=1e-4
         The same once the free set has settled (its size moved by < 1 %).
+    cg_heavy_columns : int, default=300
+        Sparse X: the conjugate gradients are preconditioned by the face's this many
+        most frequent columns exactly and the others by their diagonal
+        (:func:`face.heavy_columns_preconditioner`; 0: none).
+    cg_cross_zero : bool, default=True
+        ε-SVR with εᵢ = 0: the Newton-CG step may move βᵢ across 0 (the loss has no
+        kink there), not only to 0.
 
     Raises
     ------
     ValueError
-        A knob ≤ 0 (or ``tighten`` ≤ 1).
+        A knob ≤ 0 (or ``tighten`` ≤ 1, ``cg_heavy_columns`` < 0).
     """
 
     rho_scale: float = 1.0
@@ -141,17 +148,19 @@ class DCDOptions:
     cg_steps: bool = True
     cg_max_iter: int = 20
     cg_tol: float = 0.05
-    cg_max_iter_settled: int = 100
+    cg_max_iter_settled: int = 50
     cg_tol_settled: float = 1e-4
+    cg_heavy_columns: int = 300
+    cg_cross_zero: bool = True
     tube_epochs: int = 100
     primal: PrimalPathOptions | None = PrimalPathOptions()
 
     def __post_init__(self):
         if not (self.rho_scale > 0 and self.inner_tol_factor > 0 and self.tighten > 1
                 and self.polish_every >= 0 and self.max_free >= 0
-                and self.newton_rounds >= 1):
-            raise ValueError(f"DCDOptions needs rho_scale > 0, inner_tol_factor > 0 and "
-                             f"tighten > 1, got {self}.")
+                and self.newton_rounds >= 1 and self.cg_heavy_columns >= 0):
+            raise ValueError(f"DCDOptions needs rho_scale > 0, inner_tol_factor > 0, "
+                             f"tighten > 1 and cg_heavy_columns >= 0, got {self}.")
 
 
 def applies(qp) -> str | None:
@@ -553,7 +562,11 @@ def _cg_step(X4, var, w, tube, rows, y, p, upper, diag, state, delta, opts, last
         v = var[F]
         pos = v > 0
         c = np.ones(F.size)
-        lo, hi = np.where(pos, 0.0, -upper[F]), np.where(pos, upper[F], 0.0)
+        # ε = 0: no kink at β = 0 (the whole box [−u, u] is the face's), else β keeps
+        # its sign
+        wide = (eps[F] == 0.0) if opts.cg_cross_zero else np.zeros(F.size, dtype=bool)
+        lo = np.where(pos & ~wide, 0.0, -upper[F])
+        hi = np.where(~pos & ~wide, 0.0, upper[F])
         lin = -z[F] + np.where(pos, eps[F], -eps[F])
         rF = F
     else:
@@ -567,7 +580,8 @@ def _cg_step(X4, var, w, tube, rows, y, p, upper, diag, state, delta, opts, last
     out = face.newton_cg(X4, rF, c, v, lo, hi, lin, diag[F], w, state[2], state[3],
                          state[4] - delta,
                          max_cg=opts.cg_max_iter_settled if settled else opts.cg_max_iter,
-                         cg_tol=opts.cg_tol_settled if settled else opts.cg_tol)
+                         cg_tol=opts.cg_tol_settled if settled else opts.cg_tol,
+                         heavy_columns=opts.cg_heavy_columns)
     if out is None:         # none until the free set has shrunk by half
         return w, (F.size, 0.5 * F.size)
     state[4] += float(c @ (out[0] - v))
