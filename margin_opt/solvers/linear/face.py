@@ -123,7 +123,8 @@ def newton_cg(X4, rows, c, v, lo, hi, lin, diag, w, lam, rho, e, *, max_cg=50,
     exact change of L (computed from the changes, no cancellation) is negative is
     taken.  With ``heavy_columns`` = k > 0 (sparse X) the conjugate gradients are
     preconditioned by :func:`heavy_columns_preconditioner` (the k most frequent
-    columns of X_F exactly, the others by their diagonal).
+    columns of X_F exactly, the others by their diagonal); where no θ lowers L along
+    that direction, the plain one is tried.
 
     Parameters
     ----------
@@ -162,8 +163,28 @@ def newton_cg(X4, rows, c, v, lo, hi, lin, diag, w, lam, rho, e, *, max_cg=50,
     g = c * cd.decision_rows(dense, data, indices, indptr, d, rows, w) + lin + diag * v + c * b
     precondition = heavy_columns_preconditioner(X4, c, diag, rho, heavy_columns) \
         if heavy_columns > 0 else None
-    s = np.zeros_like(v)
-    r = -g
+    for apply in ([precondition, None] if precondition is not None else [None]):
+        s = _conjugate_gradients(hess, -g, max_cg, cg_tol, apply)
+        theta = 1.0
+        for _ in range(halvings):
+            dv = np.clip(v + theta * s, lo, hi) - v
+            dw = cd.weights(dense, data, indices, indptr, d, rows, c * dv)
+            de = float(c @ dv)
+            change = (float(w @ dw) + 0.5 * float(dw @ dw) + float(lin @ dv)
+                      + float(diag @ (v * dv + 0.5 * dv * dv)) + lam * de
+                      + rho * (e * de + 0.5 * de * de))
+            if change < 0.0:
+                return v + dv, w + dw
+            theta *= 0.5
+    return None     # (a preconditioned direction that failed was tried again without)
+
+
+def _conjugate_gradients(hess, rhs, max_cg, cg_tol, precondition=None):
+    """(Preconditioned) conjugate gradients for hess(s) = rhs from s = 0: at most
+    ``max_cg`` products, to ‖r‖ ≤ ``cg_tol``·‖rhs‖; at zero curvature the iterate (or,
+    at the first product, that direction) is returned."""
+    s = np.zeros_like(rhs)
+    r = rhs.copy()
     z = r if precondition is None else precondition(r)
     q = z.copy()
     rz = float(r @ z)
@@ -172,9 +193,7 @@ def newton_cg(X4, rows, c, v, lo, hi, lin, diag, w, lam, rho, e, *, max_cg=50,
         Hq = hess(q)
         qHq = float(q @ Hq)
         if not qHq > 1e-12 * float(q @ q):      # zero curvature: the objective is linear
-            if not s.any():
-                s = q
-            break
+            return s if s.any() else q
         a = rz / qHq
         s += a * q
         r -= a * Hq
@@ -184,18 +203,7 @@ def newton_cg(X4, rows, c, v, lo, hi, lin, diag, w, lam, rho, e, *, max_cg=50,
         rz_new = float(r @ z)
         q = z + (rz_new / rz) * q
         rz = rz_new
-    theta = 1.0
-    for _ in range(halvings):
-        dv = np.clip(v + theta * s, lo, hi) - v
-        dw = cd.weights(dense, data, indices, indptr, d, rows, c * dv)
-        de = float(c @ dv)
-        change = (float(w @ dw) + 0.5 * float(dw @ dw) + float(lin @ dv)
-                  + float(diag @ (v * dv + 0.5 * dv * dv)) + lam * de
-                  + rho * (e * de + 0.5 * de * de))
-        if change < 0.0:
-            return v + dv, w + dw
-        theta *= 0.5
-    return None
+    return s
 
 
 def heavy_columns_preconditioner(X4, c, diag, rho, k, *, floor=1e-3):
@@ -210,7 +218,10 @@ def heavy_columns_preconditioner(X4, c, diag, rho, k, *, floor=1e-3):
     keeps the heavy columns' coupling (and the intercept's rank one) exactly.  P⁻¹ is
     applied by the Sherman–Morrison–Woodbury formula with one (k + 1)² Cholesky
     factor of I + Uᵀ E⁻¹ U: O(nnz(H) + k²) per application.  Where a row lies in H
-    alone, its ‖tᵢ‖² is raised to ``floor``·‖xᵢ‖² (E stays positive definite).
+    alone, its ‖tᵢ‖² is raised to ``floor``·‖xᵢ‖² (E stays positive definite).  None
+    where X has more rows than non-empty columns (+ 1 with ρ): A is then singular and
+    the preconditioned iterates grow along its null space (the text-like ε-SVR's
+    first face: no step lowered L), where plain CG's first products still descend.
 
     Parameters
     ----------
@@ -229,7 +240,8 @@ def heavy_columns_preconditioner(X4, c, diag, rho, k, *, floor=1e-3):
     Returns
     -------
     callable or None
-        ``apply(r)`` with r of shape (m,); None for dense X, k ≤ 0 or no rows.
+        ``apply(r)`` with r of shape (m,); None for dense X, k ≤ 0, no rows, or more
+        rows than non-empty columns.
 
     References
     ----------
@@ -243,7 +255,10 @@ def heavy_columns_preconditioner(X4, c, diag, rho, k, *, floor=1e-3):
         return None
     X = sp.csr_matrix((data, indices, indptr), shape=(m, d))
     counts = np.bincount(indices, minlength=d)
-    k = min(int(k), int(np.count_nonzero(counts)))
+    used = int(np.count_nonzero(counts))
+    if m > used + (1 if rho else 0):
+        return None     # A is singular: preconditioned CG would run along its null space
+    k = min(int(k), used)
     if k == 0 and not rho:
         return None
     top = np.argpartition(-counts, k - 1)[:k] if 0 < k < d else np.arange(k)
