@@ -125,6 +125,12 @@ class DCDOptions:
         Sparse X: the conjugate gradients are preconditioned by the face's this many
         most frequent columns exactly and the others by their diagonal
         (:func:`face.heavy_columns_preconditioner`; 0: none).
+    tube_rho_scale : float or None, default=0.1
+        ε-SVR in Ho and Lin's form: ρ relative to the mean ‖xᵢ‖² (None:
+        ``rho_scale``).  Every βᵢ enters the equality Σβᵢ = 0 with the same sign, so
+        ρ11ᵀ couples all of them: on the text-like set (ε = 0, C = 1) ρ at 0.1 of the
+        mean fitted in 7.3 CPU-s against 8.9 s at 1.0 (0.01: 7.1 s; 4.0: 14.5 s), ε = 0.1
+        in 3.7 s against 6.1 s.
     cg_cross_zero : bool, default=True
         ε-SVR with εᵢ = 0: the Newton-CG step may move βᵢ across 0 (the loss has no
         kink there), not only to 0.
@@ -152,15 +158,18 @@ class DCDOptions:
     cg_tol_settled: float = 1e-4
     cg_heavy_columns: int = 300
     cg_cross_zero: bool = True
+    tube_rho_scale: float | None = 0.1
     tube_epochs: int = 100
     primal: PrimalPathOptions | None = PrimalPathOptions()
 
     def __post_init__(self):
         if not (self.rho_scale > 0 and self.inner_tol_factor > 0 and self.tighten > 1
                 and self.polish_every >= 0 and self.max_free >= 0
-                and self.newton_rounds >= 1 and self.cg_heavy_columns >= 0):
-            raise ValueError(f"DCDOptions needs rho_scale > 0, inner_tol_factor > 0, "
-                             f"tighten > 1 and cg_heavy_columns >= 0, got {self}.")
+                and self.newton_rounds >= 1 and self.cg_heavy_columns >= 0
+                and (self.tube_rho_scale is None or self.tube_rho_scale > 0)):
+            raise ValueError(f"DCDOptions needs rho_scale > 0, tube_rho_scale > 0 (or None), "
+                             f"inner_tol_factor > 0, tighten > 1 and cg_heavy_columns >= 0, "
+                             f"got {self}.")
 
 
 def applies(qp) -> str | None:
@@ -319,7 +328,9 @@ def solve_dcd(qp, *, tol=1e-3, gap_tol=None, max_iter=10000, shrinking=True, alp
     span, rec = _epoch_arrays(X4, rows if tube is None else np.arange(qp.n_data), qd,
                               (qp.y, qp.p) if tube is None else tube[:2], u_var, d_var)
     movable = u_var > 0
-    rho = opts.rho_scale * (float(qd[movable].mean()) if movable.any() else 1.0)
+    scale = opts.rho_scale if tube is None or opts.tube_rho_scale is None else \
+        opts.tube_rho_scale
+    rho = scale * (float(qd[movable].mean()) if movable.any() else 1.0)
     rho = rho if rho > 0 else 1.0
     state = np.array([np.inf, -np.inf, float(b0), rho if equality else 0.0, sy])
     order = np.arange(var.size, dtype=np.int64)
