@@ -79,6 +79,10 @@ def test_bad_input():
         LinearSVR().fit(Xs, X[:, 0])
     with pytest.raises(ValueError, match="constant"):
         LinearSVR().fit(X, np.ones(50))
+    with pytest.raises(ValueError, match=r"penalty='l2'.*LinearSVC\(penalty='l1'"):
+        LinearSVC(penalty="l1").fit(X, y)              # scikit-learn's name, refused clearly
+    np.testing.assert_array_equal(LinearSVC(penalty="l2").fit(X, y).coef_,
+                                  LinearSVC().fit(X, y).coef_)
     Xz = np.hstack([X, np.zeros((50, 2))])
     Xz[:3] = 0.0                                          # empty rows, zero columns
     m = LinearSVC().fit(sp.csr_matrix(Xz), y)

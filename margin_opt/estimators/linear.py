@@ -125,6 +125,10 @@ class LinearSVC(ClassifierMixin, _LinearBase):
         (with w kept explicitly) whatever its value: the answer is the same optimum.
     certify : bool, default=True
         Certify the fit (``certificate_``); raise NotCertifiedError when it fails.
+    penalty : {"l2"}, default="l2"
+        The regularizer ½‖w‖², as scikit-learn's default.  ``"l1"`` (‖w‖₁, a linear
+        program rather than a margin QP with a kernel dual) is refused with a
+        ValueError that names scikit-learn's ``LinearSVC(penalty="l1", dual=False)``.
 
     Attributes
     ----------
@@ -141,7 +145,7 @@ class LinearSVC(ClassifierMixin, _LinearBase):
     ------
     ValueError
         One class, NaN/inf (also stored in sparse X), a class without positive weight,
-        ``intercept_scaling`` ≤ 0.
+        ``intercept_scaling`` ≤ 0, ``penalty="l1"``.
     NotCertifiedError
         No certified answer at ``tol`` (raise ``max_iter`` or ``tol``).
 
@@ -171,11 +175,12 @@ class LinearSVC(ClassifierMixin, _LinearBase):
         "random_state": ["random_state"],
         "dual": [StrOptions({"auto"}), "boolean"],
         "certify": ["boolean"],
+        "penalty": [StrOptions({"l2", "l1"})],
     }
 
     def __init__(self, loss="squared_hinge", C=1.0, fit_intercept=True, intercept_scaling=None,
                  multi_class="ovr", class_weight=None, tol=1e-6, max_iter=10000,
-                 random_state=None, dual="auto", certify=True):
+                 random_state=None, dual="auto", certify=True, penalty="l2"):
         self.loss = loss
         self.C = C
         self.fit_intercept = fit_intercept
@@ -187,6 +192,7 @@ class LinearSVC(ClassifierMixin, _LinearBase):
         self.random_state = random_state
         self.dual = dual
         self.certify = certify
+        self.penalty = penalty
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, sample_weight=None):
@@ -208,6 +214,12 @@ class LinearSVC(ClassifierMixin, _LinearBase):
         ValueError
             See the class docstring.
         """
+        if self.penalty == "l1":
+            raise ValueError(
+                "penalty='l1' (min ‖w‖₁ + C Σ ℓ) is not a problem margin_opt solves: it "
+                "has no kernel dual, so no SMO/coordinate-descent backend or certificate; "
+                "use penalty='l2' (the margin SVM), or scikit-learn's "
+                "sklearn.svm.LinearSVC(penalty='l1', loss='squared_hinge', dual=False).")
         X, y = self._data(X, y)
         check_classification_targets(y)
         self.classes_, y_index = np.unique(y, return_inverse=True)
