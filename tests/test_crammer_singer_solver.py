@@ -366,3 +366,6 @@ def test_subspace_step_options_are_checked():
             CSOptions(extrapolate=bad)
     with pytest.raises(ValueError, match="extrapolate_reach"):
         CSOptions(extrapolate_reach=0.0)
+    for bad in (0.0, 1.0):
+        with pytest.raises(ValueError, match="tail_shrink_decay"):
+            CSOptions(tail_shrink_decay=bad)
