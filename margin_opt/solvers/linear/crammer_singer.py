@@ -121,7 +121,8 @@ class CSOptions:
         ones (0: none; at most 2): the dual's minimizer on that subspace, shortened to
         stay in the box, found from inner products of the W displacements alone.  On
         the 50 000 × 20 000 ten-class text-like set it halves the passes to the
-        certified 1e-6 (381 → 197; 2 gives 190 for a dearer step).
+        certified 1e-6 (381 → 188 with ``tail_shrink_decay``; 2 gives a few passes
+        fewer for a dearer step).
     extrapolate_reach : float, default=2.0
         A step moves W by at most this many times the pass's own move (its norm): on a
         degenerate dual a long step along a nearly flat direction gains a rounding-size
