@@ -25,10 +25,10 @@ the polished answer is kept only when it meets the stop, else the passes go on.
 Past that point the active set is settled and the passes converge linearly, at a rate
 set by the conditioning of the free variables' Gram matrix.  Each pass over the shrunk
 samples is then followed by an exact step in the span of the pass's displacement of β
-and the previous pass's (the dual is quadratic, so its minimizer on that plane needs
-only inner products of the displacements of W, and the step is shortened to stay in
-the box): a two-term, subspace-minimizing acceleration of the coordinate passes, in
-the spirit of conjugate directions, that halves the passes of the tail.
+and the two previous passes' (the dual is quadratic, so its minimizer on that subspace
+needs only inner products of the displacements of W, and the step is shortened to stay
+in the box): a subspace-minimizing acceleration of the coordinate passes, in the spirit
+of conjugate directions, that halves the passes of the tail.
 
 A sample is optimal when max_r Gᵢᵣ ≤ min_{r: βᵢᵣ < Cᵢδ} Gᵢᵣ; the difference is its
 violation, the complementary slackness of its margin constraints in the units of f.
@@ -115,14 +115,14 @@ class CSOptions:
         order (liblinear's).  On a 50 000 × 20 000 text-like set, 16 made a pass ~20 %
         cheaper for a few % more passes (CPU time, 3 seeds: 4.80–4.85 s against
         5.33–6.12 s).
-    extrapolate : int, default=1
+    extrapolate : int, default=2
         Once the passes aim at ``tol``, each pass over the shrunk set is followed by
         an exact step in the span of its displacement and the ``extrapolate`` previous
         ones (0: none; at most 2): the dual's minimizer on that subspace, shortened to
         stay in the box, found from inner products of the W displacements alone.  On
-        the 50 000 × 20 000 ten-class text-like set it halves the passes to the
-        certified 1e-6 (381 → 188 with ``tail_shrink_decay``; 2 gives a few passes
-        fewer for a dearer step).
+        the 50 000 × 20 000 ten-class text-like set the passes to the certified 1e-6
+        fall from 381 to 181 (188 with 1; with ``tail_shrink_decay``).  Memory: this
+        many + 1 displacements of β on the visited samples and of W.
     extrapolate_reach : float, default=2.0
         A step moves W by at most this many times the pass's own move (its norm): on a
         degenerate dual a long step along a nearly flat direction gains a rounding-size
@@ -148,7 +148,7 @@ class CSOptions:
     polish_work: float = 30.0
     polish_cheap: int = 256
     shuffle_block: int = 16
-    extrapolate: int = 1
+    extrapolate: int = 2
     extrapolate_reach: float = 2.0
     tail_shrink_decay: float = 0.1
 
@@ -625,7 +625,7 @@ def _passes(dense, X, data, indices, indptr, y, C, A, beta, W, order, n_free, cl
     nslot = history + 1 if history > 0 else 0
     n = beta.shape[0]
     Wp = np.empty((W.shape[0] if nslot else 0, k))
-    HD = np.empty((nslot, n if nslot else 0, k))
+    HD = np.empty((nslot, 0, k))    # grown to the visited samples at a fresh history
     HW = np.empty((nslot, W.shape[0], k))
     GH = np.zeros((nslot, nslot))
     mark = np.zeros(n if nslot else 0, dtype=np.bool_)
@@ -645,6 +645,8 @@ def _passes(dense, X, data, indices, indptr, y, C, A, beta, W, order, n_free, cl
             # the visited samples in increasing order: the steps' sweeps then read β
             # and the displacements as streams, not one cache miss per sample
             track = head
+            if n_vis > HD.shape[1]:        # only with no history: the set changed
+                HD = np.empty((nslot, n_vis, k))
             for t in range(n_vis):
                 mark[order[t]] = True
             q = 0
