@@ -306,3 +306,66 @@ def test_block_order_is_a_permutation_of_blocks_and_keeps_the_optimum():
         assert abs(sol.primal_objective - ref.primal_objective) <= 1e-6 * ref.primal_objective
     with pytest.raises(ValueError, match="shuffle_block"):
         CSOptions(shuffle_block=0)
+
+
+@pytest.mark.parametrize("name", ["dense-3", "csr32-4", "csr64-weights-8", "weights-zeros-5",
+                                  "intercept-weights-6"])
+def test_subspace_steps_reach_the_cvxpy_optimum(name):
+    # the exact finish off (polish_max=0): the passes and their subspace steps
+    # (extrapolate 1 and 2, and 0 as the plain passes) must reach the Clarabel optimum,
+    # weights, zero weights, CSR and free intercepts included
+    p = _case(name)
+    ref = p.solve("cvxpy-dual")
+    for history in (0, 1, 2):
+        sol = p.solve("sequential-dual", tol=1e-7, gap_tol=1e-8,
+                      options=CSOptions(polish_max=0, extrapolate=history))
+        assert sol.status == "optimal" and sol.certificate.ok, (history, sol.certificate)
+        assert abs(sol.primal_objective - ref.primal_objective) <= \
+            1e-6 * ref.primal_objective, history
+
+
+def test_subspace_steps_stop_where_they_no_longer_help():
+    # a degenerate dual (70 samples, 10 features, 4 classes): near the rounding floor of
+    # the objective the steps lower it by ~1e-15 while moving the margins by more than
+    # the violation asked for.  Without the guard that turns them off when a pass's
+    # violation grows, this solve ran to max_iter at a violation of 1e-5 (gap 1e-5).
+    std = _case("csr32-4").to_crammer_singer_qp()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        res = solve_crammer_singer(std, tol=1e-7, gap_tol=1e-8, max_iter=20_000,
+                                   options=CSOptions(polish_max=0, extrapolate=1))
+    assert res.status == "optimal" and res.violation <= 1e-7 and res.gap <= 1e-8
+    ref = _case("csr32-4").solve("cvxpy-dual")
+    assert abs(res.primal - ref.primal_objective) <= 1e-6 * ref.primal_objective
+
+
+def test_subspace_steps_on_text_like_data_agree_with_cvxpy_and_liblinear():
+    # a 5-class text-like subsample where the passes (not the exact finish) do the work:
+    # the certified answer with the steps equals the Clarabel optimum to 1e-6, and
+    # liblinear's (tol 1e-8) primal objective read in the same problem agrees to 1e-5
+    from margin_opt.bench.crammer_singer import primal_objective
+    from margin_opt.datasets import make_text_like
+
+    X, y = make_text_like(n_samples=300, n_features=600, nnz_per_row=20, n_classes=5)
+    p = MulticlassSVMProblem(X, y, C=1.0, fit_intercept=False)
+    ref = p.solve("cvxpy-dual")
+    assert p.certify(ref).ok
+    sol = p.solve("sequential-dual", tol=1e-6, gap_tol=0.9e-6,
+                  options=CSOptions(polish_max=0, extrapolate=1))
+    assert sol.certificate.ok
+    assert abs(sol.primal_objective - ref.primal_objective) <= 1e-6 * ref.primal_objective
+    lib = LinearSVC(multi_class="crammer_singer", fit_intercept=False, tol=1e-8,
+                    max_iter=100_000).fit(X, y)
+    P_lib = primal_objective(X, y, lib.coef_.T)
+    assert abs(P_lib - ref.primal_objective) <= 1e-5 * ref.primal_objective
+
+
+def test_subspace_step_options_are_checked():
+    for bad in (-1, 3, True, 1.5):
+        with pytest.raises(ValueError, match="extrapolate must be 0, 1 or 2"):
+            CSOptions(extrapolate=bad)
+    with pytest.raises(ValueError, match="extrapolate_reach"):
+        CSOptions(extrapolate_reach=0.0)
+    for bad in (0.0, 1.0):
+        with pytest.raises(ValueError, match="tail_shrink_decay"):
+            CSOptions(tail_shrink_decay=bad)

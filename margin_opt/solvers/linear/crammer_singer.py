@@ -22,6 +22,14 @@ optimality conditions on the active set they found (the free variables βᵢᵣ 
 Cᵢδ_{yᵢ r}) exactly, as LIBSVM-style solvers end with a Newton step on the free set;
 the polished answer is kept only when it meets the stop, else the passes go on.
 
+Past that point the active set is settled and the passes converge linearly, at a rate
+set by the conditioning of the free variables' Gram matrix.  Each pass over the shrunk
+samples is then followed by an exact step in the span of the pass's displacement of β
+and the two previous passes' (the dual is quadratic, so its minimizer on that subspace
+needs only inner products of the displacements of W, and the step is shortened to stay
+in the box): a subspace-minimizing acceleration of the coordinate passes, in the spirit
+of conjugate directions, that halves the passes of the tail.
+
 A sample is optimal when max_r Gᵢᵣ ≤ min_{r: βᵢᵣ < Cᵢδ} Gᵢᵣ; the difference is its
 violation, the complementary slackness of its margin constraints in the units of f.
 Shrinking drops a class r of sample i while βᵢᵣ is at its bound (0, or Cᵢ for r = yᵢ)
@@ -107,11 +115,28 @@ class CSOptions:
         order (liblinear's).  On a 50 000 × 20 000 text-like set, 16 made a pass ~20 %
         cheaper for a few % more passes (CPU time, 3 seeds: 4.80–4.85 s against
         5.33–6.12 s).
+    extrapolate : int, default=2
+        Once the passes aim at ``tol``, each pass over the shrunk set is followed by
+        an exact step in the span of its displacement and the ``extrapolate`` previous
+        ones (0: none; at most 2): the dual's minimizer on that subspace, shortened to
+        stay in the box, found from inner products of the W displacements alone.  On
+        the 50 000 × 20 000 ten-class text-like set the passes to the certified 1e-6
+        fall from 381 to 181 (188 with 1; with ``tail_shrink_decay``).  Memory: this
+        many + 1 displacements of β on the visited samples and of W.
+    extrapolate_reach : float, default=2.0
+        A step moves W by at most this many times the pass's own move (its norm): on a
+        degenerate dual a long step along a nearly flat direction gains a rounding-size
+        amount and moves every margin by as much.
+    tail_shrink_decay : float, default=0.1
+        ``shrink_decay`` once the passes aim at ``tol`` with the subspace steps: the
+        active set is settled there, and each restore repeats a full pass (about three
+        shrunk passes' cost) that finds little to restore.  On the text-like set: 14
+        restores instead of 24, ~11 % less CPU (best of 4: 2.57 s against 2.90 s).
 
     Raises
     ------
     ValueError
-        A value ≤ 0.
+        A value ≤ 0, or ``extrapolate`` not 0, 1 or 2.
     """
 
     shrink_start: float = 1.0
@@ -123,17 +148,26 @@ class CSOptions:
     polish_work: float = 30.0
     polish_cheap: int = 256
     shuffle_block: int = 16
+    extrapolate: int = 2
+    extrapolate_reach: float = 2.0
+    tail_shrink_decay: float = 0.1
 
     def __post_init__(self):
         if isinstance(self.shuffle_block, bool) or int(self.shuffle_block) < 1:
             raise ValueError(f"shuffle_block must be an integer >= 1, got "
                              f"{self.shuffle_block!r}.")
+        if isinstance(self.extrapolate, bool) or \
+                not isinstance(self.extrapolate, numbers.Integral) or \
+                self.extrapolate not in (0, 1, 2):
+            raise ValueError(f"extrapolate must be 0, 1 or 2, got {self.extrapolate!r}.")
         for name in ("polish_max", "polish_cheap"):
             if int(getattr(self, name)) < 0:
                 raise ValueError(f"{name} must be >= 0, got {getattr(self, name)!r}.")
-        if not 0 < self.shrink_decay < 1:
-            raise ValueError(f"shrink_decay must be in (0, 1), got {self.shrink_decay!r}.")
-        for name in ("shrink_start", "inner_tol", "polish_from", "polish_work"):
+        for name in ("shrink_decay", "tail_shrink_decay"):
+            if not 0 < getattr(self, name) < 1:
+                raise ValueError(f"{name} must be in (0, 1), got {getattr(self, name)!r}.")
+        for name in ("shrink_start", "inner_tol", "polish_from", "polish_work",
+                     "extrapolate_reach"):
             if not getattr(self, name) > 0:
                 raise ValueError(f"{name} must be > 0, got {getattr(self, name)!r}.")
         if self.rho is not None and not (np.isfinite(self.rho) and self.rho > 0):
@@ -149,9 +183,22 @@ _FAST = {"reassoc", "contract"}
 
 @njit(cache=True, inline="always", error_model="numpy", fastmath=_FAST)
 def _row_gradient(i, dense, X, data, indices, indptr, W, cls, na, G):
-    """G[c] = xᵢᵀ W[:, cls[c]] for the na active classes."""
+    """G[c] = xᵢᵀ W[:, cls[c]] for the na active classes.
+
+    With all classes active (na = k) ``cls`` is the identity (nothing was shrunk since
+    the last restore), and a CSR row reads W's rows directly: a contiguous loop that the
+    compiler vectorizes, about half the time of the gather on a full pass of the
+    text-like set (dense input keeps the gather: no faster on digits).
+    """
     for c in range(na):
         G[c] = 0.0
+    if not dense and na == W.shape[1]:
+        for p in range(indptr[i], indptr[i + 1]):
+            v = data[p]
+            row = W[np.uint64(indices[p])]
+            for c in range(na):
+                G[c] += v * row[c]
+        return
     if dense:
         for j in range(X.shape[1]):
             v = X[i, j]
@@ -214,8 +261,11 @@ def _sub_problem(A, Ci, ypos, B, na, D, out):
 
 @njit(cache=True, error_model="numpy", fastmath=_FAST)
 def _one_pass(dense, X, data, indices, indptr, y, C, A, beta, W, order, n_active, cls,
-              n_cls, rho, b, s, shrinking, G, B, D, new, changed, delta):
+              n_cls, rho, b, s, shrinking, G, B, D, new, changed, delta, HD, pos, track):
     """One pass over the first n_active samples of ``order`` (already shuffled).
+
+    ``track`` ≥ 0: every change of βᵢ is also added to ``HD[track, pos[i]]`` (the pass's
+    displacement, for :func:`_extrapolate`).
 
     Returns (max violation, n_active after shrinking).
     """
@@ -283,6 +333,8 @@ def _one_pass(dense, X, data, indices, indptr, y, C, A, beta, W, order, n_active
                 delta[nch] = d
                 nch += 1
                 s[m] += d
+                if track >= 0:
+                    HD[track, pos[i], m] += d
         if nch > 0:
             _row_update(i, dense, X, data, indices, indptr, W, changed, delta, nch)
         t += 1
@@ -336,11 +388,226 @@ def _restore(order, n_free, cls, n_cls, k):
 
 
 @njit(cache=True, error_model="numpy", fastmath=_FAST)
+def _small_solve(H, g, nd, t):
+    """t = −(H + εI)⁻¹ g for the leading nd × nd block (Cholesky; ε a rounding-size
+    ridge).  Returns False when H is not numerically positive definite."""
+    L = np.zeros((nd, nd))
+    ridge = 1e-12 * max(H[0, 0], 1e-300)
+    for a in range(nd):
+        for c in range(a + 1):
+            v = H[a, c] + (ridge if a == c else 0.0)
+            for q in range(c):
+                v -= L[a, q] * L[c, q]
+            if a == c:
+                if not v > 1e-14 * (H[a, a] + ridge):
+                    return False
+                L[a, a] = np.sqrt(v)
+            else:
+                L[a, c] = v / L[c, c]
+    for a in range(nd):                      # L z = −g
+        v = -g[a]
+        for q in range(a):
+            v -= L[a, q] * t[q]
+        t[a] = v / L[a, a]
+    for a in range(nd - 1, -1, -1):          # Lᵀ t = z
+        v = t[a]
+        for q in range(a + 1, nd):
+            v -= L[q, a] * t[q]
+        t[a] = v / L[a, a]
+    return True
+
+
+@njit(cache=True, error_model="numpy", fastmath=_FAST)
+def _extrapolate(dense, X, data, indices, indptr, y, C, beta, W, order, n_vis, Wp,
+                 HD, HW, slots, nd, GH, dirty, rho, b, s, changed, delta, reach):
+    """One exact step in the span of the last passes' displacements; returns its size.
+
+    ``HD[slots[a], q]`` (of the sample ``order[q]``, q < n_vis) and ``HW[slots[a]]`` are
+    the displacements of β and W over the last nd passes, a = 0 the pass just made (its
+    β displacement accumulated by the pass, its W displacement W − ``Wp``).  The dual
+    objective on β + Σₐ tₐ Dₐ is a quadratic in t whose curvature is the Gram matrix of
+    the W displacements (plus ρ‖Σᵢ Dᵢ‖² with intercepts) and whose slope is ⟨W, ·⟩ less
+    the label terms, so the minimizer costs one sweep over W (the Gram of the older
+    displacements, ``GH``, is carried along; ``dirty``: recompute it), no pass over the
+    data.  A direction may only move free variables: a sample whose displaced variable
+    sits at its bound leaves that direction (and its xᵢ term its W displacement).  The
+    step is then shortened to stay in the box; a convex quadratic decreases all the way
+    to its minimizer, so any such step descends; and to at most ``reach`` times the
+    norm of the pass's W displacement.  The current slot's displacement
+    absorbs the step, and its Gram entries are updated, for the next call.
+    """
+    k = W.shape[1]
+    dk = W.shape[0] * k
+    cur = slots[0]
+    col = np.zeros((nd, k))
+    lin = np.zeros(nd)
+    for a in range(nd):
+        Da = HD[slots[a]]
+        Wa = Wp if a == 0 else HW[slots[a]]
+        for q in range(n_vis):
+            i = order[q]
+            yi = y[i]
+            bad = False
+            for m in range(k):
+                if Da[q, m] != 0.0 and beta[i, m] >= (C[i] if m == yi else 0.0):
+                    bad = True
+            if bad:
+                nch = 0
+                for m in range(k):
+                    if Da[q, m] != 0.0:
+                        changed[nch] = m
+                        # the pass's own move goes into Wp (W − Wp then omits it); an
+                        # older one is taken out of its W displacement
+                        delta[nch] = Da[q, m] if a == 0 else -Da[q, m]
+                        nch += 1
+                    Da[q, m] = 0.0
+                _row_update(i, dense, X, data, indices, indptr, Wa, changed, delta, nch)
+                if a > 0:
+                    dirty = True
+            else:
+                lin[a] += Da[q, yi]
+                for m in range(k):
+                    col[a, m] += Da[q, m]
+    Wf = W.reshape(dk)
+    u = HW[cur].reshape(dk)
+    Wpf = Wp.reshape(dk)
+    h1 = HW[slots[1] if nd > 1 else cur].reshape(dk)
+    h2 = HW[slots[2] if nd > 2 else cur].reshape(dk)
+    if dirty:
+        for a in range(1, nd):
+            ha = HW[slots[a]].reshape(dk)
+            for c in range(1, a + 1):
+                hc = HW[slots[c]].reshape(dk)
+                v = 0.0
+                for e in range(dk):
+                    v += ha[e] * hc[e]
+                GH[slots[a], slots[c]] = v
+                GH[slots[c], slots[a]] = v
+    uu = wu = uh1 = uh2 = wh1 = wh2 = 0.0
+    for e in range(dk):
+        ue = Wf[e] - Wpf[e]
+        u[e] = ue
+        we = Wf[e]
+        uu += ue * ue
+        wu += we * ue
+        uh1 += ue * h1[e]
+        uh2 += ue * h2[e]
+        wh1 += we * h1[e]
+        wh2 += we * h2[e]
+    Hw = np.zeros((nd, nd))             # the W part of the curvature
+    Hw[0, 0] = uu
+    wh = np.array([wu, wh1, wh2])
+    uh = np.array([uu, uh1, uh2])
+    for a in range(1, nd):
+        Hw[0, a] = uh[a]
+        Hw[a, 0] = uh[a]
+        for c in range(1, nd):
+            Hw[a, c] = GH[slots[a], slots[c]]
+    H = np.empty((nd, nd))
+    g = np.empty(nd)
+    for a in range(nd):
+        v = wh[a] - lin[a]
+        for m in range(k):
+            v += (b[m] + rho * s[m]) * col[a, m]
+        g[a] = v
+        for c in range(nd):
+            v = Hw[a, c]
+            for m in range(k):
+                v += rho * col[a, m] * col[c, m]
+            H[a, c] = v
+    nd_all = nd
+    GH[cur, cur] = uu          # the Gram entries of the pass's displacement (no step)
+    for a in range(1, nd_all):
+        GH[cur, slots[a]] = uh[a]
+        GH[slots[a], cur] = uh[a]
+    tau = np.zeros(nd)
+    while nd > 0 and not _small_solve(H, g, nd, tau):
+        nd -= 1                 # dependent directions: drop the oldest
+    if nd == 0:
+        return 0.0
+    # no longer in W than ``reach`` times the pass's own move: a long step along a
+    # flat direction of a degenerate dual lowers the objective by a rounding-size amount
+    # and moves every margin by that much (the violation, in units of f, then grows)
+    step2 = 0.0
+    for a in range(nd):
+        for c in range(nd):
+            step2 += tau[a] * Hw[a, c] * tau[c]
+    alpha = 1.0
+    if step2 > reach * reach * uu:
+        alpha = reach * np.sqrt(uu / step2)
+    # the longest step that stays in the box
+    c0 = tau[0]
+    c1 = tau[1] if nd > 1 else 0.0
+    c2 = tau[2] if nd > 2 else 0.0
+    D0 = HD[cur]
+    D1 = HD[slots[1] if nd > 1 else cur]
+    D2 = HD[slots[2] if nd > 2 else cur]
+    for q in range(n_vis):
+        i = order[q]
+        yi = y[i]
+        for m in range(k):
+            v = c0 * D0[q, m] + c1 * D1[q, m] + c2 * D2[q, m]
+            if v > 0.0:
+                r = ((C[i] if m == yi else 0.0) - beta[i, m]) / v
+                if r < alpha:
+                    alpha = r
+    if not alpha > 0.0:
+        return 0.0
+    for q in range(n_vis):
+        i = order[q]
+        yi = y[i]
+        for m in range(k):
+            v = alpha * (c0 * D0[q, m] + c1 * D1[q, m] + c2 * D2[q, m])
+            if v != 0.0:
+                upper = C[i] if m == yi else 0.0
+                nb = beta[i, m] + v
+                beta[i, m] = nb if nb < upper else upper
+                D0[q, m] += v
+    for m in range(k):
+        v = 0.0
+        for a in range(nd):
+            v += tau[a] * col[a, m]
+        s[m] += alpha * v
+    c0 *= alpha
+    c1 *= alpha
+    c2 *= alpha
+    for e in range(dk):
+        v = c0 * u[e] + c1 * h1[e] + c2 * h2[e]
+        Wf[e] += v
+        u[e] += v
+    # the Gram entries of the current slot, now u + Σₐ cₐ hₐ
+    coef = np.zeros(nd)
+    for a in range(nd):
+        coef[a] = alpha * tau[a]
+    coef[0] += 1.0
+    for c in range(1, nd_all):
+        v = 0.0
+        for a in range(nd):
+            v += coef[a] * Hw[a, c]
+        GH[cur, slots[c]] = v
+        GH[slots[c], cur] = v
+    v = 0.0
+    for a in range(nd):
+        for c in range(nd):
+            v += coef[a] * Hw[a, c] * coef[c]
+    GH[cur, cur] = v
+    return alpha
+
+
+@njit(cache=True, error_model="numpy", fastmath=_FAST)
 def _passes(dense, X, data, indices, indptr, y, C, A, beta, W, order, n_free, cls, n_cls,
-            rho, b, s, shrinking, eps, eps_shrink0, decay, max_passes, seed_state, block):
+            rho, b, s, shrinking, eps, eps_shrink0, decay, max_passes, seed_state, block,
+            history, reach):
     """Passes until a full pass has violation ≤ eps, or max_passes.
 
-    Returns (passes, last max violation, converged).
+    With ``history`` > 0 every pass over the shrunk set is followed by
+    :func:`_extrapolate` on its displacement and up to ``history`` earlier ones (kept
+    while the passes visit the same samples: cleared by a restore or when a sample is
+    shrunk), until a pass's violation exceeds 4 times the smallest one of the call:
+    plain passes from then on (a degenerate dual near the rounding floor of its
+    objective, where the steps move the margins by more than they gain).
+
+    Returns (passes, last max violation, converged, restores).
     """
     k = W.shape[1]
     G = np.empty(k)
@@ -354,15 +621,69 @@ def _passes(dense, X, data, indices, indptr, y, C, A, beta, W, order, n_free, cl
     n_active = n_free
     full = True
     viol = np.inf
+    restores = 0
+    nslot = history + 1 if history > 0 else 0
+    n = beta.shape[0]
+    Wp = np.empty((W.shape[0] if nslot else 0, k))
+    HD = np.empty((nslot, 0, k))    # grown to the visited samples at a fresh history
+    HW = np.empty((nslot, W.shape[0], k))
+    GH = np.zeros((nslot, nslot))
+    mark = np.zeros(n if nslot else 0, dtype=np.bool_)
+    vis = np.empty(n if nslot else 0, dtype=np.int64)
+    pos = np.empty(n if nslot else 0, dtype=np.int64)
+    slots = np.empty(nslot, dtype=np.int64)
+    n_hist = 0              # displacements kept (on the samples order[:n_active])
+    head = 0
+    best = np.inf           # the smallest violation of a pass over the shrunk set
+    stalled = False
     for it in range(max_passes):
         _shuffle(order, n_active, seed_state, block, tmp)
+        n_vis = n_active
+        step = nslot > 0 and not full and not stalled
+        track = -1
+        if step:
+            # the visited samples in increasing order: the steps' sweeps then read β
+            # and the displacements as streams, not one cache miss per sample
+            track = head
+            if n_vis > HD.shape[1]:        # only with no history: the set changed
+                HD = np.empty((nslot, n_vis, k))
+            for t in range(n_vis):
+                mark[order[t]] = True
+            q = 0
+            for i in range(n):
+                if mark[i]:
+                    mark[i] = False
+                    vis[q] = i
+                    pos[i] = q
+                    for m in range(k):
+                        HD[head, q, m] = 0.0
+                    q += 1
+            Wp[:] = W
         viol, n_active = _one_pass(dense, X, data, indices, indptr, y, C, A, beta, W, order,
                                    n_active, cls, n_cls, rho, b, s, shrinking,
-                                   G, B, D, new, changed, delta)
+                                   G, B, D, new, changed, delta, HD, pos, track)
+        if nslot > 0 and not full:
+            # the steps must not make the passes' violation grow: on a degenerate dual,
+            # near the rounding floor of its objective, they can (the objective falls
+            # by rounding-size amounts while the margins move); plain passes from then on
+            if viol > 4.0 * best:
+                stalled = True
+            best = min(best, viol)
+        if step:
+            for a in range(n_hist + 1):
+                slots[a] = (head - a) % nslot
+            _extrapolate(dense, X, data, indices, indptr, y, C, beta, W, vis, n_vis, Wp,
+                         HD, HW, slots, n_hist + 1, GH, False, rho, b, s, changed, delta,
+                         reach)
+            head = (head + 1) % nslot
+            n_hist = min(n_hist + 1, history) if n_active == n_vis else 0
+        else:
+            n_hist = 0
         if viol <= eps_shrink:
             if full and viol <= eps:
                 _restore(order, n_free, cls, n_cls, k)
-                return it + 1, viol, True
+                return it + 1, viol, True, restores
+            restores += 1
             _restore(order, n_free, cls, n_cls, k)
             n_active = n_free
             eps_shrink = max(decay * eps_shrink, eps)
@@ -370,7 +691,7 @@ def _passes(dense, X, data, indices, indptr, y, C, A, beta, W, order, n_free, cl
         else:
             full = False
     _restore(order, n_free, cls, n_cls, k)
-    return max_passes, viol, False
+    return max_passes, viol, False, restores
 
 
 @njit(cache=True, error_model="numpy", fastmath=_FAST)
@@ -691,20 +1012,26 @@ def solve_crammer_singer(std: CrammerSingerQP, *, tol=1e-3, gap_tol=None, max_it
     # a polish may apply when the free variables can be few: try it from polish_from
     may_polish = options.polish_max > 0 and min(n, options.polish_max) > 0
     eps = max(float(tol), options.polish_from) if may_polish else float(tol)
-    nit, viol, status, polished = 0, np.inf, "max_iter", False
+    nit, viol, status, polished, restores = 0, np.inf, "max_iter", False, 0
     primal = dual = np.nan
     step = 1 if callback is not None else max_iter
     while nit < max_iter:
         inner_eps = eps
         if intercept:
             inner_eps = max(eps, options.inner_tol * float(np.abs(s).max()) / scale)
-        passes, viol, converged = _passes(
+        passes, viol, converged, restored = _passes(
             dense, X, data, indices, indptr, y, C, A, beta, W, order, n_free, cls, n_cls,
             rho, b, s, bool(shrinking), inner_eps,
             # a later call goes on from the violation reached (no restores from the top)
             options.shrink_start if nit == 0 else min(options.shrink_start, 2.0 * viol),
-            options.shrink_decay, min(step, max_iter - nit), state, int(options.shuffle_block))
+            options.shrink_decay if eps > tol or not options.extrapolate else
+            options.tail_shrink_decay, min(step, max_iter - nit), state,
+            int(options.shuffle_block),
+            # the subspace steps once the passes aim at tol (a polish from polish_from is
+            # tried first, on the active set that plain passes found)
+            int(options.extrapolate) if eps <= tol else 0, float(options.extrapolate_reach))
         nit += int(passes)
+        restores += int(restored)
         if callback is not None and callback(nit, float(viol), W):
             status = "callback"
             break
@@ -757,6 +1084,6 @@ def solve_crammer_singer(std: CrammerSingerQP, *, tol=1e-3, gap_tol=None, max_it
     return OptimizeResult(x=lam, beta=beta, w=W, b=b_out, status=status,
                           success=status == "optimal", nit=nit, violation=float(viol),
                           primal=float(primal), dual=float(dual), gap=float(gap),
-                          message=message, rho=rho, polished=polished,
+                          message=message, rho=rho, polished=polished, restores=restores,
                           timings={"setup": t_setup, "solve": t_total - t_setup,
                                    "total": t_total})
