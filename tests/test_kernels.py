@@ -239,6 +239,46 @@ def test_training_combination_equals_scikit_learn_on_both_sides_of_the_numpy_lim
             np.testing.assert_allclose(f, ref, rtol=1e-10, atol=1e-10 * np.abs(ref).max())
 
 
+@pytest.mark.parametrize("name", ["linear", "rbf"])
+def test_combination_and_weights_of_several_columns_equal_scikit_learn(name):
+    # KB and ΦᵀB for k columns at once (the Crammer–Singer problem's one product), on
+    # every path (explicit features, centred linear features, a kernel matrix, the
+    # compiled tiles, Kernel.rows), against scikit-learn column by column; a remembered
+    # 1-D answer is not returned for a 2-D question
+    import scipy.sparse as sp
+    from sklearn.metrics.pairwise import pairwise_kernels
+
+    from margin_opt.problems.kernel_data import KernelData
+
+    rng = np.random.default_rng(2)
+    X = rng.normal(size=(700, 6)) + 50.0
+    params = {"gamma": 0.05} if name == "rbf" else {}
+    B = np.zeros((700, 3))
+    B[rng.choice(700, 500, replace=False)] = rng.normal(size=(500, 3))
+    K = pairwise_kernels(X, metric=name, **params)
+    for data, extra in ((X, {}), (sp.csr_matrix(X), {}), (X, {"centre_linear": True})):
+        if extra and name != "linear":
+            continue
+        kd = KernelData(data, kernel=name, **params, **extra)
+        kd.combination(B[:, 0])
+        F = kd.combination(B)
+        assert F.shape == (700, 3)
+        np.testing.assert_allclose(F, K @ B, rtol=1e-9, atol=1e-9 * np.abs(K @ B).max())
+        if name == "linear":
+            W = kd.weights(B)
+            np.testing.assert_allclose(W, X.T @ B, rtol=1e-10, atol=1e-10 * np.abs(X.T @ B).max())
+            np.testing.assert_allclose(kd.weights(B[:, 1]), X.T @ B[:, 1], rtol=1e-10)
+    few = np.zeros((100, 3))
+    few[rng.choice(100, 10, replace=False)] = rng.normal(size=(10, 3))
+    for symmetric, cols in ((False, B), (True, few), (False, few)):   # the three branches
+        kd = KernelData(X[:cols.shape[0]], kernel=name, **params)
+        Kc = K[:cols.shape[0], :cols.shape[0]]
+        kd.use_gram(Kc, symmetric=symmetric)
+        tol = {"rtol": 1e-12, "atol": 1e-12 * np.abs(Kc).max() * cols.shape[0]}
+        np.testing.assert_allclose(kd.combination(cols), Kc @ cols, **tol)
+        np.testing.assert_allclose(kd.combination(cols[:, 2]), Kc @ cols[:, 2], **tol)
+
+
 def test_shifted_cholesky_decides_psd_against_the_eigenvalues():
     # the PSD test's factorization of K + δI (δ = 1e-10·n·max|K|), against NumPy's
     # eigenvalues; the caller's matrix is not modified, a strided one is read as is

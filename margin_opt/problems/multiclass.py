@@ -333,9 +333,8 @@ class MulticlassSVMProblem:
         return self.C_i[:, None] * self.Y - alpha
 
     def combination(self, beta) -> np.ndarray:
-        """Kβ column by column: f_r without b on the training points, shape (n, k)."""
-        return np.column_stack([self.data.combination(beta[:, r])
-                                for r in range(self.n_classes)])
+        """Kβ for all columns at once: f_r without b on the training points, shape (n, k)."""
+        return self.data.combination(np.asarray(beta, dtype=float))
 
     def margins(self, decision) -> np.ndarray:
         """mᵢ = f_{yᵢ}(xᵢ) − max_{r ≠ yᵢ} f_r(xᵢ), ndarray of shape (n_samples,)."""
@@ -389,7 +388,7 @@ class MulticlassSVMProblem:
         f0 = self.combination(beta)
         w = None
         if self.data.explicit_w:
-            w = np.column_stack([self.data.weights(beta[:, r]) for r in range(self.n_classes)])
+            w = self.data.weights(beta)
         return self._build(alpha, b, f0 + b, f0, 0.5 * float(np.sum(beta * f0)), w=w, **meta)
 
     def solution_from_primal(self, w, b, *, alpha=None, **meta) -> Solution:

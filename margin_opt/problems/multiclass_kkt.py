@@ -47,8 +47,7 @@ def primal_point(problem, variables, beta, f0):
     if variables.w is not None:
         w = np.asarray(variables.w, dtype=float)
         Phi = problem.data.features()
-        w_dual = np.column_stack([problem.data.weights(beta[:, r])
-                                  for r in range(problem.n_classes)])
+        w_dual = problem.data.weights(beta)
         return (np.asarray(Phi @ w), 0.5 * float(np.sum(w * w)),
                 float(np.abs(w - w_dual).max(initial=0.0)) / max(1.0, np.abs(w).max()),
                 "‖W − Σᵢβᵢφ(xᵢ)‖∞ / max(1, ‖W‖∞)")
