@@ -253,6 +253,13 @@ def test_one_specialization_whatever_the_caller_passes():
     a = Perceptron(max_epochs=50).fit(frozen, yb)
     b = Perceptron(max_epochs=50).fit(np.asfortranarray(X), np.repeat(yb, 2)[::2])
     np.testing.assert_array_equal(a.coef_, b.coef_)       # the same iterates either way
+    from margin_opt.datasets import make_text_like
+    from margin_opt.problems.multiclass import MulticlassSVMProblem
+    from margin_opt.solvers.linear.crammer_singer import CSOptions
+    Xt, yt = make_text_like(n_samples=300, n_features=600, nnz_per_row=20, n_classes=5)
+    cs = MulticlassSVMProblem(Xt, yt, C=1.0, fit_intercept=False).solve(   # the tail's
+        "sequential-dual", tol=1e-6, options=CSOptions(polish_max=0, extrapolate=2))  # steps
+    assert cs.certificate.ok
 
     odd = []
     for name, module in list(sys.modules.items()):

@@ -673,7 +673,7 @@ def _passes(dense, X, data, indices, indptr, y, C, A, beta, W, order, n_free, cl
             for a in range(n_hist + 1):
                 slots[a] = (head - a) % nslot
             _extrapolate(dense, X, data, indices, indptr, y, C, beta, W, vis, n_vis, Wp,
-                         HD, HW, slots, n_hist + 1, GH, False, rho, b, s, changed, delta,
+                         HD, HW, slots, n_hist + 1, GH, np.bool_(False), rho, b, s, changed, delta,
                          reach)
             head = (head + 1) % nslot
             n_hist = min(n_hist + 1, history) if n_active == n_vis else 0
