@@ -369,3 +369,21 @@ def test_subspace_step_options_are_checked():
     for bad in (0.0, 1.0):
         with pytest.raises(ValueError, match="tail_shrink_decay"):
             CSOptions(tail_shrink_decay=bad)
+    for name in ("extrapolate_guard", "extrapolate_width"):
+        with pytest.raises(ValueError, match=name):
+            CSOptions(**{name: 0.0})
+
+
+@pytest.mark.parametrize("width", [1e-9, 1e9])
+def test_steps_on_wide_data_keep_the_cvxpy_optimum(width):
+    # n_features far above the visited nonzeros: the steps are skipped (width 1e-9) or
+    # forced (1e9); both answers are the Clarabel optimum, so either rule is safe
+    from margin_opt.datasets import make_text_like
+
+    X, y = make_text_like(n_samples=150, n_features=3000, nnz_per_row=10, n_classes=4)
+    p = MulticlassSVMProblem(X, y, C=1.0, fit_intercept=False)
+    ref = p.solve("cvxpy-dual")
+    sol = p.solve("sequential-dual", tol=1e-7, gap_tol=1e-8,
+                  options=CSOptions(polish_max=0, extrapolate=2, extrapolate_width=width))
+    assert sol.certificate.ok
+    assert abs(sol.primal_objective - ref.primal_objective) <= 1e-6 * ref.primal_objective
