@@ -291,10 +291,22 @@ class KernelData:
         return self._factor
 
     def weights(self, beta) -> np.ndarray:
-        """w = Φᵀβ in the coordinates of :meth:`features`: shape (r,) for β of shape
-        (n_samples,), (r, k) for k columns β of shape (n_samples, k) (one product for
-        all, as the Crammer–Singer problem asks).  The last result is remembered
-        (reading an answer and certifying it ask for the same w)."""
+        """w = Φᵀβ in the coordinates of :meth:`features`.
+
+        The last result is remembered (reading an answer and certifying it ask for the
+        same w); a copy is returned either way.
+
+        Parameters
+        ----------
+        beta : array-like of shape (n_samples,) or (n_samples, k)
+            Coefficients of the training points; k columns give k weight vectors in
+            one product (the Crammer–Singer problem's classes).
+
+        Returns
+        -------
+        w : ndarray of shape (r,) or (r, k)
+            r = n_features for the linear kernel, the rank of the factor otherwise.
+        """
         beta = np.asarray(beta, dtype=float)
         memo = self.__dict__.get("_last_weights")
         if memo is not None and np.array_equal(memo[0], beta):
@@ -330,9 +342,20 @@ class KernelData:
         return float(self._centre @ w)
 
     def combination(self, beta) -> np.ndarray:
-        """Kβ = Σⱼ βⱼK(·, xⱼ) on the training points, shape (n_samples,); for k columns
-        β of shape (n_samples, k), KB of shape (n_samples, k) in one pass.
+        """Kβ = Σⱼ βⱼK(·, xⱼ) on the training points.
 
+        Parameters
+        ----------
+        beta : array-like of shape (n_samples,) or (n_samples, k)
+            Coefficients; k columns give KB in one pass.
+
+        Returns
+        -------
+        f : ndarray of shape (n_samples,) or (n_samples, k)
+            A copy (the remembered result is never handed out).
+
+        Notes
+        -----
         Computed from β alone (never from a solver's gradient): for poly, rbf and
         sigmoid by blocks of kernel rows over the support (BLAS, in parallel, memory
         O(block + n·d); RBF distances on centred data, small ones recomputed

@@ -140,9 +140,13 @@ def newton_cg(X4, rows, c, v, lo, hi, lin, diag, w, lam, rho, e, *, max_cg=50,
     lam, rho, e : float
         λ, ρ and the equality's residual (ρ = 0: no intercept).
     max_cg : int, default=50
+        Conjugate-gradient products per step, at most.
     cg_tol : float, default=0.05
+        Relative residual ‖r‖/‖g‖ at which the conjugate gradients stop.
     halvings : int, default=8
+        Step lengths θ = 1, ½, ¼, … tried before the step is refused.
     heavy_columns : int, default=0
+        k of :func:`heavy_columns_preconditioner` (0: no preconditioner).
         The preconditioner's k (0: none).
 
     Returns
