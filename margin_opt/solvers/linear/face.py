@@ -147,7 +147,6 @@ def newton_cg(X4, rows, c, v, lo, hi, lin, diag, w, lam, rho, e, *, max_cg=50,
         Step lengths θ = 1, ½, ¼, … tried before the step is refused.
     heavy_columns : int, default=0
         k of :func:`heavy_columns_preconditioner` (0: no preconditioner).
-        The preconditioner's k (0: none).
 
     Returns
     -------
@@ -240,6 +239,7 @@ def heavy_columns_preconditioner(X4, c, diag, rho, k, *, floor=1e-3):
     k : int
         Heavy columns kept (at most the non-empty ones).
     floor : float, default=1e-3
+        Smallest share of ‖xᵢ‖² kept in E's diagonal for a row whose mass lies in H.
 
     Returns
     -------
