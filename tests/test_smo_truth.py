@@ -253,3 +253,32 @@ def test_gradient_exact_after_polish_and_shrinking():
     np.add.at(beta, idx, qp.y * res.x)
     grad = qp.y * (K @ beta)[idx] + qp.p
     np.testing.assert_allclose(res.grad, grad, atol=1e-10)
+
+
+def test_first_polish_on_the_shrunk_active_set_reaches_libsvms_optimum():
+    # at the polish tolerance SMO stops once the active variables are optimal and polishes
+    # there, before any unshrinking (one gradient reconstruction afterwards serves both);
+    # the shrunk gradients, stale meanwhile, are reconstructed: the returned gradient is
+    # Qα + p afresh, the optimum LIBSVM's (tol 1e-10) and that of the run without shrinking
+    from sklearn.datasets import make_classification
+    from sklearn.metrics.pairwise import rbf_kernel
+    from sklearn.svm import SVC as SkSVC
+
+    X, y = make_classification(2500, 20, n_informative=10, flip_y=0.05, random_state=0)
+    X = StandardScaler().fit_transform(X)
+    problem = SVMProblem(X, y, C=1.0, kernel="rbf", gamma=0.05)
+    qp = problem.to_standard_form()
+    res = solve_smo(qp, tol=1e-6, gap_tol=1e-7)
+    assert res.status == "optimal" and res.n_polish >= 1
+    assert res.cache["mean_active"] < qp.n_variables          # shrinking took place
+    K = rbf_kernel(X, X, gamma=0.05)
+    grad = qp.y * (K @ (qp.y * res.x)) + qp.p
+    np.testing.assert_allclose(res.grad, grad, atol=1e-10)
+    plain = solve_smo(qp, tol=1e-6, gap_tol=1e-7, shrinking=False)
+    assert abs(res.fun - plain.fun) <= 1e-9 * abs(plain.fun)
+    lib = SkSVC(C=1.0, gamma=0.05, tol=1e-10).fit(X, y)
+    sol = problem.solution_from_standard(res.x, res.b)
+    assert problem.certify(sol, tol=1e-6).ok
+    ref = problem.solution_from_sklearn(lib)
+    assert abs(sol.dual_objective - ref.dual_objective) <= 1e-8 * abs(ref.dual_objective)
+    np.testing.assert_allclose(sol.decision, lib.decision_function(X), atol=1e-5)

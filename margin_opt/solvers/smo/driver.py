@@ -464,7 +464,7 @@ class _SMORun:
     def _duals(self):
         """The arrays the polish reads and updates (:class:`.polish.Duals`)."""
         return _pol.Duals(self.alpha, self.G, self.G_bar, self.y, self.C, self.index,
-                          self.delta if self.equality else None)
+                          self.delta if self.equality else None, self.perm)
 
     def _args(self):
         return self.index, self.st, self.kd, self.cc, self.all_cols
@@ -507,7 +507,8 @@ class _SMORun:
                                      self.index, self.st, self.kd, self.cc)
 
     def _polish(self, force=False, extra=None):
-        """Newton polish of the free set (all variables active); resets the progress mark.
+        """Newton polish of the free set (shrunk variables, all at a bound, keep stale
+        gradients until the next unshrinking); resets the progress mark.
         ``force``: even where it costs more than SMO's tail would (SMO has stalled)."""
         if self.n_polish >= self.opts.polish_max:
             return False
@@ -525,6 +526,10 @@ class _SMORun:
         if done:
             self.n_polish += 1
             _loop.after_polish(self.st, self.fout, self.opts.unshrink_start)
+            if self.st[_st.S_ACTIVE] < self.alpha.shape[0]:
+                # polished on the active set: the shrunk gradients are stale until the
+                # next unshrinking reconstructs them (never taken as exact)
+                self.st[_st.S_FULL_ITER] = -1
         return done
 
     def _box_newton(self, tol):
@@ -556,7 +561,11 @@ class _SMORun:
             early = polish and phase > tol and self.n_polish == 0 and \
                 self.early_state == "none" and opts.early_factor and \
                 _pol.possible(self._source())
-            code, stopped = self.iterate(phase, wss2, max_iter, callback, callback_every, early)
+            # at the polish tolerance SMO stops once the active variables are optimal:
+            # the polish comes before the unshrinking, so that one gradient
+            # reconstruction (SMO's next unshrinking) follows both
+            code, stopped = self.iterate(phase, wss2, max_iter, callback, callback_every, early,
+                                         stop_active=polish and phase > tol)
             if stopped or code in (_st.R_MAX_ITER, _st.R_CAP):
                 return code, stopped
             if code == _st.R_STALLED:
@@ -571,6 +580,8 @@ class _SMORun:
                 # further polishes where they are cheap: the factor is kept and the
                 # gradient update reads its rows from a cache that holds them all
                 again = polished and self.n_slots >= self.n_data
+                if again:
+                    self._unshrink()             # what follows reads every gradient
                 if again and opts.enter_polish:
                     # the bound variables that SMO's tail would bring into the free set,
                     # let into a second polish at once (the factor extended by them)
@@ -599,12 +610,17 @@ class _SMORun:
                                               self.rel_gap, lo, hi))
             self.st[_st.S_UNSHRINK] = self.opts.unshrink_start
 
-    def iterate(self, tol, wss2, max_iter, callback, callback_every, early=False):
+    def iterate(self, tol, wss2, max_iter, callback, callback_every, early=False,
+                stop_active=False):
         """Run the compiled loop, in chunks between callbacks, looks at m − M for the
         early factor (with ``early`` and no callback) and looks at the load (the thread
-        count, :class:`margin_opt.parallel.FitThreads`); (code, stopped)."""
+        count, :class:`margin_opt.parallel.FitThreads`); (code, stopped).  Every
+        variable is active at the end, except with ``stop_active``, where the run may
+        end as ``R_ACTIVE_OPTIMAL``: optimal on the active set, the others left shrunk
+        (their gradients not reconstructed)."""
         early = early and callback is None
         a, G, y, p, C, st = self.alpha, self.G, self.y, self.p, self.C, self.st
+        st[_st.S_STOP_ACTIVE] = int(bool(stop_active))
         if self.q:
             with one_blas_thread():
                 if self.rows is None:
@@ -671,7 +687,9 @@ class _SMORun:
             except StopIteration:
                 self._unshrink()
                 return code, True
-        self._unshrink()
+        st[_st.S_STOP_ACTIVE] = 0
+        if code != _st.R_ACTIVE_OPTIMAL:
+            self._unshrink()
         return code, False
 
     def _refresh_threads(self):

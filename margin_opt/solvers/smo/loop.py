@@ -36,6 +36,7 @@ from .select import position_row, select_pair
 from .shrink import do_shrinking, shrink_maxima, unshrink
 from .state import (
     N_STATE,
+    R_ACTIVE_OPTIMAL,
     R_CAP,
     R_CHUNK,
     R_MAX_ITER,
@@ -50,6 +51,7 @@ from .state import (
     S_ITER,
     S_MARK,
     S_PENDING,
+    S_STOP_ACTIVE,
     S_UNSHRINK,
     count,
     threads_if,
@@ -192,7 +194,9 @@ def smo_run(alpha, G, G_bar, y, p, C, QD, index, perm, st, kd, cc, all_cols,
     when a multiplier exceeds ``alpha_cap`` (a diverging dual: e.g. the hard
     margin on data that no hyperplane separates), ``R_RECONSTRUCT`` when a gradient
     reconstruction is left to the caller (:func:`.shrink.reconstruct_by_tiles`, then
-    this again, which finishes the step).  Passes over at least ``pmin`` active
+    this again, which finishes the step), ``R_ACTIVE_OPTIMAL`` where the active
+    variables are optimal, some are shrunk and ``st[S_STOP_ACTIVE]`` asks to stop there
+    (they are then left shrunk).  Passes over at least ``pmin`` active
     variables are split over ``pthr`` threads (None: a serial run, see :mod:`.state`).
     """
     m = alpha.shape[0]
@@ -231,6 +235,8 @@ def smo_run(alpha, G, G_bar, y, p, C, QD, index, perm, st, kd, cc, all_cols,
             do_shrinking(g1, g2, alpha, G, y, p, C, QD, index, perm, st, cc)
             st[S_COUNTER] = interval + 1     # the loop's first decrement leaves ``interval``
         elif code == _R_UNSHRINK:
+            if st[S_STOP_ACTIVE]:
+                return R_ACTIVE_OPTIMAL      # the caller polishes before it unshrinks
             if not unshrink(alpha, G, G_bar, y, p, C, QD, index, perm, st, kd, cc, all_cols):
                 st[S_PENDING] = code
                 return R_RECONSTRUCT
@@ -274,9 +280,9 @@ def _smo_loop(alpha, G, G_bar, y, p, C, QD, index, perm, st, kd, cc, all_cols, t
         gap = select_pair(alpha, G, y, C, QD, index, st, kd, cc, all_cols, tol, wss2, pair,
                           fresh, firstf, firsti, pu, pl, nt, parts, red, bufs, btag)
         if pair[0] < 0:
+            fout[0] = gap
             if st[S_ACTIVE] < m:
                 return _R_UNSHRINK        # optimal on the active set: smo_run unshrinks
-            fout[0] = gap
             return R_OPTIMAL
         fout[0] = gap
         if _progress(gap, st, fout, stall_window):
@@ -434,9 +440,10 @@ def start_state(m, unshrink_start):
 
 @njit(cache=True, nogil=True)
 def after_polish(st, fout, unshrink_start):
-    """After a polish (a Newton step on the free set, every variable active): every
-    gradient is exact, and the progress test, the early unshrinking and the shrinking
-    counter start afresh (a shrinking at the next iteration)."""
+    """After a polish (a Newton step on the free set): every active gradient is exact
+    (the caller marks the shrunk ones stale, if any), and the progress test, the early
+    unshrinking and the shrinking counter start afresh (a shrinking at the next
+    iteration)."""
     st[S_FULL_ITER] = st[S_ITER]
     st[S_MARK] = st[S_ITER]
     fout[1] = np.inf

@@ -66,7 +66,7 @@ from . import cache as _cache
 from . import packed as _pk
 from . import rows as _rows
 from .options import DEFAULT
-from .state import FULL, S_EPOCH, S_TICK
+from .state import FULL, S_ACTIVE, S_EPOCH, S_TICK
 
 __all__ = ["KernelSource", "Duals", "polish", "box_newton", "max_free", "worth_it", "entering",
            "Factor", "EarlyFactor", "possible", "start"]
@@ -77,9 +77,11 @@ __all__ = ["KernelSource", "Duals", "polish", "box_newton", "max_free", "worth_i
 #: blocks may be seeded into it), the numba threads ``nthr`` and the data rows ``n_data``
 KernelSource = namedtuple("KernelSource", ["kd", "gram", "csr", "cc", "st", "nthr", "n_data"])
 #: The run's arrays a polish reads: α, ∇ and Ḡ (updated in place), y, the upper bounds
-#: C, the data rows ``index`` of the variables, and Δ of yᵀα = Δ (None: no equality, the
-#: form without an intercept, whose Newton step on F is K_FF's alone)
-Duals = namedtuple("Duals", ["alpha", "G", "G_bar", "y", "C", "index", "delta"])
+#: C, the data rows ``index`` of the variables, Δ of yᵀα = Δ (None: no equality, the
+#: form without an intercept, whose Newton step on F is K_FF's alone) and ``perm``
+#: (``perm[k]``: the variable at position k, as shrinking left them; a kept factor
+#: names its variables by these ids, so that it outlives a reordering)
+Duals = namedtuple("Duals", ["alpha", "G", "G_bar", "y", "C", "index", "delta", "perm"])
 
 def worth_it(n_free: int, smo_work: float, opts=DEFAULT) -> bool:
     """Polish only when its factorizations (all rounds together) and its fixed cost
@@ -380,6 +382,17 @@ def _update_and_seed(src, rows, coefs, block_bytes):
     return out
 
 
+def _active_product(src, rows, coefs, cols, block_bytes):
+    """K[cols][:, rows] @ coefs, ndarray of shape (len(cols),), for data rows ``rows``
+    (with ``coefs``) and ``cols`` (the active variables' data rows), by blocks of rows
+    of at most ``block_bytes`` (:func:`_block`)."""
+    out = np.zeros(cols.size)
+    step = max(1, int(block_bytes // (8 * max(1, cols.size))))
+    for s in range(0, rows.size, step):
+        out += _block(src, rows[s:s + step], cols).T @ coefs[s:s + step]
+    return out
+
+
 def _seed_rows(cc, st, rows, blk, direct):
     """Put the full kernel rows ``blk`` of data rows ``rows`` into the LRU cache."""
     keep = cc.slot_of_row[rows] < 0
@@ -423,7 +436,8 @@ def _block(src, rows, cols=None):
 
 def _reuse(src, fac, index, free, budget_bytes, opts):
     """The factor ``fac`` of the previous polish extended to ``free``, or None (none kept,
-    too many variables pinned or added, too large, or the extension failed)."""
+    too many variables pinned or added, too large, or the extension failed); variables
+    by id (``index[u]``: the data row of variable u)."""
     if fac is None:
         return None
     new = free[~np.isin(free, fac.U)]
@@ -481,7 +495,7 @@ def entering(run, k_max=None, min_violation=0.0, opts=DEFAULT):
 
 def polish(src, duals, factor, budget_bytes, smo_work, force=False, extra=None,
            opts=DEFAULT):
-    """One Newton polish of the free set (all variables active).
+    """One Newton polish of the free set.
 
     Parameters
     ----------
@@ -518,14 +532,18 @@ def polish(src, duals, factor, budget_bytes, smo_work, force=False, extra=None,
         free = np.union1d(free, extra)       # bound variables let in: not pinned at first
     if free.size == 0 or free.size > max_free(budget_bytes, opts):
         return False, factor
-    fac = _reuse(src, factor, index, free, budget_bytes, opts)
+    # the factor names its variables by id (perm[position]); F is their positions now
+    perm = duals.perm
+    pos_of = np.empty_like(perm)
+    pos_of[perm] = np.arange(perm.size)
+    fac = _reuse(src, factor, index[pos_of], perm[free], budget_bytes, opts)
     if fac is None:
         if not force and not worth_it(free.size, smo_work, opts):
             return False, None
-        fac = Factor(_block(src, index[free]), free, opts)
+        fac = Factor(_block(src, index[free]), perm[free], opts)
         if fac.L is None:
             return False, None
-    F = fac.U
+    F = pos_of[fac.U]
     a_old = a.copy()
     g0 = G[F].copy()
     yF, aF, CF = y[F], a[F].copy(), C[F]
@@ -589,6 +607,18 @@ def polish(src, duals, factor, budget_bytes, smo_work, force=False, extra=None,
     rows, inv = np.unique(index[changed], return_inverse=True)
     summed = np.zeros((rows.size, 2))
     np.add.at(summed, inv, coefs)
+    na = int(src.st[S_ACTIVE])
+    if na < a.shape[0]:
+        # some variables shrunk (each at a bound, none moved): the active gradients
+        # from the changed rows on the active columns only, Ḡ (every data row) from the
+        # rows whose variables reached or left their upper bound; the shrunk gradients
+        # are reconstructed from Ḡ when SMO unshrinks
+        G[:na] += y[:na] * _active_product(src, rows, summed[:, 0], index[:na],
+                                           budget_bytes / 4)
+        bar = summed[:, 1] != 0
+        if bar.any():
+            G_bar += _update_and_seed(src, rows[bar], summed[bar, 1:], budget_bytes / 4)[:, 0]
+        return True, fac
     v = _update_and_seed(src, rows, summed, budget_bytes / 4)
     G += y * v[index, 0]
     if np.any(dbar != 0):

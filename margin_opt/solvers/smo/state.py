@@ -38,7 +38,11 @@ S_RECONSTRUCT = 15   # gradient reconstructions, all ways
 #: (shrink, unshrink) whose gradient reconstruction was left to the caller by BLAS tiles
 #: (:data:`R_RECONSTRUCT`)
 S_PENDING = 16
-N_STATE = 17
+#: 1: :func:`.loop.smo_run` returns :data:`R_ACTIVE_OPTIMAL` where the active variables
+#: are optimal and some are shrunk, instead of unshrinking them (the driver polishes
+#: there first: one gradient reconstruction then serves both, see :mod:`.driver`)
+S_STOP_ACTIVE = 17
+N_STATE = 18
 
 #: st[S_UNSHRINK] at the start of a phase of SMO (:mod:`.driver` and :mod:`.batch` alike,
 #: so that their iterates stay the same): 1, LIBSVM's early unshrinking (every variable
@@ -56,6 +60,8 @@ R_OPTIMAL, R_CHUNK, R_MAX_ITER, R_STALLED, R_CAP = 0, 1, 2, 3, 4
 #: the run stopped for a gradient reconstruction by BLAS tiles, which its caller does
 #: in Python (:func:`.shrink.reconstruct_by_tiles`) before calling it again
 R_RECONSTRUCT = 7
+#: optimal on the active set, the shrunk variables not checked (``st[S_STOP_ACTIVE]``)
+R_ACTIVE_OPTIMAL = 8
 
 
 def _serial(nthr) -> bool:
