@@ -377,3 +377,75 @@ def test_symmetric_block_split_over_threads_is_the_one_thread_block(name):
         same = np.all(X[rows][:, None] == X[rows][None], axis=2)
         assert (~np.eye(rows.size, dtype=bool) & same).sum() >= 40
         assert np.all(one[same] == 1.0)
+
+
+@pytest.mark.parametrize("name", ["linear", "rbf"])
+def test_single_precision_transpose_gives_the_same_kernel_values_to_the_bit(name):
+    # sparse data whose values are all single-precision numbers (binary features and
+    # small multiples of 1/8, as a9a.t and count data): from ``narrow_min_bytes`` on the
+    # dense transpose is stored in float32, every product still formed in double; whole
+    # rows, rows on active columns, combinations and blocks equal the float64
+    # transpose's bit for bit, and scikit-learn's kernel to 1e-12
+    from sklearn.metrics.pairwise import pairwise_kernels
+
+    from margin_opt.solvers.smo import rows as kb
+
+    rng = np.random.default_rng(5)
+    X = np.round(rng.random((900, 70)) * 8.0) / 8.0 * (rng.random((900, 70)) < 0.15)
+    Xs = sp.csr_matrix(X)
+    params = {} if name == "linear" else {"gamma": 0.07}
+    ker = make_kernel(name, X, **params)
+    wide, csr = kb.named_kernel_arrays(Xs, ker, dense_budget=1e9, narrow_min_bytes=np.inf)
+    narrow, _ = kb.named_kernel_arrays(Xs, ker, dense_budget=1e9, narrow_min_bytes=0)
+    assert wide.XT.dtype == np.float64 and narrow.XT.dtype == np.float32
+    np.testing.assert_array_equal(narrow.XT, wide.XT)
+    # values that are not single-precision numbers keep the double transpose
+    odd, _ = kb.named_kernel_arrays(sp.csr_matrix(X + 0.1 * (X != 0)), ker, dense_budget=1e9,
+                                    narrow_min_bytes=0)
+    assert odd.XT.dtype == np.float64
+    active = np.sort(rng.choice(900, size=333, replace=False))
+    rows = rng.choice(900, size=200, replace=False)
+    coefs = rng.normal(size=(200, 2))
+    outs = []
+    for kd in (wide, narrow):
+        kd = kb.for_smo(kd, 900, 1, 4096)
+        assert kd.XA.dtype == kd.XT.dtype
+        full = np.empty((3, 900))
+        part = np.zeros((3, 900))
+        for q, r in enumerate([0, 17, 899]):
+            kb.kernel_row(r, full[q], kd.all_cols, -1, kd)
+            kb.compact_active(kd, active, active.size, 1)
+            kb.kernel_row(r, part[q], active, active.size, kd)
+        comb = kb.combination(kd, None, csr, rows, coefs, nthr=1)
+        block = kb.kernel_block(kd, None, csr, np.array([3, 4, 5]))
+        outs.append((full, part, comb, block))
+    for a, b in zip(*outs, strict=True):
+        np.testing.assert_array_equal(a, b)
+    full = outs[1][0]
+    ref = pairwise_kernels(X[[0, 17, 899]], X, metric=name, **params)
+    np.testing.assert_allclose(full, ref, rtol=1e-12, atol=1e-12)
+    np.testing.assert_array_equal(outs[1][1][:, active], full[:, active])
+
+
+def test_smo_on_a_single_precision_transpose_takes_the_same_steps():
+    # the whole run with the float32 transpose (forced on a small problem): the same
+    # iterates and multipliers, bit for bit, as with the float64 transpose, and
+    # LIBSVM's answer
+    from margin_opt import SVMProblem
+    from margin_opt.solvers.smo import SMOOptions, solve_smo
+
+    rng = np.random.default_rng(2)
+    X = (rng.random((1500, 60)) < 0.12).astype(float)
+    w = rng.normal(size=60)
+    y = np.where(X @ w + 0.3 * rng.normal(size=1500) > np.median(X @ w), 1, -1)
+    problem = SVMProblem(sp.csr_matrix(X), y, C=1.0, kernel="rbf", gamma=0.05)
+    qp = problem.to_standard_form()
+    wide = solve_smo(qp, tol=1e-6, gap_tol=1e-7, options=SMOOptions(narrow_min_bytes=10 ** 18))
+    narrow = solve_smo(qp, tol=1e-6, gap_tol=1e-7, options=SMOOptions(narrow_min_bytes=0))
+    assert narrow.status == wide.status == "optimal"
+    assert narrow.nit == wide.nit
+    np.testing.assert_array_equal(narrow.x, wide.x)
+    lib = SkSVC(C=1.0, gamma=0.05, tol=1e-10).fit(X, y)
+    sol = problem.solution_from_standard(narrow.x, narrow.b)
+    ref = problem.solution_from_sklearn(lib)
+    assert abs(sol.dual_objective - ref.dual_objective) <= 1e-8 * abs(ref.dual_objective)

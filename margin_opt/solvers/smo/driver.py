@@ -158,7 +158,7 @@ def _start_point(alpha0, y, C, delta, equality):
     return _project(a, y, C, delta)
 
 
-def _kernel_arrays(qp, n_slots_budget, dense_budget=0):
+def _kernel_arrays(qp, n_slots_budget, dense_budget=0, narrow_min_bytes=_rows.NARROW_MIN_BYTES):
     """``(kd, gram, diag, csr)``: the :class:`~.rows.KernelArrays` of ``qp``;
     where a full matrix is at hand (precomputed, given, or a callable kernel), that
     matrix (a read-only or memory-mapped one is used as it is, never copied); the
@@ -189,7 +189,7 @@ def _kernel_arrays(qp, n_slots_budget, dense_budget=0):
         if gram.shape != (n, n):
             raise ValueError(f"the kernel matrix must be square, got shape {gram.shape}.")
         return _rows.arrays(_rows.K_PRECOMPUTED, n=n), gram, np.diag(gram).copy(), None
-    kd, csr = _rows.named_kernel_arrays(X, kernel, dense_budget)
+    kd, csr = _rows.named_kernel_arrays(X, kernel, dense_budget, narrow_min_bytes)
     return kd, None, np.asarray(kernel.diag(X), dtype=np.float64), csr
 
 
@@ -414,8 +414,9 @@ class _SMORun:
         self.opts = opts
         self.pool = opts.memory if opts.memory is not None else _mem.POOL
         budget_rows = int(cache_size * _MB // (8 * n_data))
-        self.kd, self.gram, diag, self.csr = _kernel_arrays(qp, budget_rows,
-                                                            dense_budget=cache_size * _MB / 4)
+        self.kd, self.gram, diag, self.csr = _kernel_arrays(
+            qp, budget_rows, dense_budget=cache_size * _MB / 4,
+            narrow_min_bytes=opts.narrow_min_bytes)
         self.threads = FitThreads(opts.threads)     # the count, re-read as the load changes
         self.nthr = self.threads.threads
         m = y.shape[0]

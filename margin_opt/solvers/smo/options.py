@@ -20,6 +20,7 @@ import numpy as np
 
 from ...parallel import ThreadPolicy
 from .memory import RowMemory
+from .rows import NARROW_MIN_BYTES
 from .state import UNSHRINK_START
 
 __all__ = ["SMOOptions", "DEFAULT"]
@@ -54,6 +55,10 @@ class SMOOptions:
         way; the sums over the free rows may differ in the last bit).
     row_par_min : int, default=4096
         Kernel rows of at least this many columns are split over the threads.
+    narrow_min_bytes : int, default=4 MiB
+        The dense transpose of sparse data is kept in single precision from this size
+        on where its values are all single-precision numbers
+        (:data:`.rows.NARROW_MIN_BYTES`; the kernel values are the same to the bit).
     pass_par_min : int, default=8192
         Passes over at least this many active variables are split over the threads.
     polish_tol : float, default=1e-3
@@ -156,6 +161,7 @@ class SMOOptions:
     unshrink_start: int = UNSHRINK_START
     packed_rows: bool = True
     row_par_min: int = 4096
+    narrow_min_bytes: int = NARROW_MIN_BYTES
     pass_par_min: int = 8192
     polish_tol: float = 1e-3
     polish_at: tuple = (1e-5,)

@@ -97,6 +97,11 @@ SPARSE_ROWS_MAX = 4
 #: for a small problem's certificate)
 GEMM_PAR_ENTRIES = 1 << 18
 _FM = {"nnan", "ninf", "nsz", "contract", "arcp"}   # no reassociation: exp stays exact
+#: the dense transpose of sparse data is stored in single precision from this size on
+#: (bytes in double) where every value is a single-precision number (binary features,
+#: counts, data loaded as float32): the same values and the same double-precision
+#: products, half the memory traffic of a row (a9a.t: 3.9 → 3.3 ns an entry of an RBF row)
+NARROW_MIN_BYTES = 1 << 22
 
 _LOG2E = 1.4426950408889634
 _LN2HI = 6.93147180369123816490e-01
@@ -569,16 +574,18 @@ def arrays(kind, *, n, d=1, gamma=0.0, coef0=0.0, degree=1, sparse=False, X=None
         return np.ascontiguousarray(a, dtype=np.int64)
 
     data, indices, indptr = (f64(csr[0]), i64(csr[1]), i64(csr[2])) if csr else (ef, ei, ei)
+    XT = e2 if XT is None else XT
     # no CSC copy (dense data, a kernel matrix): cdata None, no sparse rows compiled
     cdata, cind, cptr = (f64(csc[0]), i64(csc[1]), i64(csc[2])) if csc else (None, ei, ei)
     return KernelArrays(
         kind=kind, gamma=gamma, coef0=coef0, degree=degree, sparse=sparse,
-        X=e2 if X is None else X, XT=e2 if XT is None else XT, sq=ef if sq is None else sq,
+        X=e2 if X is None else X, XT=XT, sq=ef if sq is None else sq,
         data=data, indices=indices, indptr=indptr,
         xbuf=np.zeros((nthr or 1, d if sparse else 1)), kbuf=np.zeros(n, dtype=np.int64),
         tmp=np.zeros(n), cdata=cdata, cindices=cind, cindptr=cptr,
         all_cols=np.arange(n, dtype=np.int64), nthr=None if nthr is None else int(nthr),
-        par_min=np.iinfo(np.int64).max, XA=e2, sqa=ef, xa_stamp=np.full(1, -1, dtype=np.int64))
+        par_min=np.iinfo(np.int64).max, XA=np.zeros((1, 1), dtype=XT.dtype), sqa=ef,
+        xa_stamp=np.full(1, -1, dtype=np.int64))
 
 
 def for_smo(kd, m, nthr, par_min, max_threads=None, serial=False):
@@ -591,7 +598,7 @@ def for_smo(kd, m, nthr, par_min, max_threads=None, serial=False):
     room = max(nthr, int(max_threads or 1))
     dense_T = kd.kind != K_PRECOMPUTED and (not kd.sparse or kd.XT.shape[1] ==
                                                 kd.all_cols.size)
-    XA = np.empty((kd.XT.shape[0], m)) if dense_T else kd.XA
+    XA = np.empty((kd.XT.shape[0], m), dtype=kd.XT.dtype) if dense_T else kd.XA
     # sqa: the active columns' squared norms (with a transpose), or those of the columns
     # of a row computed by sparse dot products (without one)
     sqa = np.empty(max(m, 1)) if kd.kind != K_PRECOMPUTED else kd.sqa
@@ -602,7 +609,16 @@ def for_smo(kd, m, nthr, par_min, max_threads=None, serial=False):
                        xa_stamp=np.full(1, -1, dtype=np.int64))
 
 
-def named_kernel_arrays(X, kernel, dense_budget=0.0):
+def _narrowed(A, min_bytes):
+    """A in single precision where it has at least ``min_bytes`` and every value is a
+    single-precision number (converted back, the same doubles), else A."""
+    if A.nbytes < min_bytes:
+        return A
+    A32 = A.astype(np.float32)
+    return A32 if np.array_equal(A32, A) else A
+
+
+def named_kernel_arrays(X, kernel, dense_budget=0.0, narrow_min_bytes=NARROW_MIN_BYTES):
     """``(kd, csr)`` for a named kernel (linear, poly, rbf, sigmoid) on X.
 
     Parameters
@@ -613,6 +629,11 @@ def named_kernel_arrays(X, kernel, dense_budget=0.0):
     kernel : Kernel
     dense_budget : float, default=0
         Bytes allowed for a dense transpose of sparse X (faster whole rows).
+    narrow_min_bytes : float, default=NARROW_MIN_BYTES
+        The dense transpose of sparse X is kept in single precision from this size on
+        (in double) where all its values are single-precision numbers: every product
+        is still formed and summed in double, so the kernel values are the same to the
+        bit, and a row reads half the memory.
 
     Returns
     -------
@@ -631,7 +652,8 @@ def named_kernel_arrays(X, kernel, dense_budget=0.0):
         Xcsc = Xc.tocsc()
         dense_T = n * d * 8 <= dense_budget
         kd = arrays(kind, n=n, d=d, sparse=True, **params,
-                    XT=np.ascontiguousarray(Xcsc.T.toarray()) if dense_T else None,
+                    XT=_narrowed(np.ascontiguousarray(Xcsc.T.toarray()), narrow_min_bytes)
+                    if dense_T else None,
                     sq=np.asarray(Xc.multiply(Xc).sum(axis=1), dtype=np.float64).ravel(),
                     csr=(Xc.data, Xc.indices, Xc.indptr),
                     csc=(Xcsc.data, Xcsc.indices, Xcsc.indptr))
@@ -677,7 +699,7 @@ def kernel_block(kd, gram, csr, rows, cols=None):
         cols = kd.all_cols
         if csr is None:
             B = kd.X[rows] @ kd.XT
-        elif kd.XT.shape[1] == n_data:
+        elif kd.XT.shape[1] == n_data and kd.XT.dtype == np.float64:
             B = np.asarray(csr[rows] @ kd.XT)
         else:
             B = (csr[rows] @ csr.T).toarray()
