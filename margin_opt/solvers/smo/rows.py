@@ -482,20 +482,36 @@ def _gemm_range(kd, Xr, rows, coefs, outT, t0, t1, by_rows):
         for j in range(k):
             outT[j, lo:hi] = 0.0
         if by_rows:
-            for q in range(rows.shape[0]):
-                _tile(rows[q], b, lo, hi, XT, kd.sq, kd.all_cols, np.bool_(True), kd, kbuf)
-                _add_scaled(coefs, q, b, outT, lo, m)
+            _tile_rows(kd, rows, coefs, outT, lo, hi, b, kbuf)
             continue
         XTt = np.empty((d, m))                 # the tile of the transpose, contiguous
         for f in range(d):
             XTt[f] = XT[f, lo:hi]
         for s in range(0, rows.shape[0], GEMM_ROWS):
             e = min(s + GEMM_ROWS, rows.shape[0])
-            D = np.dot(Xr[s:e], XTt)
-            for q in range(e - s):
-                bq = D[q]
-                kernel_values(rows[s + q], bq, lo, hi, kd.sq, kd.all_cols, np.bool_(True), kd, kbuf)
-                _add_scaled(coefs, s + q, bq, outT, lo, m)
+            _block_sums(kd, np.dot(Xr[s:e], XTt), rows, coefs, outT, s, e, lo, hi, kbuf)
+
+
+@njit(cache=True, nogil=True, fastmath=_FM, _nrt=False)
+def _tile_rows(kd, rows, coefs, outT, lo, hi, b, kbuf):
+    """outT[:, lo:hi] += Σ_q coefs[q, :]·K[rows[q], lo:hi], each row's tile computed as
+    SMO computes it (:func:`_tile`), over ``rows`` in order (no reference counting, as
+    the tile functions)."""
+    m = hi - lo
+    for q in range(rows.shape[0]):
+        _tile(rows[q], b, lo, hi, kd.XT, kd.sq, kd.all_cols, np.bool_(True), kd, kbuf)
+        _add_scaled(coefs, q, b, outT, lo, m)
+
+
+@njit(cache=True, nogil=True, fastmath=_FM, _nrt=False)
+def _block_sums(kd, D, rows, coefs, outT, s, e, lo, hi, kbuf):
+    """outT[:, lo:hi] += Σ_q coefs[q, :]·K[rows[q], lo:hi] for q in [s, e), from the
+    inner products D[q − s] (turned into kernel values in place)."""
+    m = hi - lo
+    for q in range(e - s):
+        bq = D[q]
+        kernel_values(rows[s + q], bq, lo, hi, kd.sq, kd.all_cols, np.bool_(True), kd, kbuf)
+        _add_scaled(coefs, s + q, bq, outT, lo, m)
 
 
 @njit(cache=True, inline="always", fastmath=_FM)
