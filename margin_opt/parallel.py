@@ -22,8 +22,11 @@ Every layer asks here; nothing else decides.  The rules, and why:
    (``/proc/loadavg``'s runnable count less this process's running threads) leave
    fewer free cores than threads, a fit uses the free ones (at least one).  The
    reading is taken when a fit starts and again during it
-   (:class:`FitThreads`), at most every :attr:`ThreadPolicy.check_every` seconds, and
-   a change needs two readings that agree.
+   (:class:`FitThreads`), at most every :attr:`ThreadPolicy.check_every` seconds: a
+   reading with fewer free cores takes threads away at once (a region whose worker
+   thread has lost its core waits for it: under a load that came and went, one SMO
+   fit at n = 20 000 took 5.4 s against 0.95 s, while two readings in a row had to
+   agree), and two readings in a row must agree to give them back.
 
 The answer never depends on the thread count: every split computes each entry by the
 same code, and reductions break ties by position.
@@ -270,8 +273,9 @@ class FitThreads:
     """The thread count of one running fit, re-read while it runs.
 
     ``threads`` starts as :func:`fit_threads`; :meth:`refresh` (called between chunks
-    of iterations) reads the load again at most every ``policy.check_every`` seconds
-    and changes the count when two readings in a row agree on a new one.
+    of iterations) reads the load again at most every ``policy.check_every`` seconds,
+    lowers the count at once to a reading's free cores, and raises it when two readings
+    in a row agree on a higher one.
 
     Parameters
     ----------
@@ -304,6 +308,9 @@ class FitThreads:
         n = _free(self.policy, self.allowed)
         if n == self.threads:
             self._pending = None
+        elif n < self.threads:                # a core taken: give it up at once
+            self.threads, self._pending = n, None
+            self.changes += 1
         elif self._pending == n:
             self.threads, self._pending = n, None
             self.changes += 1
