@@ -287,7 +287,7 @@ def test_block_order_is_a_permutation_of_blocks_and_keeps_the_optimum():
     tmp = np.empty(2 * order.size, dtype=np.int64)
     for block in (1, 4, 16):
         before = order[:97].copy()
-        _shuffle(order, 97, state, block, tmp)
+        _shuffle(order, 97, state, block, tmp, np.zeros(103, dtype=np.bool_))
         assert sorted(order[:97]) == sorted(before)               # a permutation
         if block > 1:                  # the sorted entries' blocks, each kept contiguous
             srt = np.sort(before)
