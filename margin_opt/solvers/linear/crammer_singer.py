@@ -754,12 +754,18 @@ def _passes(dense, X, data, indices, indptr, y, C, A, beta, W, order, n_free, cl
             if full and viol <= eps:
                 _restore(order, n_free, cls, n_cls, k)
                 return it + 1, viol, True, restores
-            restores += 1
-            _restore(order, n_free, cls, n_cls, k)
-            n_active = n_free
-            best = np.inf
             eps_shrink = max(decay * eps_shrink, eps)
-            full = True
+            if full:
+                # a full pass has just checked every variable: its own shrinking
+                # stands, and a restore would repeat it (liblinear's rule does; a
+                # call's first pass, e.g. after the polish test, was one such pair)
+                full = False
+            else:
+                restores += 1
+                _restore(order, n_free, cls, n_cls, k)
+                n_active = n_free
+                best = np.inf
+                full = True
         else:
             full = False
     _restore(order, n_free, cls, n_cls, k)
