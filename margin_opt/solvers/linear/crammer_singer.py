@@ -142,6 +142,15 @@ class CSOptions:
         A step sweeps W (n_features × n_classes) three times: it is taken only while
         n_features ≤ this times the nonzeros of the samples the pass visits (on wide
         sparse data with few active samples the sweeps would cost more than the pass).
+    extrapolate_patience : int, default=20
+        The steps also stop for the rest of the call when this many passes in a row
+        do not lower the smallest violation since the last restore: on the binary iris
+        problem with intercepts (seeds 1 and 6 of 12) a pass and a step undid each
+        other, the violation stuck at 0.007 until max_iter.
+    support_first : bool, default=True
+        Once the passes aim at ``tol``, lay the samples out support-first (those with
+        βᵢ ≠ 0 together, a copy of X's rows): the shrunk passes then read their samples
+        as streams (on the 10-class text-like set a shrunk pass costs ~25 % less).
 
     Raises
     ------
@@ -163,6 +172,9 @@ class CSOptions:
     tail_shrink_decay: float = 0.1
     extrapolate_guard: float = 4.0
     extrapolate_width: float = 1.0
+    extrapolate_patience: int = 20
+    support_first: bool = True
+    support_first_at: float = 0.1
 
     def __post_init__(self):
         if isinstance(self.shuffle_block, bool) or int(self.shuffle_block) < 1:
@@ -172,16 +184,19 @@ class CSOptions:
                 not isinstance(self.extrapolate, numbers.Integral) or \
                 self.extrapolate not in (0, 1, 2):
             raise ValueError(f"extrapolate must be 0, 1 or 2, got {self.extrapolate!r}.")
-        for name in ("polish_max", "polish_cheap"):
+        for name in ("polish_max", "polish_cheap", "extrapolate_patience"):
             if int(getattr(self, name)) < 0:
                 raise ValueError(f"{name} must be >= 0, got {getattr(self, name)!r}.")
         for name in ("shrink_decay", "tail_shrink_decay"):
             if not 0 < getattr(self, name) < 1:
                 raise ValueError(f"{name} must be in (0, 1), got {getattr(self, name)!r}.")
         for name in ("shrink_start", "inner_tol", "polish_from", "polish_work",
-                     "extrapolate_reach", "extrapolate_guard", "extrapolate_width"):
+                     "extrapolate_reach", "extrapolate_guard", "extrapolate_width",
+                     "support_first_at"):
             if not getattr(self, name) > 0:
                 raise ValueError(f"{name} must be > 0, got {getattr(self, name)!r}.")
+        if not isinstance(self.support_first, (bool, np.bool_)):
+            raise ValueError(f"support_first must be a bool, got {self.support_first!r}.")
         if self.rho is not None and not (np.isfinite(self.rho) and self.rho > 0):
             raise ValueError(f"rho must be a finite number > 0 or None, got {self.rho!r}.")
 
@@ -658,7 +673,7 @@ def _extrapolate(dense, X, data, indices, indptr, y, C, beta, W, order, n_vis, W
 @njit(cache=True, error_model="numpy", fastmath=_FAST)
 def _passes(dense, X, data, indices, indptr, y, C, A, beta, W, order, n_free, cls, n_cls,
             rho, b, s, shrinking, eps, eps_shrink0, decay, max_passes, seed_state, block,
-            history, reach, guard, width):
+            history, reach, guard, width, patience):
     """Passes until a full pass has violation ≤ eps, or max_passes.
 
     With ``history`` > 0 every pass over the shrunk set is followed by
@@ -666,9 +681,11 @@ def _passes(dense, X, data, indices, indptr, y, C, A, beta, W, order, n_free, cl
     while the passes visit the same samples: cleared by a restore or when a sample is
     shrunk), until a pass's violation exceeds ``guard`` times the smallest one since
     the last restore: plain passes from then on (a degenerate dual near the rounding
-    floor of its objective, where the steps move the margins by more than they gain).
-    A step is taken only while n_features ≤ ``width`` times the nonzeros of the
-    visited samples (its sweeps over W cost more than the pass otherwise).
+    floor of its objective, where the steps move the margins by more than they gain),
+    or ``patience`` passes in a row leave that smallest one unchanged (a pass and a
+    step that undo each other).  A step is taken only while n_features ≤ ``width``
+    times the nonzeros of the visited samples (its sweeps over W cost more than the
+    pass otherwise).
 
     Returns (passes, last max violation, converged, restores).
     """
@@ -700,6 +717,7 @@ def _passes(dense, X, data, indices, indptr, y, C, A, beta, W, order, n_free, cl
     n_hist = 0              # displacements kept (on the samples order[:n_active])
     head = 0
     best = np.inf           # the smallest violation of a pass over the shrunk set
+    since = 0               # passes over the shrunk set since it was last lowered
     stalled = False
     for it in range(max_passes):
         _shuffle(order, n_active, seed_state, block, tmp, smark)
@@ -739,7 +757,13 @@ def _passes(dense, X, data, indices, indptr, y, C, A, beta, W, order, n_free, cl
             # by rounding-size amounts while the margins move); plain passes from then on
             if viol > guard * best:
                 stalled = True
-            best = min(best, viol)
+            if viol < best:
+                best = viol
+                since = 0
+            else:
+                since += 1
+                if since > patience:
+                    stalled = True      # steps that undo the passes (a cycle)
         if step:
             for a in range(n_hist + 1):
                 slots[a] = (head - a) % nslot
@@ -765,6 +789,7 @@ def _passes(dense, X, data, indices, indptr, y, C, A, beta, W, order, n_free, cl
                 _restore(order, n_free, cls, n_cls, k)
                 n_active = n_free
                 best = np.inf
+                since = 0
                 full = True
         else:
             full = False
@@ -965,6 +990,31 @@ def _arrays(X):
     return True, Xd, np.zeros(0), empty, empty
 
 
+def _support_first(Xs, dense, beta, order, n_free, arrays):
+    """Lay the samples out support-first: the permutation ``perm`` (the samples with
+    βᵢ ≠ 0, then the others, each in increasing order), X's rows and the per-sample
+    ``arrays`` in that order, and ``order[:n_free]`` renamed.
+
+    Once the passes have found the active set (here ~15 000 of the 50 000 samples of
+    the 10-class text-like set), they visit only those samples; laid out together, a
+    block of the visit order reads X's rows, β's and the class lists as one stream
+    instead of rows ~3 apart (a shrunk pass 6.6 → 4.8 ms there).  The cost is one
+    copy of X (O(nnz)), made once.
+
+    Returns
+    -------
+    (perm, Xs, (dense, X, data, indices, indptr), arrays)
+    """
+    n = beta.shape[0]
+    sup = (beta != 0.0).any(axis=1)
+    perm = np.concatenate([np.flatnonzero(sup), np.flatnonzero(~sup)])
+    inv = np.empty(n, dtype=np.int64)
+    inv[perm] = np.arange(n)
+    Xs = Xs.tocsr()[perm] if sp.issparse(Xs) else Xs[perm]
+    order[:n_free] = np.sort(inv[order[:n_free]])
+    return perm, Xs, _arrays(Xs), tuple(np.ascontiguousarray(a[perm]) for a in arrays)
+
+
 def _check_int(value, name, low):
     if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < low:
         raise ValueError(f"{name} must be an integer ≥ {low}, got {value!r}.")
@@ -1091,12 +1141,16 @@ def solve_crammer_singer(std: CrammerSingerQP, *, tol=1e-3, gap_tol=None, max_it
     may_polish = options.polish_max > 0 and min(n, options.polish_max) > 0
     eps = max(float(tol), options.polish_from) if may_polish else float(tol)
     nit, viol, status, polished, restores = 0, np.inf, "max_iter", False, 0
+    perm = None             # the samples' layout once support-first (None: as given)
     primal = dual = np.nan
     step = 1 if callback is not None else max_iter
     while nit < max_iter:
-        inner_eps = eps
+        # a first stop at a loose violation, where the active set is known, to lay the
+        # samples out support-first
+        early = options.support_first and perm is None and options.support_first_at > eps
+        inner_eps = options.support_first_at if early else eps
         if intercept:
-            inner_eps = max(eps, options.inner_tol * float(np.abs(s).max()) / scale)
+            inner_eps = max(inner_eps, options.inner_tol * float(np.abs(s).max()) / scale)
         passes, viol, converged, restored = _passes(
             dense, X, data, indices, indptr, y, C, A, beta, W, order, n_free, cls, n_cls,
             rho, b, s, bool(shrinking), inner_eps,
@@ -1108,13 +1162,18 @@ def solve_crammer_singer(std: CrammerSingerQP, *, tol=1e-3, gap_tol=None, max_it
             # the subspace steps once the passes aim at tol (a polish from polish_from is
             # tried first, on the active set that plain passes found)
             int(options.extrapolate) if eps <= tol else 0, float(options.extrapolate_reach),
-            float(options.extrapolate_guard), float(options.extrapolate_width))
+            float(options.extrapolate_guard), float(options.extrapolate_width),
+            np.int64(options.extrapolate_patience))
         nit += int(passes)
         restores += int(restored)
         if callback is not None and callback(nit, float(viol), W):
             status = "callback"
             break
         if not converged:
+            continue
+        if early:
+            perm, Xs, (dense, X, data, indices, indptr), (y, C, A, beta) = \
+                _support_first(Xs, dense, beta, order, n_free, (y, C, A, beta))
             continue
         # W from β (no drift), then the certificate's own numbers at the effective b
         _weights(dense, X, data, indices, indptr, beta, W)
@@ -1141,6 +1200,9 @@ def solve_crammer_singer(std: CrammerSingerQP, *, tol=1e-3, gap_tol=None, max_it
             b = b_eff               # the multiplier step b ← b + ρ Σᵢβᵢ
         if eps > tol:
             eps = float(tol)        # the polish did not certify: passes down to tol
+            if options.support_first and perm is None:
+                perm, Xs, (dense, X, data, indices, indptr), (y, C, A, beta) = \
+                    _support_first(Xs, dense, beta, order, n_free, (y, C, A, beta))
         elif feasible and viol <= tol:
             # the gap is left: ask for a smaller violation
             eps = max(min(eps, viol) / 10.0, 1e-15)
@@ -1157,6 +1219,10 @@ def solve_crammer_singer(std: CrammerSingerQP, *, tol=1e-3, gap_tol=None, max_it
     if status == "max_iter":
         warnings.warn(f"the sequential dual method {message}.", ConvergenceWarning,
                       stacklevel=2)
+    if perm is not None:
+        beta_p, beta = beta, np.empty_like(beta)
+        beta[perm] = beta_p
+        C = np.ascontiguousarray(std.upper, dtype=np.float64)
     lam = C[:, None] * Y - beta
     np.clip(lam, 0.0, None, out=lam)
     t_total = time.perf_counter() - t0
