@@ -522,33 +522,34 @@ def _extrapolate(dense, X, data, indices, indptr, y, C, beta, W, order, n_vis, W
     cur = slots[0]
     col = np.zeros((nd, k))
     lin = np.zeros(nd)
-    for a in range(nd):
-        Da = HD[slots[a]]
-        Wa = Wp if a == 0 else HW[slots[a]]
-        for q in range(n_vis):
-            i = order[q]
-            yi = y[i]
+    for q in range(n_vis):
+        i = order[q]
+        yi = y[i]
+        Ci = C[i]
+        bi = beta[i]
+        for a in range(nd):
+            dq = HD[slots[a], q]
             bad = False
+            for m in range(k):      # branch-free: most samples have no such entry
+                bad |= (dq[m] != 0.0) & (bi[m] >= (Ci if m == yi else 0.0))
+            if not bad:
+                lin[a] += dq[yi]
+                for m in range(k):
+                    col[a, m] += dq[m]
+                continue
+            nch = 0
             for m in range(k):
-                if Da[q, m] != 0.0 and beta[i, m] >= (C[i] if m == yi else 0.0):
-                    bad = True
-            if bad:
-                nch = 0
-                for m in range(k):
-                    if Da[q, m] != 0.0:
-                        changed[nch] = m
-                        # the pass's own move goes into Wp (W − Wp then omits it); an
-                        # older one is taken out of its W displacement
-                        delta[nch] = Da[q, m] if a == 0 else -Da[q, m]
-                        nch += 1
-                    Da[q, m] = 0.0
-                _row_update(i, dense, X, data, indices, indptr, Wa, changed, delta, nch)
-                if a > 0:
-                    dirty = True
-            else:
-                lin[a] += Da[q, yi]
-                for m in range(k):
-                    col[a, m] += Da[q, m]
+                if dq[m] != 0.0:
+                    changed[nch] = m
+                    # the pass's own move goes into Wp (W − Wp then omits it); an
+                    # older one is taken out of its W displacement
+                    delta[nch] = dq[m] if a == 0 else -dq[m]
+                    nch += 1
+                dq[m] = 0.0
+            _row_update(i, dense, X, data, indices, indptr, Wp if a == 0 else HW[slots[a]],
+                        changed, delta, nch)
+            if a > 0:
+                dirty = True
     Wf = W.reshape(dk)
     u = HW[cur].reshape(dk)
     Wpf = Wp.reshape(dk)
@@ -626,24 +627,24 @@ def _extrapolate(dense, X, data, indices, indptr, y, C, beta, W, order, n_vis, W
     for q in range(n_vis):
         i = order[q]
         yi = y[i]
+        Ci = C[i]
+        bi = beta[i]
         for m in range(k):
             v = c0 * D0[q, m] + c1 * D1[q, m] + c2 * D2[q, m]
-            if v > 0.0:
-                r = ((C[i] if m == yi else 0.0) - beta[i, m]) / v
-                if r < alpha:
-                    alpha = r
+            # room/v < alpha without a division in the common case
+            if v > 0.0 and (Ci if m == yi else 0.0) - bi[m] < alpha * v:
+                alpha = ((Ci if m == yi else 0.0) - bi[m]) / v
     if not alpha > 0.0:
         return 0.0
     for q in range(n_vis):
         i = order[q]
         yi = y[i]
-        for m in range(k):
+        Ci = C[i]
+        bi = beta[i]
+        for m in range(k):          # branch-free: v = 0 leaves βᵢₘ ≤ its bound as it is
             v = alpha * (c0 * D0[q, m] + c1 * D1[q, m] + c2 * D2[q, m])
-            if v != 0.0:
-                upper = C[i] if m == yi else 0.0
-                nb = beta[i, m] + v
-                beta[i, m] = nb if nb < upper else upper
-                D0[q, m] += v
+            bi[m] = min(bi[m] + v, Ci if m == yi else 0.0)
+            D0[q, m] += v
     for m in range(k):
         v = 0.0
         for a in range(nd):
