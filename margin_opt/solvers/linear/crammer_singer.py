@@ -678,9 +678,15 @@ def _extrapolate(dense, X, data, indices, indptr, y, C, beta, W, order, n_vis, W
 
 @njit(cache=True, error_model="numpy", fastmath=_FAST)
 def _passes(dense, X, data, indices, indptr, y, C, A, beta, W, order, n_free, cls, n_cls,
-            rho, b, s, shrinking, eps, eps_shrink0, decay, max_passes, seed_state, block,
-            history, reach, guard, width, patience):
+            rho, b, s, shrinking, eps, eps_shrink0, n_active0, full0, decay, max_passes,
+            seed_state, block, history, reach, guard, width, patience):
     """Passes until a full pass has violation ≤ eps, or max_passes.
+
+    The shrinking state goes on from the caller's: ``order[:n_active0]`` the samples
+    not shrunk (their classes ``cls[i, :n_cls[i]]``), ``full0`` whether that is all of
+    them since the last restore, and the shrinking tolerance ``eps_shrink0``; it is
+    returned as it is left (a call after a converged one starts from the shrinking of
+    the full pass that ended it, not from a full pass of its own).
 
     With ``history`` > 0 every pass over the shrunk set is followed by
     :func:`_extrapolate` on its displacement and up to ``history`` earlier ones (kept
@@ -693,7 +699,9 @@ def _passes(dense, X, data, indices, indptr, y, C, A, beta, W, order, n_free, cl
     times the nonzeros of the visited samples (its sweeps over W cost more than the
     pass otherwise).
 
-    Returns (passes, last max violation, converged, restores).
+    Returns (passes, last max violation, converged, restores, n_active, eps_shrink,
+    full): the last three the state to go on from (after a converged call, the
+    shrinking tolerance already lowered by ``decay``).
     """
     k = W.shape[1]
     G = np.empty(k)
@@ -706,8 +714,8 @@ def _passes(dense, X, data, indices, indptr, y, C, A, beta, W, order, n_free, cl
     smark = np.zeros(beta.shape[0] if block > 1 else 0, dtype=np.bool_)
     gone = np.empty(n_free, dtype=order.dtype)
     eps_shrink = max(eps_shrink0, eps)
-    n_active = n_free
-    full = True
+    n_active = n_active0
+    full = full0
     viol = np.inf
     restores = 0
     nslot = history + 1 if history > 0 else 0
@@ -782,8 +790,7 @@ def _passes(dense, X, data, indices, indptr, y, C, A, beta, W, order, n_free, cl
             n_hist = 0
         if viol <= eps_shrink:
             if full and viol <= eps:
-                _restore(order, n_free, cls, n_cls, k)
-                return it + 1, viol, True, restores
+                return it + 1, viol, True, restores, n_active, decay * eps_shrink, False
             eps_shrink = max(decay * eps_shrink, eps)
             if full:
                 # a full pass has just checked every variable: its own shrinking
@@ -799,8 +806,7 @@ def _passes(dense, X, data, indices, indptr, y, C, A, beta, W, order, n_free, cl
                 full = True
         else:
             full = False
-    _restore(order, n_free, cls, n_cls, k)
-    return max_passes, viol, False, restores
+    return max_passes, viol, False, restores, n_active, eps_shrink, full
 
 
 @njit(cache=True, error_model="numpy", fastmath=_FAST)
@@ -996,10 +1002,11 @@ def _arrays(X):
     return True, Xd, np.zeros(0), empty, empty
 
 
-def _support_first(Xs, dense, beta, order, n_free, arrays):
+def _support_first(Xs, dense, beta, order, n_active, n_free, arrays):
     """Lay the samples out support-first: the permutation ``perm`` (the samples with
     βᵢ ≠ 0, then the others, each in increasing order), X's rows and the per-sample
-    ``arrays`` in that order, and ``order[:n_free]`` renamed.
+    ``arrays`` (their rows) in that order, and ``order`` renamed (its active part
+    ``order[:n_active]`` and the shrunk samples after it each kept apart).
 
     Once the passes have found the active set (here ~15 000 of the 50 000 samples of
     the 10-class text-like set), they visit only those samples; laid out together, a
@@ -1017,7 +1024,8 @@ def _support_first(Xs, dense, beta, order, n_free, arrays):
     inv = np.empty(n, dtype=np.int64)
     inv[perm] = np.arange(n)
     Xs = Xs.tocsr()[perm] if sp.issparse(Xs) else Xs[perm]
-    order[:n_free] = np.sort(inv[order[:n_free]])
+    order[:n_active] = np.sort(inv[order[:n_active]])
+    order[n_active:n_free] = np.sort(inv[order[n_active:n_free]])
     return perm, Xs, _arrays(Xs), tuple(np.ascontiguousarray(a[perm]) for a in arrays)
 
 
@@ -1148,6 +1156,8 @@ def solve_crammer_singer(std: CrammerSingerQP, *, tol=1e-3, gap_tol=None, max_it
     eps = max(float(tol), options.polish_from) if may_polish else float(tol)
     nit, viol, status, polished, restores = 0, np.inf, "max_iter", False, 0
     perm = None             # the samples' layout once support-first (None: as given)
+    # the shrinking state, carried from call to call
+    n_active, eps_shrink, full = n_free, float(options.shrink_start), True
     primal = dual = np.nan
     step = 1 if callback is not None else max_iter
     while nit < max_iter:
@@ -1157,11 +1167,9 @@ def solve_crammer_singer(std: CrammerSingerQP, *, tol=1e-3, gap_tol=None, max_it
         inner_eps = options.support_first_at if early else eps
         if intercept:
             inner_eps = max(inner_eps, options.inner_tol * float(np.abs(s).max()) / scale)
-        passes, viol, converged, restored = _passes(
+        passes, viol, converged, restored, n_active, eps_shrink, full = _passes(
             dense, X, data, indices, indptr, y, C, A, beta, W, order, n_free, cls, n_cls,
-            rho, b, s, bool(shrinking), inner_eps,
-            # a later call goes on from the violation reached (no restores from the top)
-            options.shrink_start if nit == 0 else min(options.shrink_start, 2.0 * viol),
+            rho, b, s, bool(shrinking), inner_eps, eps_shrink, n_active, full,
             options.shrink_decay if eps > tol or not options.extrapolate else
             options.tail_shrink_decay, min(step, max_iter - nit), state,
             int(options.shuffle_block),
@@ -1178,9 +1186,12 @@ def solve_crammer_singer(std: CrammerSingerQP, *, tol=1e-3, gap_tol=None, max_it
         if not converged:
             continue
         if early:
-            perm, Xs, (dense, X, data, indices, indptr), (y, C, A, beta) = \
-                _support_first(Xs, dense, beta, order, n_free, (y, C, A, beta))
-            continue
+            perm, Xs, (dense, X, data, indices, indptr), (y, C, A, beta, cls, n_cls) = \
+                _support_first(Xs, dense, beta, order, n_active, n_free,
+                               (y, C, A, beta, cls, n_cls))
+            if viol > eps:
+                continue
+            # the full pass that ended the call already meets eps (a warm start)
         # W from β (no drift), then the certificate's own numbers at the effective b
         _weights(dense, X, data, indices, indptr, beta, W)
         b_eff = b + rho * s
@@ -1204,11 +1215,16 @@ def solve_crammer_singer(std: CrammerSingerQP, *, tol=1e-3, gap_tol=None, max_it
                 break
         if intercept:
             b = b_eff               # the multiplier step b ← b + ρ Σᵢβᵢ
+            # the gradients moved with b: every variable back, from the violation reached
+            _restore(order, n_free, cls, n_cls, k)
+            n_active, full = n_free, True
+            eps_shrink = min(options.shrink_start, 2.0 * viol)
         if eps > tol:
             eps = float(tol)        # the polish did not certify: passes down to tol
             if options.support_first and perm is None:
-                perm, Xs, (dense, X, data, indices, indptr), (y, C, A, beta) = \
-                    _support_first(Xs, dense, beta, order, n_free, (y, C, A, beta))
+                perm, Xs, (dense, X, data, indices, indptr), (y, C, A, beta, cls, n_cls) = \
+                    _support_first(Xs, dense, beta, order, n_active, n_free,
+                                   (y, C, A, beta, cls, n_cls))
         elif feasible and viol <= tol:
             # the gap is left: ask for a smaller violation
             eps = max(min(eps, viol) / 10.0, 1e-15)
