@@ -1141,7 +1141,7 @@ def solve_crammer_singer(std: CrammerSingerQP, *, tol=1e-3, gap_tol=None, max_it
         beta[lone, y[lone]] = C[lone]
     order = np.flatnonzero(used & (A > 0)).astype(np.int64)
     n_free = order.size
-    cls = np.tile(np.arange(k, dtype=np.int64), (n, 1))
+    cls = np.tile(np.arange(k, dtype=np.int32), (n, 1))      # 4 bytes a class: less to read
     n_cls = np.full(n, k, dtype=np.int64)
     W = np.zeros((d, k))
     _weights(dense, X, data, indices, indptr, beta, W)
