@@ -70,6 +70,7 @@ from scipy.optimize import OptimizeResult
 from sklearn.exceptions import ConvergenceWarning
 
 from ...jit import csr_arrays
+from ...parallel import all_blas_threads, one_blas_thread
 from ...standard_forms import CrammerSingerQP
 
 __all__ = ["solve_crammer_singer", "CSOptions", "polish"]
@@ -142,6 +143,20 @@ class CSOptions:
         A step sweeps W (n_features × n_classes) three times: it is taken only while
         n_features ≤ this times the nonzeros of the samples the pass visits (on wide
         sparse data with few active samples the sweeps would cost more than the pass).
+    extrapolate_patience : int, default=20
+        The steps also stop for the rest of the call when this many passes in a row
+        do not lower the smallest violation since the last restore: on the binary iris
+        problem with intercepts (seeds 1 and 6 of 12) a pass and a step undid each
+        other, the violation stuck at 0.007 until max_iter.
+    support_first : bool, default=True
+        Once the passes aim at ``tol``, lay the samples out support-first (those with
+        βᵢ ≠ 0 together, a copy of X's rows): the shrunk passes then read their samples
+        as streams (on the 10-class text-like set a shrunk pass costs ~25 % less).
+    support_first_at : float, default=0.1
+        Where that layout is made: the passes first stop at a full pass with violation
+        ≤ this (when it is above the violation aimed at), where the active set is
+        nearly settled, and the samples are laid out then; else at the switch to
+        ``tol``.
 
     Raises
     ------
@@ -163,6 +178,9 @@ class CSOptions:
     tail_shrink_decay: float = 0.1
     extrapolate_guard: float = 4.0
     extrapolate_width: float = 1.0
+    extrapolate_patience: int = 20
+    support_first: bool = True
+    support_first_at: float = 0.1
 
     def __post_init__(self):
         if isinstance(self.shuffle_block, bool) or int(self.shuffle_block) < 1:
@@ -172,16 +190,19 @@ class CSOptions:
                 not isinstance(self.extrapolate, numbers.Integral) or \
                 self.extrapolate not in (0, 1, 2):
             raise ValueError(f"extrapolate must be 0, 1 or 2, got {self.extrapolate!r}.")
-        for name in ("polish_max", "polish_cheap"):
+        for name in ("polish_max", "polish_cheap", "extrapolate_patience"):
             if int(getattr(self, name)) < 0:
                 raise ValueError(f"{name} must be >= 0, got {getattr(self, name)!r}.")
         for name in ("shrink_decay", "tail_shrink_decay"):
             if not 0 < getattr(self, name) < 1:
                 raise ValueError(f"{name} must be in (0, 1), got {getattr(self, name)!r}.")
         for name in ("shrink_start", "inner_tol", "polish_from", "polish_work",
-                     "extrapolate_reach", "extrapolate_guard", "extrapolate_width"):
+                     "extrapolate_reach", "extrapolate_guard", "extrapolate_width",
+                     "support_first_at"):
             if not getattr(self, name) > 0:
                 raise ValueError(f"{name} must be > 0, got {getattr(self, name)!r}.")
+        if not isinstance(self.support_first, (bool, np.bool_)):
+            raise ValueError(f"support_first must be a bool, got {self.support_first!r}.")
         if self.rho is not None and not (np.isfinite(self.rho) and self.rho > 0):
             raise ValueError(f"rho must be a finite number > 0 or None, got {self.rho!r}.")
 
@@ -200,29 +221,50 @@ def _row_gradient(i, dense, X, data, indices, indptr, W, cls, na, G):
     With all classes active (na = k) ``cls`` is the identity (nothing was shrunk since
     the last restore), and a CSR row reads W's rows directly: a contiguous loop that the
     compiler vectorizes, about half the time of the gather on a full pass of the
-    text-like set (dense input keeps the gather: no faster on digits).
+    text-like set (dense input keeps the gather: no faster on digits).  A CSR row is
+    read two nonzeros at a time: each G[c] then waits on one store-to-load chain per
+    pair instead of per nonzero (a full gradient of the text-like set: 7.2 → 5.6 ms).
     """
     for c in range(na):
         G[c] = 0.0
-    if not dense and na == W.shape[1]:
-        for p in range(indptr[i], indptr[i + 1]):
-            v = data[p]
-            row = W[np.uint64(indices[p])]
-            for c in range(na):
-                G[c] += v * row[c]
-        return
     if dense:
         for j in range(X.shape[1]):
             v = X[i, j]
             if v != 0.0:
                 for c in range(na):
                     G[c] += v * W[j, cls[c]]
-    else:
-        for p in range(indptr[i], indptr[i + 1]):
+        return
+    p = indptr[i]
+    end = indptr[i + 1]
+    if na == W.shape[1]:
+        while p + 1 < end:
             v = data[p]
-            row = W[np.uint64(indices[p])]        # unsigned: no negative-index wraparound
+            u = data[p + 1]
+            row = W[np.uint64(indices[p])]
+            nxt = W[np.uint64(indices[p + 1])]
             for c in range(na):
-                G[c] += v * row[np.uint64(cls[c])]
+                G[c] += v * row[c] + u * nxt[c]
+            p += 2
+        if p < end:
+            v = data[p]
+            row = W[np.uint64(indices[p])]
+            for c in range(na):
+                G[c] += v * row[c]
+        return
+    while p + 1 < end:
+        v = data[p]
+        u = data[p + 1]
+        row = W[np.uint64(indices[p])]        # unsigned: no negative-index wraparound
+        nxt = W[np.uint64(indices[p + 1])]
+        for c in range(na):
+            m = np.uint64(cls[c])
+            G[c] += v * row[m] + u * nxt[m]
+        p += 2
+    if p < end:
+        v = data[p]
+        row = W[np.uint64(indices[p])]
+        for c in range(na):
+            G[c] += v * row[np.uint64(cls[c])]
 
 
 @njit(cache=True, inline="always", error_model="numpy", fastmath=_FAST)
@@ -273,7 +315,8 @@ def _sub_problem(A, Ci, ypos, B, na, D, out):
 
 @njit(cache=True, error_model="numpy", fastmath=_FAST)
 def _one_pass(dense, X, data, indices, indptr, y, C, A, beta, W, order, n_active, cls,
-              n_cls, rho, b, s, shrinking, G, B, D, new, changed, delta, HD, pos, track):
+              n_cls, rho, b, s, shrinking, G, B, D, new, changed, delta, HD, pos, track,
+              gone):
     """One pass over the first n_active samples of ``order`` (already shuffled).
 
     ``track`` ≥ 0: every change of βᵢ is also added to ``HD[track, pos[i]]`` (the pass's
@@ -282,54 +325,66 @@ def _one_pass(dense, X, data, indices, indptr, y, C, A, beta, W, order, n_active
     Returns (max violation, n_active after shrinking).
     """
     max_viol = 0.0
-    t = 0
-    while t < n_active:
+    kept = 0
+    n_gone = 0
+    for t in range(n_active):
         i = order[t]
         na = n_cls[i]
         ci = cls[i]
         _row_gradient(i, dense, X, data, indices, indptr, W, ci, na, G)
+        yi = y[i]
+        Ci = C[i]
+        bi = beta[i]
         ypos = -1
-        for c in range(na):
-            m = ci[c]
-            G[c] += b[m] + rho * s[m]
-            if m != y[i]:
-                G[c] += 1.0
-            else:
-                ypos = c
         maxG = -np.inf
         minG = np.inf
         for c in range(na):
             m = ci[c]
-            if G[c] > maxG:
-                maxG = G[c]
-            upper = C[i] if m == y[i] else 0.0
-            if beta[i, m] < upper and G[c] < minG:
-                minG = G[c]
+            g = G[c] + b[m] + rho * s[m]
+            upper = 0.0
+            if m != yi:
+                g += 1.0
+            else:
+                ypos = c
+                upper = Ci
+            G[c] = g
+            if g > maxG:
+                maxG = g
+            if bi[m] < upper and g < minG:
+                minG = g
         if shrinking:
-            c = 0
-            while c < na:
+            # a class at its bound with Gᵢᵣ below the free minimum leaves (safely); the
+            # sample leaves when one class is left.  Counted first: most samples of a
+            # full pass leave whole (βᵢ = 0), with no compaction of their class list
+            keep = 0
+            for c in range(na):
                 m = ci[c]
-                upper = C[i] if m == y[i] else 0.0
-                if beta[i, m] == upper and G[c] < minG:   # at its bound, safely
-                    na -= 1
-                    ci[c], ci[na] = ci[na], ci[c]
-                    G[c], G[na] = G[na], G[c]
-                    if ypos == c:
-                        ypos = -1
-                    elif ypos == na:
-                        ypos = c
-                else:
-                    c += 1
-            n_cls[i] = na
-            if na <= 1:
-                n_active -= 1
-                order[t], order[n_active] = order[n_active], order[t]
+                if not (bi[m] == (Ci if m == yi else 0.0) and G[c] < minG):
+                    keep += 1
+            if keep <= 1:
+                n_cls[i] = keep
+                gone[n_gone] = i
+                n_gone += 1
                 continue
+            if keep < na:
+                w = 0
+                ypos = -1
+                for c in range(na):
+                    m = ci[c]
+                    if not (bi[m] == (Ci if m == yi else 0.0) and G[c] < minG):
+                        ci[w] = m
+                        G[w] = G[c]
+                        if m == yi:
+                            ypos = w
+                        w += 1
+                na = keep
+                n_cls[i] = na
+        order[kept] = i        # the visit order kept (kept ≤ t: order[t] is read)
+        kept += 1
         viol = maxG - minG
         if viol > max_viol:
             max_viol = viol
         if viol <= 1e-14 * (1.0 + abs(maxG)):
-            t += 1
             continue
         Ai = A[i]
         for c in range(na):
@@ -349,23 +404,38 @@ def _one_pass(dense, X, data, indices, indptr, y, C, A, beta, W, order, n_active
                     HD[track, pos[i], m] += d
         if nch > 0:
             _row_update(i, dense, X, data, indices, indptr, W, changed, delta, nch)
-        t += 1
-    return max_viol, n_active
+    for t in range(n_gone):
+        order[kept + t] = gone[t]
+    return max_viol, kept
 
 
 @njit(cache=True, error_model="numpy", fastmath=_FAST)
-def _shuffle(order, n, seed_state, block, tmp):
+def _shuffle(order, n, seed_state, block, tmp, mark):
     """A random order of order[:n], by blocks: with ``block`` = 1 a uniform permutation;
     else the entries sorted, cut into blocks of ``block`` consecutive ones, and the blocks
-    visited in a uniformly random order (``tmp``: scratch of 2n entries).
+    visited in a uniformly random order (``tmp``: scratch of 2n entries; ``mark``: False
+    flags, one per possible entry, left False).
 
     The samples of a block lie close in memory (X's rows, β's, the class lists), so a
-    pass reads them as short streams instead of one cache miss apiece.
+    pass reads them as short streams instead of one cache miss apiece.  The entries are
+    sorted by flagging them and reading the flags in order, O(len(mark)) sequential
+    steps (a comparison sort of the ~15 000 active samples of the text-like set cost
+    ~0.4 ms a pass, 5 % of it); a comparison sort where n is small beside len(mark).
     """
     nb = n if block == 1 else (n + block - 1) // block
     perm = order
     if block > 1:
-        order[:n].sort()
+        if 16 * n < mark.size:
+            order[:n].sort()
+        else:
+            for t in range(n):
+                mark[order[t]] = True
+            t = 0
+            for i in range(mark.size):
+                if mark[i]:
+                    mark[i] = False
+                    order[t] = i
+                    t += 1
         perm = tmp
         for c in range(nb):
             tmp[c] = c
@@ -453,33 +523,34 @@ def _extrapolate(dense, X, data, indices, indptr, y, C, beta, W, order, n_vis, W
     cur = slots[0]
     col = np.zeros((nd, k))
     lin = np.zeros(nd)
-    for a in range(nd):
-        Da = HD[slots[a]]
-        Wa = Wp if a == 0 else HW[slots[a]]
-        for q in range(n_vis):
-            i = order[q]
-            yi = y[i]
+    for q in range(n_vis):
+        i = order[q]
+        yi = y[i]
+        Ci = C[i]
+        bi = beta[i]
+        for a in range(nd):
+            dq = HD[slots[a], q]
             bad = False
+            for m in range(k):      # branch-free: most samples have no such entry
+                bad |= (dq[m] != 0.0) & (bi[m] >= (Ci if m == yi else 0.0))
+            if not bad:
+                lin[a] += dq[yi]
+                for m in range(k):
+                    col[a, m] += dq[m]
+                continue
+            nch = 0
             for m in range(k):
-                if Da[q, m] != 0.0 and beta[i, m] >= (C[i] if m == yi else 0.0):
-                    bad = True
-            if bad:
-                nch = 0
-                for m in range(k):
-                    if Da[q, m] != 0.0:
-                        changed[nch] = m
-                        # the pass's own move goes into Wp (W − Wp then omits it); an
-                        # older one is taken out of its W displacement
-                        delta[nch] = Da[q, m] if a == 0 else -Da[q, m]
-                        nch += 1
-                    Da[q, m] = 0.0
-                _row_update(i, dense, X, data, indices, indptr, Wa, changed, delta, nch)
-                if a > 0:
-                    dirty = True
-            else:
-                lin[a] += Da[q, yi]
-                for m in range(k):
-                    col[a, m] += Da[q, m]
+                if dq[m] != 0.0:
+                    changed[nch] = m
+                    # the pass's own move goes into Wp (W − Wp then omits it); an
+                    # older one is taken out of its W displacement
+                    delta[nch] = dq[m] if a == 0 else -dq[m]
+                    nch += 1
+                dq[m] = 0.0
+            _row_update(i, dense, X, data, indices, indptr, Wp if a == 0 else HW[slots[a]],
+                        changed, delta, nch)
+            if a > 0:
+                dirty = True
     Wf = W.reshape(dk)
     u = HW[cur].reshape(dk)
     Wpf = Wp.reshape(dk)
@@ -557,24 +628,24 @@ def _extrapolate(dense, X, data, indices, indptr, y, C, beta, W, order, n_vis, W
     for q in range(n_vis):
         i = order[q]
         yi = y[i]
+        Ci = C[i]
+        bi = beta[i]
         for m in range(k):
             v = c0 * D0[q, m] + c1 * D1[q, m] + c2 * D2[q, m]
-            if v > 0.0:
-                r = ((C[i] if m == yi else 0.0) - beta[i, m]) / v
-                if r < alpha:
-                    alpha = r
+            # room/v < alpha without a division in the common case
+            if v > 0.0 and (Ci if m == yi else 0.0) - bi[m] < alpha * v:
+                alpha = ((Ci if m == yi else 0.0) - bi[m]) / v
     if not alpha > 0.0:
         return 0.0
     for q in range(n_vis):
         i = order[q]
         yi = y[i]
-        for m in range(k):
+        Ci = C[i]
+        bi = beta[i]
+        for m in range(k):          # branch-free: v = 0 leaves βᵢₘ ≤ its bound as it is
             v = alpha * (c0 * D0[q, m] + c1 * D1[q, m] + c2 * D2[q, m])
-            if v != 0.0:
-                upper = C[i] if m == yi else 0.0
-                nb = beta[i, m] + v
-                beta[i, m] = nb if nb < upper else upper
-                D0[q, m] += v
+            bi[m] = min(bi[m] + v, Ci if m == yi else 0.0)
+            D0[q, m] += v
     for m in range(k):
         v = 0.0
         for a in range(nd):
@@ -608,20 +679,30 @@ def _extrapolate(dense, X, data, indices, indptr, y, C, beta, W, order, n_vis, W
 
 @njit(cache=True, error_model="numpy", fastmath=_FAST)
 def _passes(dense, X, data, indices, indptr, y, C, A, beta, W, order, n_free, cls, n_cls,
-            rho, b, s, shrinking, eps, eps_shrink0, decay, max_passes, seed_state, block,
-            history, reach, guard, width):
+            rho, b, s, shrinking, eps, eps_shrink0, n_active0, full0, decay, max_passes,
+            seed_state, block, history, reach, guard, width, patience):
     """Passes until a full pass has violation ≤ eps, or max_passes.
+
+    The shrinking state goes on from the caller's: ``order[:n_active0]`` the samples
+    not shrunk (their classes ``cls[i, :n_cls[i]]``), ``full0`` whether that is all of
+    them since the last restore, and the shrinking tolerance ``eps_shrink0``; it is
+    returned as it is left (a call after a converged one starts from the shrinking of
+    the full pass that ended it, not from a full pass of its own).
 
     With ``history`` > 0 every pass over the shrunk set is followed by
     :func:`_extrapolate` on its displacement and up to ``history`` earlier ones (kept
     while the passes visit the same samples: cleared by a restore or when a sample is
     shrunk), until a pass's violation exceeds ``guard`` times the smallest one since
     the last restore: plain passes from then on (a degenerate dual near the rounding
-    floor of its objective, where the steps move the margins by more than they gain).
-    A step is taken only while n_features ≤ ``width`` times the nonzeros of the
-    visited samples (its sweeps over W cost more than the pass otherwise).
+    floor of its objective, where the steps move the margins by more than they gain),
+    or ``patience`` passes in a row leave that smallest one unchanged (a pass and a
+    step that undo each other).  A step is taken only while n_features ≤ ``width``
+    times the nonzeros of the visited samples (its sweeps over W cost more than the
+    pass otherwise).
 
-    Returns (passes, last max violation, converged, restores).
+    Returns (passes, last max violation, converged, restores, n_active, eps_shrink,
+    full): the last three the state to go on from (after a converged call, the
+    shrinking tolerance already lowered by ``decay``).
     """
     k = W.shape[1]
     G = np.empty(k)
@@ -631,9 +712,11 @@ def _passes(dense, X, data, indices, indptr, y, C, A, beta, W, order, n_free, cl
     changed = np.empty(k, dtype=np.int64)
     delta = np.empty(k)
     tmp = np.empty(2 * n_free if block > 1 else 0, dtype=order.dtype)
+    smark = np.zeros(beta.shape[0] if block > 1 else 0, dtype=np.bool_)
+    gone = np.empty(n_free, dtype=order.dtype)
     eps_shrink = max(eps_shrink0, eps)
-    n_active = n_free
-    full = True
+    n_active = n_active0
+    full = full0
     viol = np.inf
     restores = 0
     nslot = history + 1 if history > 0 else 0
@@ -649,9 +732,10 @@ def _passes(dense, X, data, indices, indptr, y, C, A, beta, W, order, n_free, cl
     n_hist = 0              # displacements kept (on the samples order[:n_active])
     head = 0
     best = np.inf           # the smallest violation of a pass over the shrunk set
+    since = 0               # passes over the shrunk set since it was last lowered
     stalled = False
     for it in range(max_passes):
-        _shuffle(order, n_active, seed_state, block, tmp)
+        _shuffle(order, n_active, seed_state, block, tmp, smark)
         n_vis = n_active
         step = nslot > 0 and not full and not stalled
         if step:
@@ -681,14 +765,20 @@ def _passes(dense, X, data, indices, indptr, y, C, A, beta, W, order, n_free, cl
             Wp[:] = W
         viol, n_active = _one_pass(dense, X, data, indices, indptr, y, C, A, beta, W, order,
                                    n_active, cls, n_cls, rho, b, s, shrinking,
-                                   G, B, D, new, changed, delta, HD, pos, track)
+                                   G, B, D, new, changed, delta, HD, pos, track, gone)
         if nslot > 0 and not full:
             # the steps must not make the passes' violation grow: on a degenerate dual,
             # near the rounding floor of its objective, they can (the objective falls
             # by rounding-size amounts while the margins move); plain passes from then on
             if viol > guard * best:
                 stalled = True
-            best = min(best, viol)
+            if viol < best:
+                best = viol
+                since = 0
+            else:
+                since += 1
+                if since > patience:
+                    stalled = True      # steps that undo the passes (a cycle)
         if step:
             for a in range(n_hist + 1):
                 slots[a] = (head - a) % nslot
@@ -701,18 +791,23 @@ def _passes(dense, X, data, indices, indptr, y, C, A, beta, W, order, n_free, cl
             n_hist = 0
         if viol <= eps_shrink:
             if full and viol <= eps:
-                _restore(order, n_free, cls, n_cls, k)
-                return it + 1, viol, True, restores
-            restores += 1
-            _restore(order, n_free, cls, n_cls, k)
-            n_active = n_free
-            best = np.inf
+                return it + 1, viol, True, restores, n_active, decay * eps_shrink, False
             eps_shrink = max(decay * eps_shrink, eps)
-            full = True
+            if full:
+                # a full pass has just checked every variable: its own shrinking
+                # stands, and a restore would repeat it (liblinear's rule does; a
+                # call's first pass, e.g. after the polish test, was one such pair)
+                full = False
+            else:
+                restores += 1
+                _restore(order, n_free, cls, n_cls, k)
+                n_active = n_free
+                best = np.inf
+                since = 0
+                full = True
         else:
             full = False
-    _restore(order, n_free, cls, n_cls, k)
-    return max_passes, viol, False, restores
+    return max_passes, viol, False, restores, n_active, eps_shrink, full
 
 
 @njit(cache=True, error_model="numpy", fastmath=_FAST)
@@ -853,7 +948,9 @@ def polish(X, y, C, beta, b, intercept, max_size):
     Mr = M.copy()
     Mr[np.arange(q.size), np.arange(q.size)] += ridge
     try:
-        with warnings.catch_warnings(), np.errstate(all="ignore"):
+        # both cores only where they are free (inside one_blas_thread, as the solver
+        # calls it; untouched otherwise)
+        with warnings.catch_warnings(), np.errstate(all="ignore"), all_blas_threads():
             warnings.simplefilter("ignore", sla.LinAlgWarning)   # a singular one: checked
             lu = sla.lu_factor(Mr, check_finite=False)
             sol = sla.lu_solve(lu, rhs, check_finite=False)
@@ -880,7 +977,11 @@ def polish(X, y, C, beta, b, intercept, max_size):
 def _try_polish(Xs, dense, X, data, indices, indptr, y, C, beta, W, b, intercept,
                 max_size, tol, gap_tol, scale):
     """(β, b, primal, dual, violation) of a polish that meets the stop, or None."""
-    out = polish(Xs, y, C, beta, b, intercept, max_size)
+    # one BLAS thread (its LU on both where they are free): a pool of two woken on a
+    # busy machine spins against the other process, and on into the passes after it
+    # (digits at load 2: the whole solve 0.45–0.53 s against 0.25–0.35 s on one thread)
+    with one_blas_thread():
+        out = polish(Xs, y, C, beta, b, intercept, max_size)
     if out is None:
         return None
     new, b_new = out
@@ -906,6 +1007,33 @@ def _arrays(X):
     Xd = np.ascontiguousarray(X, dtype=np.float64)
     empty = np.zeros(1, dtype=np.int32)
     return True, Xd, np.zeros(0), empty, empty
+
+
+def _support_first(Xs, dense, beta, order, n_active, n_free, arrays):
+    """Lay the samples out support-first: the permutation ``perm`` (the samples with
+    βᵢ ≠ 0, then the others, each in increasing order), X's rows and the per-sample
+    ``arrays`` (their rows) in that order, and ``order`` renamed (its active part
+    ``order[:n_active]`` and the shrunk samples after it each kept apart).
+
+    Once the passes have found the active set (here ~15 000 of the 50 000 samples of
+    the 10-class text-like set), they visit only those samples; laid out together, a
+    block of the visit order reads X's rows, β's and the class lists as one stream
+    instead of rows ~3 apart (a shrunk pass 6.6 → 4.8 ms there).  The cost is one
+    copy of X (O(nnz)), made once.
+
+    Returns
+    -------
+    (perm, Xs, (dense, X, data, indices, indptr), arrays)
+    """
+    n = beta.shape[0]
+    sup = (beta != 0.0).any(axis=1)
+    perm = np.concatenate([np.flatnonzero(sup), np.flatnonzero(~sup)])
+    inv = np.empty(n, dtype=np.int64)
+    inv[perm] = np.arange(n)
+    Xs = Xs.tocsr()[perm] if sp.issparse(Xs) else Xs[perm]
+    order[:n_active] = np.sort(inv[order[:n_active]])
+    order[n_active:n_free] = np.sort(inv[order[n_active:n_free]])
+    return perm, Xs, _arrays(Xs), tuple(np.ascontiguousarray(a[perm]) for a in arrays)
 
 
 def _check_int(value, name, low):
@@ -1020,7 +1148,7 @@ def solve_crammer_singer(std: CrammerSingerQP, *, tol=1e-3, gap_tol=None, max_it
         beta[lone, y[lone]] = C[lone]
     order = np.flatnonzero(used & (A > 0)).astype(np.int64)
     n_free = order.size
-    cls = np.tile(np.arange(k, dtype=np.int64), (n, 1))
+    cls = np.tile(np.arange(k, dtype=np.int32), (n, 1))      # 4 bytes a class: less to read
     n_cls = np.full(n, k, dtype=np.int64)
     W = np.zeros((d, k))
     _weights(dense, X, data, indices, indptr, beta, W)
@@ -1034,24 +1162,29 @@ def solve_crammer_singer(std: CrammerSingerQP, *, tol=1e-3, gap_tol=None, max_it
     may_polish = options.polish_max > 0 and min(n, options.polish_max) > 0
     eps = max(float(tol), options.polish_from) if may_polish else float(tol)
     nit, viol, status, polished, restores = 0, np.inf, "max_iter", False, 0
+    perm = None             # the samples' layout once support-first (None: as given)
+    # the shrinking state, carried from call to call
+    n_active, eps_shrink, full = n_free, float(options.shrink_start), True
     primal = dual = np.nan
     step = 1 if callback is not None else max_iter
     while nit < max_iter:
-        inner_eps = eps
+        # a first stop at a loose violation, where the active set is known, to lay the
+        # samples out support-first
+        early = options.support_first and perm is None and options.support_first_at > eps
+        inner_eps = options.support_first_at if early else eps
         if intercept:
-            inner_eps = max(eps, options.inner_tol * float(np.abs(s).max()) / scale)
-        passes, viol, converged, restored = _passes(
+            inner_eps = max(inner_eps, options.inner_tol * float(np.abs(s).max()) / scale)
+        passes, viol, converged, restored, n_active, eps_shrink, full = _passes(
             dense, X, data, indices, indptr, y, C, A, beta, W, order, n_free, cls, n_cls,
-            rho, b, s, bool(shrinking), inner_eps,
-            # a later call goes on from the violation reached (no restores from the top)
-            options.shrink_start if nit == 0 else min(options.shrink_start, 2.0 * viol),
+            rho, b, s, bool(shrinking), inner_eps, eps_shrink, n_active, full,
             options.shrink_decay if eps > tol or not options.extrapolate else
             options.tail_shrink_decay, min(step, max_iter - nit), state,
             int(options.shuffle_block),
             # the subspace steps once the passes aim at tol (a polish from polish_from is
             # tried first, on the active set that plain passes found)
             int(options.extrapolate) if eps <= tol else 0, float(options.extrapolate_reach),
-            float(options.extrapolate_guard), float(options.extrapolate_width))
+            float(options.extrapolate_guard), float(options.extrapolate_width),
+            np.int64(options.extrapolate_patience))
         nit += int(passes)
         restores += int(restored)
         if callback is not None and callback(nit, float(viol), W):
@@ -1059,6 +1192,13 @@ def solve_crammer_singer(std: CrammerSingerQP, *, tol=1e-3, gap_tol=None, max_it
             break
         if not converged:
             continue
+        if early:
+            perm, Xs, (dense, X, data, indices, indptr), (y, C, A, beta, cls, n_cls) = \
+                _support_first(Xs, dense, beta, order, n_active, n_free,
+                               (y, C, A, beta, cls, n_cls))
+            if viol > eps:
+                continue
+            # the full pass that ended the call already meets eps (a warm start)
         # W from β (no drift), then the certificate's own numbers at the effective b
         _weights(dense, X, data, indices, indptr, beta, W)
         b_eff = b + rho * s
@@ -1082,8 +1222,16 @@ def solve_crammer_singer(std: CrammerSingerQP, *, tol=1e-3, gap_tol=None, max_it
                 break
         if intercept:
             b = b_eff               # the multiplier step b ← b + ρ Σᵢβᵢ
+            # the gradients moved with b: every variable back, from the violation reached
+            _restore(order, n_free, cls, n_cls, k)
+            n_active, full = n_free, True
+            eps_shrink = min(options.shrink_start, 2.0 * viol)
         if eps > tol:
             eps = float(tol)        # the polish did not certify: passes down to tol
+            if options.support_first and perm is None:
+                perm, Xs, (dense, X, data, indices, indptr), (y, C, A, beta, cls, n_cls) = \
+                    _support_first(Xs, dense, beta, order, n_active, n_free,
+                                   (y, C, A, beta, cls, n_cls))
         elif feasible and viol <= tol:
             # the gap is left: ask for a smaller violation
             eps = max(min(eps, viol) / 10.0, 1e-15)
@@ -1100,6 +1248,10 @@ def solve_crammer_singer(std: CrammerSingerQP, *, tol=1e-3, gap_tol=None, max_it
     if status == "max_iter":
         warnings.warn(f"the sequential dual method {message}.", ConvergenceWarning,
                       stacklevel=2)
+    if perm is not None:
+        beta_p, beta = beta, np.empty_like(beta)
+        beta[perm] = beta_p
+        C = np.ascontiguousarray(std.upper, dtype=np.float64)
     lam = C[:, None] * Y - beta
     np.clip(lam, 0.0, None, out=lam)
     t_total = time.perf_counter() - t0
