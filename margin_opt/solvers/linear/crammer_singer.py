@@ -313,7 +313,10 @@ def _sub_problem(A, Ci, ypos, B, na, D, out):
         out[c] = v if v < upper else upper
 
 
-@njit(cache=True, error_model="numpy", fastmath=_FAST)
+# the pass (and the restore) are compiled without reference counting: they allocate
+# nothing, and the views they take per sample would otherwise each cost two atomic
+# operations (the 10-class text-like solve 1.52–1.75 → 1.37–1.45 s)
+@njit(cache=True, error_model="numpy", fastmath=_FAST, _nrt=False)
 def _one_pass(dense, X, data, indices, indptr, y, C, A, beta, W, order, n_active, cls,
               n_cls, rho, b, s, shrinking, G, B, D, new, changed, delta, HD, pos, track,
               gone):
@@ -460,7 +463,7 @@ def _shuffle(order, n, seed_state, block, tmp, mark):
             order[t] = tmp[n + t]
 
 
-@njit(cache=True, error_model="numpy", fastmath=_FAST)
+@njit(cache=True, error_model="numpy", fastmath=_FAST, _nrt=False)
 def _restore(order, n_free, cls, n_cls, k):
     for t in range(n_free):
         i = order[t]
