@@ -100,13 +100,14 @@ _FM = {"nnan", "ninf", "nsz", "contract", "arcp"}   # no reassociation: exp stay
 # The functions that compute a tile of a row (vexp, sparse_dots, _tile, kernel_values,
 # squared_distances, transform, _tiles) are compiled without reference counting
 # (``_nrt=False``), as SMO's loop is: they allocate nothing, and the views they take of
-# every tile would otherwise each cost two atomic operations (an RBF row at n = 20 000,
-# d = 20: 4.07 → 3.6 ns an entry; a9a.t 3.39 → 2.77; the certificate's Kβ on a9a.t
-# 0.33 → 0.25 s).
+# every tile would otherwise each cost two atomic operations where numba does not prune
+# them (quiet machine, A/B: an RBF row at n = 20 000, d = 20 3.96 → 3.6 ns an entry;
+# a9a.t 3.28 → 2.7; the certificate's Kβ on a9a.t 3.0 → 2.45 ns an entry).
 #: the dense transpose of sparse data is stored in single precision from this size on
 #: (bytes in double) where every value is a single-precision number (binary features,
 #: counts, data loaded as float32): the same values and the same double-precision
-#: products, half the memory traffic of a row (a9a.t: 3.9 → 3.3 ns an entry of an RBF row)
+#: products, half the memory traffic of a row (a9a.t: 3.9–4.4 → 3.3 ns an entry of an RBF
+#: row, quiet machine)
 NARROW_MIN_BYTES = 1 << 22
 
 _LOG2E = 1.4426950408889634
