@@ -315,7 +315,7 @@ def _sub_problem(A, Ci, ypos, B, na, D, out):
 
 # the pass (and the restore) are compiled without reference counting: they allocate
 # nothing, and the views they take per sample would otherwise each cost two atomic
-# operations (the 10-class text-like solve 1.52–1.75 → 1.37–1.45 s)
+# operations (the 10-class text-like solve, A/B on a quiet machine: 1.67–1.79 → 1.50–1.65 s)
 @njit(cache=True, error_model="numpy", fastmath=_FAST, _nrt=False)
 def _one_pass(dense, X, data, indices, indptr, y, C, A, beta, W, order, n_active, cls,
               n_cls, rho, b, s, shrinking, G, B, D, new, changed, delta, HD, pos, track,
