@@ -587,7 +587,11 @@ def polish(src, duals, factor, budget_bytes, smo_work, force=False, extra=None,
         new[hitting & (d > 0)] = CF[hitting & (d > 0)]
     a[F] = np.clip(new, 0.0, CF)
     free = F
-    if duals.delta is not None and not _restore_on(a, y, C, duals.delta, free):
+    # the restore moves active variables only: a shrunk one (at a bound, pinned) that it
+    # moved would be missing from the shrunk gradients the next unshrinking rebuilds
+    # from Ḡ and the active free variables
+    na = int(src.st[S_ACTIVE])
+    if duals.delta is not None and not _restore_on(a, y, C, duals.delta, free[free < na]):
         a[:] = a_old
         return False, fac
     step = a[free] - a_old[free]
@@ -598,6 +602,11 @@ def polish(src, duals, factor, budget_bytes, smo_work, force=False, extra=None,
     changed = np.flatnonzero(a != a_old)
     if changed.size == 0:
         return True, fac
+    if changed[-1] >= na:
+        # a shrunk variable moved (never, as the step pins them and the restore leaves
+        # them alone): its term would be missing from the rebuilt shrunk gradients
+        a[:] = a_old
+        return False, fac
     da = (a[changed] - a_old[changed]) * y[changed]
     was_up, is_up = a_old[changed] >= C[changed], a[changed] >= C[changed]
     dbar = np.where(is_up & ~was_up, C[changed], np.where(was_up & ~is_up, -C[changed], 0.0))
@@ -607,9 +616,9 @@ def polish(src, duals, factor, budget_bytes, smo_work, force=False, extra=None,
     rows, inv = np.unique(index[changed], return_inverse=True)
     summed = np.zeros((rows.size, 2))
     np.add.at(summed, inv, coefs)
-    na = int(src.st[S_ACTIVE])
     if na < a.shape[0]:
-        # some variables shrunk (each at a bound, none moved): the active gradients
+        # some variables shrunk (each at a bound, none moved: pinned, and not restored
+        # above): the active gradients
         # from the changed rows on the active columns only, Ḡ (every data row) from the
         # rows whose variables reached or left their upper bound; the shrunk gradients
         # are reconstructed from Ḡ when SMO unshrinks
