@@ -423,7 +423,9 @@ def calculate_b(alpha, G, y, C):
 # ---------------------------------------------------------------- the phases
 # between the calls of the loop: the bookkeeping of a run's phases, shared by the
 # driver (:mod:`.driver`, in Python) and the batch entries (:mod:`.batch`, compiled),
-# so that their iterates stay the same
+# so that their iterates stay the same without the polish (with it they differ: the
+# batch entries take one compiled Newton step after unshrinking, the driver polishes
+# on the active set first)
 
 
 @njit(cache=True, nogil=True)
