@@ -379,8 +379,9 @@ def test_symmetric_block_split_over_threads_is_the_one_thread_block(name):
         assert np.all(one[same] == 1.0)
 
 
+@pytest.mark.parametrize("density", [0.15, 0.5])      # combinations by axpys / by BLAS
 @pytest.mark.parametrize("name", ["linear", "rbf"])
-def test_single_precision_transpose_gives_the_same_kernel_values_to_the_bit(name):
+def test_single_precision_transpose_gives_the_same_kernel_values_to_the_bit(name, density):
     # sparse data whose values are all single-precision numbers (binary features and
     # small multiples of 1/8, as a9a.t and count data): from ``narrow_min_bytes`` on the
     # dense transpose is stored in float32, every product still formed in double; whole
@@ -391,13 +392,14 @@ def test_single_precision_transpose_gives_the_same_kernel_values_to_the_bit(name
     from margin_opt.solvers.smo import rows as kb
 
     rng = np.random.default_rng(5)
-    X = np.round(rng.random((900, 70)) * 8.0) / 8.0 * (rng.random((900, 70)) < 0.15)
+    X = np.round(rng.random((900, 70)) * 8.0) / 8.0 * (rng.random((900, 70)) < density)
     Xs = sp.csr_matrix(X)
     params = {} if name == "linear" else {"gamma": 0.07}
     ker = make_kernel(name, X, **params)
     wide, csr = kb.named_kernel_arrays(Xs, ker, dense_budget=1e9, narrow_min_bytes=np.inf)
     narrow, _ = kb.named_kernel_arrays(Xs, ker, dense_budget=1e9, narrow_min_bytes=0)
     assert wide.XT.dtype == np.float64 and narrow.XT.dtype == np.float32
+    assert bool(kb.axpy_rows(narrow)) == (density < 0.25)
     np.testing.assert_array_equal(narrow.XT, wide.XT)
     # values that are not single-precision numbers keep the double transpose
     odd, _ = kb.named_kernel_arrays(sp.csr_matrix(X + 0.1 * (X != 0)), ker, dense_budget=1e9,
