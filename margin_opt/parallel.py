@@ -24,9 +24,10 @@ Every layer asks here; nothing else decides.  The rules, and why:
    reading is taken when a fit starts and again during it
    (:class:`FitThreads`), at most every :attr:`ThreadPolicy.check_every` seconds: a
    reading with fewer free cores takes threads away at once (a region whose worker
-   thread has lost its core waits for it: under a load that came and went, one SMO
-   fit at n = 20 000 took 5.4 s against 0.95 s, while two readings in a row had to
-   agree), and two readings in a row must agree to give them back.
+   thread has lost its core waits for it; with two agreeing readings needed either
+   way, one SMO fit at n = 20 000 took 5.4 s against 0.95 s once, under a load that
+   came and went, not reproduced since), and two readings in a row must agree to give
+   them back.
 
 The answer never depends on the thread count: every split computes each entry by the
 same code, and reductions break ties by position.

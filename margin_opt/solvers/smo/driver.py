@@ -688,7 +688,6 @@ class _SMORun:
             except StopIteration:
                 self._unshrink()
                 return code, True
-        st[_st.S_STOP_ACTIVE] = 0
         if code != _st.R_ACTIVE_OPTIMAL:
             self._unshrink()
         return code, False
