@@ -65,6 +65,30 @@ def _announce(event) -> None:
     print(MESSAGE, file=sys.stderr, flush=True)
 
 
+def _load_tbb() -> None:
+    """Load the ``tbb`` package's ``libtbb.so.12`` before numba picks its threading layer.
+
+    The wheel puts the library in ``<prefix>/lib``, which the loader searches for the
+    interpreter's own prefix but not for a virtual environment's (nor a user site's):
+    there numba's TBB layer failed to import and numba fell back to GNU OpenMP.  A
+    library loaded first (by its soname) satisfies numba's ``tbbpool`` wherever it is.
+    """
+    import ctypes
+    import site
+
+    if not sys.platform.startswith("linux"):
+        return
+    prefixes = [sys.prefix, sys.base_prefix, getattr(site, "USER_BASE", None) or ""]
+    for prefix in dict.fromkeys(p for p in prefixes if p):
+        path = os.path.join(prefix, "lib", "libtbb.so.12")
+        if os.path.exists(path):
+            try:
+                ctypes.CDLL(path, mode=ctypes.RTLD_GLOBAL)
+            except OSError:
+                continue
+            return
+
+
 def announce_compiles() -> None:
     """Listen to numba's compilations; announce the first of margin_opt's on stderr.
 
@@ -78,13 +102,16 @@ def announce_compiles() -> None:
     The line is written at most once per process, when numba starts compiling a
     function defined in a margin_opt module, never for a load from numba's cache nor
     for other packages' functions; ``MARGIN_OPT_QUIET=1`` in the environment (read at
-    that moment) silences it.  A worker process (joblib) that compiles writes its
+    that moment) silences it.  The first call also loads TBB's library from the
+    ``tbb`` package (:func:`_load_tbb`), so that numba's TBB layer loads in a virtual
+    environment as in the interpreter's prefix.  A worker process (joblib) that compiles writes its
     own line.
     """
     global _installed
     with _lock:
         if _installed:
             return
+        _load_tbb()
         from numba.core import event
 
         class _CompileListener(event.Listener):

@@ -44,7 +44,13 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 
 __all__ = ["ThreadPolicy", "FitThreads", "use_policy", "current_policy", "fit_threads",
-           "threading_layer", "one_blas_thread", "all_blas_threads"]
+           "core_threads", "threading_layer", "one_blas_thread", "all_blas_threads",
+           "THREADS_ENV"]
+
+#: the environment variables that bound the compiled core's pool, the first one set
+#: wins: margin_opt's own, then OpenMP's, which joblib's process workers set to their
+#: share of the cores (``cpu_count // n_jobs``), as scikit-learn's OpenMP loops read it
+THREADS_ENV = ("MARGIN_OPT_NUM_THREADS", "OMP_NUM_THREADS")
 
 #: layers whose parallel regions are cheap enough for SMO's rows and passes
 _CHEAP_LAYERS = ("tbb", "omp")
@@ -236,6 +242,32 @@ def _allowed(policy: ThreadPolicy) -> int:
     return n
 
 
+def _env_threads() -> int | None:
+    """The bound :data:`THREADS_ENV` sets (None: none set, or not a positive integer)."""
+    for name in THREADS_ENV:
+        value = os.environ.get(name, "").strip()
+        if value:
+            try:
+                n = int(value.split(",")[0])      # OpenMP's nested form "2,1": the outer
+            except ValueError:
+                return None
+            return n if n >= 1 else None
+    return None
+
+
+def _core_allowed(policy: ThreadPolicy) -> int:
+    """Threads rule 2 allows the compiled core's pool: the cores, within
+    :data:`THREADS_ENV` and ``policy.max_threads`` (the pool survives a fork and its
+    idle workers sleep: rule 1 has nothing to refuse)."""
+    n = _cores()
+    env = _env_threads()
+    if env is not None:
+        n = min(n, env)
+    if policy.max_threads is not None:
+        n = min(n, int(policy.max_threads))
+    return max(1, n)
+
+
 def _free(policy: ThreadPolicy, n: int) -> int:
     """Rule 3: of ``n`` threads, those the other processes' running tasks leave cores
     for (at least one)."""
@@ -268,6 +300,26 @@ def fit_threads(policy: ThreadPolicy | None = None) -> int:
     """
     policy = policy or _policy.get()
     return _free(policy, _allowed(policy))
+
+
+def core_threads(policy: ThreadPolicy | None = None) -> int:
+    """Threads for a call of the compiled core (``margin_opt._core``) now: the cores,
+    within :data:`THREADS_ENV` (a joblib worker's share), ``policy.max_threads`` and
+    the cores other processes leave free (rule 3), at least 1.
+
+    Parameters
+    ----------
+    policy : ThreadPolicy, optional
+        The rules' settings (default: the one of :func:`use_policy`, else
+        ``ThreadPolicy()``).
+
+    Returns
+    -------
+    int
+        The thread count, ≥ 1.
+    """
+    policy = policy or _policy.get()
+    return _free(policy, _core_allowed(policy))
 
 
 class FitThreads:

@@ -232,7 +232,7 @@ def test_one_specialization_whatever_the_caller_passes():
     Literal, prange's index unsigned, a memory map or a joblib worker's data read-only,
     a slice non-contiguous.  The fits and predictions below meet each kind; no
     margin_opt function is compiled for a Literal or an unsigned index, and the
-    prediction blocks and the linear epochs take their inputs read-only and contiguous,
+    linear epochs take their inputs read-only and contiguous,
     whatever the caller holds."""
     import numpy as np
     from numba import types
@@ -240,7 +240,6 @@ def test_one_specialization_whatever_the_caller_passes():
     from sklearn.datasets import load_iris
 
     from margin_opt import SVC, Perceptron
-    from margin_opt.estimators import expansion
     from margin_opt.solvers import _pegasos_kernels, perceptron
 
     X, y = load_iris(return_X_y=True)
@@ -270,7 +269,7 @@ def test_one_specialization_whatever_the_caller_passes():
                 odd += [(name, attr, str(t)) for sig in obj.signatures for t in sig
                         if isinstance(t, types.Literal) or t == types.uint64]
     assert odd == []
-    for f, arg in ((expansion._blocks, 1), (perceptron._epoch_dense, 0),
+    for f, arg in ((perceptron._epoch_dense, 0),
                    (_pegasos_kernels.weighted_loss_dense, 0)):
         for sig in f.signatures:
             assert not sig[arg].mutable, (f, sig[arg])

@@ -72,7 +72,7 @@ def test_named_paths_exist():
     named = set()
     for page in USER_DOCS:
         text = page.read_text(encoding="utf-8")
-        named |= set(re.findall(r"(?<![\w./])((?:margin_opt|examples|tests)/[\w./-]*\w/?)",
+        named |= set(re.findall(r"(?<![\w./])((?:margin_opt|examples|tests|src)/[\w./-]*\w/?)",
                                 text))
     missing = sorted(p for p in named if not (REPO / p).exists())
     assert not missing, f"paths named in the docs that do not exist: {missing}"
@@ -80,6 +80,8 @@ def test_named_paths_exist():
     modules = {p.name for p in (REPO / "margin_opt" / "solvers" / "smo").glob("*.py")
                if p.name != "__init__.py"}
     assert all(f"`{m}`" in arch for m in modules), "a SMO module is missing from architecture"
+    core = {p.name for p in (REPO / "src" / "core").glob("*.[ch]pp")}
+    assert core and all(m in arch for m in core), "a core file is missing from architecture"
 
 
 def test_user_pages_hold_no_lab_notes():

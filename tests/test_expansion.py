@@ -1,4 +1,4 @@
-"""Kernel expansions by blocks (margin_opt.estimators.expansion) against scikit-learn:
+"""Kernel expansions by blocks (margin_opt.kernels.expansion) against scikit-learn:
 its fitted models' own decision values, and its pairwise kernels."""
 
 import tracemalloc
@@ -11,7 +11,7 @@ from sklearn.datasets import load_iris, make_classification
 from sklearn.metrics import pairwise
 
 from margin_opt import SVC, SVR
-from margin_opt.estimators import expansion as E
+from margin_opt.kernels import expansion as E
 from margin_opt.kernels import make_kernel
 
 SMALL = E.ExpansionOptions(tile=7, max_rows=5, block_bytes=4096)   # many blocks and tiles

@@ -140,6 +140,11 @@ def test_the_exported_model_check_fails_on_a_wrong_model():
     dropped = SVC(C=10.0, gamma=0.3).fit(X, y)
     dropped.support_, dropped.support_vectors_ = m.support_[keep], m.support_vectors_[keep]
     dropped.dual_coef_ = m.dual_coef_[:, keep]
+    with pytest.raises(ValueError, match="attributes disagree.*n_support_ sums to"):
+        dropped.decision_function(X)                  # n_support_ not updated with them
+    dropped.n_support_ = dropped.n_support_.copy()
+    dropped.n_support_[int(m.dual_coef_[0, small] > 0)] -= 1
+    assert dropped.n_support_.sum() == keep.sum()
     assert not exported_model_check(dropped, X)["ok"]
     m.intercept_ = m.intercept_ + 1e-5
     assert not exported_model_check(m, X)["ok"]

@@ -11,10 +11,10 @@ from sklearn.utils._param_validation import Interval, Options
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..exceptions import ConvergenceWarning
+from ..kernels.expansion import binary_expansion, evaluate
 from ..methods import get_method, stopping_options
 from ..problems.solve_path import finish, warn_nonconvex
 from ..validation import canonical, check_precomputed_kernel
-from .expansion import binary_expansion, evaluate
 
 __all__ = ["backend_options", "certify_result", "fit_problem", "kernel_decision",
            "solve_and_certify", "check_predict_input", "fit_status",
@@ -254,7 +254,7 @@ def check_predict_input(est, X):
 
 def kernel_decision(est, X) -> np.ndarray:
     """f(x) = Σᵢ dual_coef_ᵢ K(x, svᵢ) + intercept_ for a single decision function, from
-    the fitted attributes alone, by blocks (:func:`margin_opt.estimators.expansion.evaluate`).
+    the fitted attributes alone, by blocks (:func:`margin_opt.kernels.expansion.evaluate`).
 
     Returns
     -------

@@ -12,6 +12,7 @@ from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import validate_data
 
 from ..kernels import KERNELS, make_kernel
+from ..kernels.expansion import evaluate, joint_expansion, ovo_expansion
 from ..methods import auto_method, method_names, preferred_method
 from ..problems.multiclass import MulticlassSVMProblem
 from ..validation import (
@@ -29,7 +30,6 @@ from .base import (
     fit_status,
     solve_and_certify,
 )
-from .expansion import evaluate, joint_expansion, ovo_expansion
 from .ovo import fit_one_vs_one, linear_decision, ovo_votes, ovr_from_ovo
 from .probability import PairCalibrator, ovo_probabilities
 
@@ -344,7 +344,7 @@ class SVC(KernelCoefMixin, ClassifierMixin, BaseEstimator):
     def _raw_decision(self, X) -> np.ndarray:
         """(n_samples, n_pairs) one-vs-one values, or (n_samples, k) Crammer–Singer f,
         from the fitted attributes alone, by blocks of queries and support vectors (the
-        pairs share each class's kernel values: :mod:`margin_opt.estimators.expansion`)."""
+        pairs share each class's kernel values: :mod:`margin_opt.kernels.expansion`)."""
         X = check_predict_input(self, X)
         if self.multi_class == "crammer_singer":
             if hasattr(self, "coef_"):

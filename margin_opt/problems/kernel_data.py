@@ -18,9 +18,9 @@ from scipy.linalg import lapack
 
 from ..exceptions import SolverError
 from ..kernels import Kernel, make_kernel, n_polynomial_features, polynomial_features, row_sq_norms
+from ..kernels.expansion import KINDS, evaluate, joint_expansion
 from ..lazy import lazy_module
 from ..parallel import all_blas_threads
-from ..solvers.smo import rows as _rows
 from ..validation import check_precomputed_kernel
 
 if TYPE_CHECKING:
@@ -29,7 +29,7 @@ else:
     cp = lazy_module("cvxpy")  # imported on first use: the cvxpy forms only
 
 __all__ = ["KernelData", "kernel_factor", "check_scale", "QUAD_FORMS", "PSDReport",
-           "PSDTest", "PSD_EXACT_MAX", "COMBINATION_NUMPY_MAX"]
+           "PSDTest", "PSD_EXACT_MAX"]
 
 #: How the dual's quadratic term βᵀKβ can be written (:meth:`KernelData.quadratic`).
 QUAD_FORMS = ("auto", "features", "quad_form", "factor")
@@ -43,15 +43,6 @@ ROUNDING_EXACT_MAX = 2500
 POLY_FEATURES_MAX = 300
 #: … and this many entries of Φ (32 MB).
 POLY_FEATURES_CELLS = 2 ** 22
-
-
-#: Kβ of a named kernel with at most this many kernel values (support × samples: 2 MB)
-#: comes from :meth:`margin_opt.kernels.Kernel.rows` by one BLAS product and NumPy's
-#: transform (~5 ms at this size) instead of the compiled tiles of
-#: :func:`margin_opt.solvers.smo.rows.combination`, whose first compilation (~3–4 s)
-#: would be a fifth of a small problem's first fit; above it the compiled tiles, parallel
-#: and O(tile) in memory.
-COMBINATION_NUMPY_MAX = 2 ** 18
 
 
 #: Up to this many samples the PSD test of a kernel matrix is exact (one Cholesky):
@@ -357,11 +348,10 @@ class KernelData:
         Notes
         -----
         Computed from β alone (never from a solver's gradient): for poly, rbf and
-        sigmoid by blocks of kernel rows over the support (BLAS, in parallel, memory
-        O(block + n·d); RBF distances on centred data, small ones recomputed
-        exactly, see :mod:`margin_opt.solvers.smo.rows`); up to
-        :data:`COMBINATION_NUMPY_MAX` kernel values, by :meth:`Kernel.rows
-        <margin_opt.kernels.Kernel.rows>` (the same guards, nothing to compile).
+        sigmoid as the kernel expansion over the support at the training points, by
+        the compiled kernel engine (:func:`margin_opt.kernels.expansion.evaluate`:
+        blocks, BLAS, the core's threads, memory O(block + n·d); RBF distances on
+        centred data, small ones recomputed exactly).
         The last result is remembered, so that reading an answer and certifying it
         compute Kβ once.
         """
@@ -387,12 +377,10 @@ class KernelData:
                 f = self._gram[:, nz] @ beta[nz]
         elif nz.size == 0:
             return np.zeros(beta.shape)
-        elif self.kernel.name in _rows.KINDS and nz.size * self.n_samples > COMBINATION_NUMPY_MAX:
-            if "_blocks" not in self.__dict__:
-                self._blocks = _rows.named_kernel_arrays(self.X, self.kernel, 2.0 ** 26)
-            kd, csr = self._blocks
+        elif self.kernel.name in KINDS:
             coefs = beta[nz, None] if beta.ndim == 1 else beta[nz]
-            f = _rows.combination(kd, None, csr, nz, coefs)
+            f = evaluate(self.kernel, self.X, self.X[nz],
+                         joint_expansion(coefs.T, np.zeros(coefs.shape[1])))
             f = f[:, 0] if beta.ndim == 1 else f
         else:
             f = self.kernel.rows(self.X, nz).T @ beta[nz]

@@ -20,7 +20,7 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.metrics import pairwise
 
-from .validation import canonical
+from ..validation import canonical
 
 __all__ = ["Kernel", "make_kernel", "resolve_gamma", "rbf", "KERNELS", "polynomial_features",
            "n_polynomial_features", "row_sq_norms"]

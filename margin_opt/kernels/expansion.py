@@ -1,18 +1,17 @@
 """Kernel expansions f(x) = Σₛ cₛ K(x, s) + b evaluated by blocks: every kernel
-estimator's decision values.
+estimator's decision values, computed by the compiled kernel engine
+(``margin_opt._core``, ``src/core/kernel.cpp``).
 
 The values K(x, s) of a block of queries against a tile of support vectors come from
 their inner products (dense data: one BLAS product of the centred queries with the
-centred tile; sparse data: one axpy per nonzero feature of the query over the dense
-transpose of the tile), turned into kernel values by the one compiled transform of
-the SMO rows (:func:`margin_opt.solvers.smo.rows.squared_distances` and
-:func:`~margin_opt.solvers.smo.rows.transform`: for RBF ‖x‖² + ‖s‖² − 2xᵀs, the
-distances that lost their digits recomputed coordinate by coordinate, then the
-vectorized exponential), then multiplied by the tile's coefficients and summed, all
-in compiled code; the blocks of queries are dealt to the threads of
-:func:`margin_opt.parallel.fit_threads` (one BLAS thread each).  The kernel values
-of a block never leave the first levels of the cache, and the memory beyond the
-output is bounded by :attr:`ExpansionOptions.block_bytes` (never an
+centred tile; sparse data: four nonzeros of a query per sweep over the dense
+transpose of the tile), turned into kernel values by the engine's one transform (for
+RBF ‖x‖² + ‖s‖² − 2xᵀs, the distances that lost their digits recomputed coordinate by
+coordinate, then a vectorized exponential), then multiplied by the tile's
+coefficients and summed.  The blocks of queries are dealt to the threads of
+:func:`margin_opt.parallel.core_threads` (the core's pool; BLAS on one thread each).
+The kernel values of a block never leave the first levels of the cache, and the
+memory beyond the output is bounded by :attr:`ExpansionOptions.block_bytes` (never an
 n_queries × n_SV matrix).
 
 Several functions that share support vectors share the block: the one-vs-one pairs
@@ -21,9 +20,8 @@ LIBSVM's layout) are one product of each class's tile with its coefficients for 
 k − 1 pairs it is in, so every kernel value is computed once per query, whatever the
 number of pairs.  Crammer–Singer's k functions are one product likewise.
 
-Kernels without a compiled transform (a callable, a precomputed matrix) and data
-mixing dense queries with sparse support vectors (or sparse support vectors whose
-dense transpose exceeds the budget) go block by block through
+Kernels the engine does not name (a callable, a precomputed matrix) and sparse
+support vectors whose dense transpose exceeds the budget go block by block through
 :class:`~margin_opt.kernels.Kernel` and numpy, with the same memory bound.
 
 References
@@ -41,21 +39,16 @@ from dataclasses import dataclass
 
 import numpy as np
 import scipy.sparse as sp
-from numba import njit, prange
 
-from ..jit import read_only
-from ..parallel import fit_threads, one_blas_thread
-from ..solvers.smo import rows as _rows
+from .._core import Expansion as CoreExpansion
+from .._core import KernelSpec, Rows, Support, expansion_values
+from ..parallel import core_threads, one_blas_thread
 
 __all__ = ["ExpansionOptions", "Expansion", "binary_expansion", "ovo_expansion",
            "joint_expansion", "evaluate"]
 
-_FM = {"nnan", "ninf", "nsz", "contract", "arcp"}   # as the rows': exp stays exact
-# placeholders for the arrays one kind of data does not use (global constants: numba
-# freezes them into the compiled code)
-_NOF = np.zeros(1)
-_NOI = np.zeros(1, dtype=np.int64)
-_NO2 = np.zeros((1, 1))
+#: the kernels the engine computes, by name (its ``KernelSpec.kind``)
+KINDS = {"linear": 0, "poly": 1, "rbf": 2, "sigmoid": 3}
 
 
 @dataclass(frozen=True)
@@ -100,7 +93,7 @@ class ExpansionOptions:
 #: ``W`` (n_SV, m) the coefficients, ``bounds`` (n_groups + 1,) the groups' rows
 #: (bounds[g]:bounds[g + 1]), ``a_slot``, ``a_col``, ``b_slot``, ``b_col``
 #: (n_functions,) the two partial sums of each function (b_slot = −1: none),
-#: ``intercept`` (n_functions,).  A named tuple, which numba compiles to a tuple.
+#: ``intercept`` (n_functions,).
 Expansion = namedtuple("Expansion", ["W", "bounds", "a_slot", "a_col", "b_slot", "b_col",
                                      "intercept"])
 
@@ -142,121 +135,6 @@ def ovo_expansion(n_support, dual_coef, intercept) -> Expansion:
                      ii.astype(np.int64), np.asarray(intercept, dtype=float).ravel())
 
 
-# ---------------------------------------------------------------- compiled blocks
-
-@njit(cache=True, nogil=True, fastmath=_FM)
-def _values(D, nb, q0, sparse, Qn, SV, qdata, qind, qptr, sdata, sind, sptr, sqq, lo, sqs,
-            kind, gamma, coef0, degree, kbuf):
-    """D[i, :m] (inner products of query i of the block with the tile of support
-    vectors starting at row lo) turned into kernel values, i < nb; RBF: the distances
-    that lost their digits recomputed coordinate by coordinate, from the dense query
-    Qn[i] and SV's rows, or (``sparse``) from the CSR rows q0 + i of the queries and
-    those of the support vectors."""
-    m = D.shape[1]
-    for i in range(nb):
-        b = D[i]
-        if kind == _rows.K_RBF and _rows.squared_distances(b, m, sqq[i], sqs[lo:lo + m]):
-            for k in range(m):
-                if b[k] <= _rows.GUARD * (sqq[i] + sqs[lo + k]):
-                    c = lo + k
-                    if sparse:
-                        b[k] = _rows.sparse_d2(qdata, qind, qptr[q0 + i], qptr[q0 + i + 1],
-                                               sdata, sind, sptr[c], sptr[c + 1])
-                    else:
-                        b[k] = _rows.dense_d2(Qn[i], SV[c])
-        _rows.transform(b, m, kind, gamma, coef0, degree, kbuf)
-
-
-@njit(cache=True, nogil=True, fastmath=_FM)
-def _accumulate(D, nb, W, lo, slot, G):
-    """G[i, slot, :] += D[i, :] @ W[lo:lo + m] for i < nb."""
-    m = D.shape[1]
-    ncol = W.shape[1]
-    if ncol == 1:
-        for i in range(nb):
-            s = 0.0
-            b = D[i]
-            for k in range(m):
-                s += b[k] * W[lo + k, 0]
-            G[i, slot, 0] += s
-    else:
-        P = np.dot(D[:nb], np.ascontiguousarray(W[lo:lo + m]))
-        for i in range(nb):
-            for j in range(ncol):
-                G[i, slot, j] += P[i, j]
-
-
-@njit(cache=True, nogil=True)
-def _combine(G, nb, q0, a_slot, a_col, b_slot, b_col, intercept, out):
-    for i in range(nb):
-        for p in range(out.shape[1]):
-            v = G[i, a_slot[p], a_col[p]]
-            if b_slot[p] >= 0:
-                v += G[i, b_slot[p], b_col[p]]
-            out[q0 + i, p] = v + intercept[p]
-
-
-@njit(cache=True, nogil=True, fastmath=_FM)
-def _blocks(sparse, Q, shift, SV, qdata, qind, qptr, SVT, sdata, sind, sptr, sqs, W, tiles, ex,
-            kind, gamma, coef0, degree, out, h, nthr, bq, tw):
-    """Blocks h, h + nthr, … of ``bq`` queries against the support vectors, tile by tile.
-
-    Dense (``sparse`` False): the queries ``Q`` less ``shift`` against the (centred)
-    support vectors ``SV``, the inner products by one BLAS product per tile.  Sparse:
-    the queries' CSR arrays against the support vectors' (``SVT`` their dense
-    transpose), four nonzeros of the query per sweep over the tile, as SMO's sparse
-    rows.  The arrays of the other kind are placeholders."""
-    n = qptr.shape[0] - 1 if sparse else Q.shape[0]
-    d = Q.shape[1]
-    ngroups = ex.bounds.shape[0] - 1
-    Qb = np.empty((bq, 1 if sparse else d))
-    sqq = np.empty(bq)
-    G = np.empty((bq, ngroups, W.shape[1]))
-    Dbuf = np.empty(bq * tw if sparse else 1)
-    kbuf = np.empty(tw, dtype=np.int64)
-    for blk in range(h, (n + bq - 1) // bq, nthr):
-        q0 = blk * bq
-        nb = min(bq, n - q0)
-        for i in range(nb):
-            s = 0.0
-            if sparse:
-                for p in range(qptr[q0 + i], qptr[q0 + i + 1]):
-                    s += qdata[p] * qdata[p]
-            else:
-                for f in range(d):
-                    v = Q[q0 + i, f] - shift[f]
-                    Qb[i, f] = v
-                    s += v * v
-            sqq[i] = s
-        G[:nb] = 0.0
-        Qn = Qb[:nb]
-        for t in range(tiles.shape[0]):
-            lo, hi, slot = tiles[t, 0], tiles[t, 1], tiles[t, 2]
-            m = hi - lo
-            if sparse:
-                D = Dbuf[:nb * m].reshape((nb, m))
-                for i in range(nb):
-                    b = D[i]
-                    for k in range(m):
-                        b[k] = 0.0
-                    _rows.sparse_dots(b, m, SVT, lo, hi, qdata, qind, qptr[q0 + i],
-                                      qptr[q0 + i + 1])
-            else:
-                D = np.dot(Qn, SV[lo:hi].T)
-            _values(D, nb, q0, sparse, Qn, SV, qdata, qind, qptr, sdata, sind, sptr, sqq, lo,
-                    sqs, kind, gamma, coef0, degree, kbuf)
-            _accumulate(D, nb, W, lo, slot, G)
-        _combine(G, nb, q0, ex.a_slot, ex.a_col, ex.b_slot, ex.b_col, ex.intercept, out)
-
-
-@njit(cache=True, parallel=True)
-def _blocks_par(sparse, Q, shift, SV, qdata, qind, qptr, SVT, sdata, sind, sptr, sqs, W, tiles,
-                ex, kind, gamma, coef0, degree, out, nthr, bq, tw):
-    for h in prange(nthr):            # np.int64: the serial call's type (prange's is unsigned)
-        _blocks(sparse, Q, shift, SV, qdata, qind, qptr, SVT, sdata, sind, sptr, sqs, W, tiles,
-                ex, kind, gamma, coef0, degree, out, np.int64(h), nthr, bq, tw)
-
-
 # ---------------------------------------------------------------- the driver
 
 def _tiles(bounds, tile) -> np.ndarray:
@@ -265,6 +143,13 @@ def _tiles(bounds, tile) -> np.ndarray:
     out = [(lo, min(lo + tile, bounds[g + 1]), g) for g in range(bounds.size - 1)
            for lo in range(int(bounds[g]), int(bounds[g + 1]), tile)]
     return np.array(out, dtype=np.int64).reshape(-1, 3)
+
+
+def _rows_of(A) -> Rows:
+    """The engine's view of a canonical CSR matrix (its arrays in int64 where they are
+    not)."""
+    return Rows.csr(A.data, A.indices.astype(np.int64, copy=False),
+                          A.indptr.astype(np.int64, copy=False), A.shape[1])
 
 
 def _csr(A):
@@ -293,7 +178,7 @@ def evaluate(kernel, X, support_vectors, ex: Expansion, *, support=None,
         The fitted ``support_`` (the columns of a precomputed kernel).
     options : ExpansionOptions, optional
     nthr : int, optional
-        Threads (default: :func:`margin_opt.parallel.fit_threads`; one below
+        Threads (default: :func:`margin_opt.parallel.core_threads`; one below
         ``options.parallel_entries`` kernel values).
 
     Returns
@@ -303,8 +188,9 @@ def evaluate(kernel, X, support_vectors, ex: Expansion, *, support=None,
     Raises
     ------
     ValueError
-        The kernel overflowed on these queries (e.g. a polynomial kernel on features far
-        larger than those of the fit).
+        The expansion's rows, its groups' bounds and the support vectors disagree in
+        number (attributes of a model set by hand), or the kernel overflowed on these
+        queries (e.g. a polynomial kernel on features far larger than those of the fit).
 
     Notes
     -----
@@ -323,43 +209,47 @@ def evaluate(kernel, X, support_vectors, ex: Expansion, *, support=None,
     if n == 0 or n_sv == 0:
         out[:] = ex.intercept
         return out
+    if not (int(ex.bounds[-1]) == n_sv == support_vectors.shape[0]):
+        raise ValueError(
+            f"the model's attributes disagree: its coefficients have {n_sv} rows, "
+            f"n_support_ sums to {int(ex.bounds[-1])} and support_vectors_ has "
+            f"{support_vectors.shape[0]} rows; set them together (or refit).")
     d = X.shape[1]
-    named = kernel.name in _rows.KINDS
+    named = kernel.name in KINDS
     sv_sparse, x_sparse = sp.issparse(support_vectors), sp.issparse(X)
     small_T = d * n_sv * 8 <= opts.sparse_transpose_bytes
     tiles = _tiles(ex.bounds, opts.tile)
     tw = int(min(opts.tile, n_sv))
     if nthr is None:
-        nthr = fit_threads() if n * n_sv >= opts.parallel_entries else 1
+        nthr = core_threads() if n * n_sv >= opts.parallel_entries else 1
     if named and (small_T or not (x_sparse or sv_sparse)):
         row_bytes = 8 * (d + 2 + ngroups * m + 2 * tw + m)
         nthr = max(1, min(int(nthr), -(-n // 8)))
         bq = int(max(1, min(opts.max_rows, opts.block_bytes // (nthr * row_bytes))))
         nthr = max(1, min(nthr, -(-n // bq)))
-        args = (W, tiles, ex, _rows.KINDS[kernel.name],
-                float(kernel.gamma) if kernel.gamma is not None else 1.0,
-                float(kernel.coef0), int(kernel.degree), out)
+        spec = KernelSpec(KINDS[kernel.name],
+                                float(kernel.gamma) if kernel.gamma is not None else 1.0,
+                                float(kernel.coef0), int(kernel.degree))
         if x_sparse:
             Q, S = _csr(X), _csr(support_vectors)
+            queries = _rows_of(Q)
             sqs = np.asarray(S.multiply(S).sum(axis=1), dtype=np.float64).ravel()
-            arrays = (True, _NO2, _NOF, _NO2, Q.data, Q.indices.astype(np.int64),
-                      Q.indptr.astype(np.int64), np.ascontiguousarray(S.T.toarray()), S.data,
-                      S.indices.astype(np.int64), S.indptr.astype(np.int64), sqs)
+            prepared = Support(_rows_of(S), sqs,
+                                     transpose=np.ascontiguousarray(S.T.toarray()))
         else:
             SV = (support_vectors.toarray() if sv_sparse
                   else np.asarray(support_vectors, dtype=np.float64))
             shift = SV.mean(axis=0) if kernel.name == "rbf" else np.zeros(d)
             SVc = np.ascontiguousarray(SV - shift)
-            arrays = (False, np.ascontiguousarray(X, dtype=np.float64), shift, SVc, _NOF, _NOI,
-                      _NOI, _NO2, _NOF, _NOI, _NOI, np.einsum("ij,ij->i", SVc, SVc))
-        # every input read-only (one specialization, whatever the caller's arrays are)
-        arrays = tuple(read_only(a) if isinstance(a, np.ndarray) else a for a in arrays)
-        args = (read_only(W), tiles, Expansion(*(read_only(a) for a in ex)), *args[3:])
+            queries = Rows.dense(np.ascontiguousarray(X, dtype=np.float64))
+            prepared = Support(Rows.dense(SVc), np.einsum("ij,ij->i", SVc, SVc),
+                                     shift=shift)
+        coefs = CoreExpansion(W, tiles, *(np.ascontiguousarray(a, dtype=np.int64) for a in
+                                            (ex.a_slot, ex.a_col, ex.b_slot, ex.b_col)),
+                                np.ascontiguousarray(ex.intercept, dtype=np.float64), ngroups)
         with one_blas_thread():
-            if nthr > 1:
-                _blocks_par(*arrays, *args, nthr, bq, tw)
-            else:
-                _blocks(*arrays, *args, 0, 1, bq, tw)
+            expansion_values(spec, queries, prepared, coefs, out, threads=int(nthr),
+                                   block_rows=bq)
         if not np.all(np.isfinite(out)):
             raise ValueError(
                 f"the {kernel.describe()} kernel overflowed on these queries (NaN or infinite "

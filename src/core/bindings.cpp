@@ -1,0 +1,207 @@
+// margin_opt._core: the compiled core's Python face (nanobind).  Arrays are taken as
+// they are (C-contiguous float64 / int64, read-only allowed, no copy); shapes and
+// indices are checked here, before the GIL is released, so that a wrong argument is a
+// ValueError and never a read out of bounds.
+
+#include <nanobind/nanobind.h>
+#include <nanobind/ndarray.h>
+
+#include <stdexcept>
+#include <string>
+
+#include "blas.hpp"
+#include "kernel.hpp"
+#include "pool.hpp"
+
+namespace nb = nanobind;
+using namespace nb::literals;
+namespace mo = margin_opt;
+
+namespace {
+
+using F64_1 = nb::ndarray<const double, nb::ndim<1>, nb::c_contig, nb::device::cpu>;
+using F64_2 = nb::ndarray<const double, nb::ndim<2>, nb::c_contig, nb::device::cpu>;
+using I64_1 = nb::ndarray<const std::int64_t, nb::ndim<1>, nb::c_contig, nb::device::cpu>;
+using I64_2 = nb::ndarray<const std::int64_t, nb::ndim<2>, nb::c_contig, nb::device::cpu>;
+using Out2 = nb::ndarray<double, nb::ndim<2>, nb::c_contig, nb::device::cpu>;
+
+void require(bool ok, const std::string& what) {
+    if (!ok) throw std::invalid_argument(what);
+}
+
+// Rows of a data matrix (dense or CSR), holding the arrays it views.
+struct Rows {
+    F64_2 X;
+    F64_1 data;
+    I64_1 indices, indptr;
+    mo::RowsView view;
+};
+
+Rows dense_rows(F64_2 X) {
+    Rows r;
+    r.X = X;
+    r.view.sparse = false;
+    r.view.n = static_cast<std::int64_t>(X.shape(0));
+    r.view.d = static_cast<std::int64_t>(X.shape(1));
+    r.view.X = X.data();
+    return r;
+}
+
+Rows csr_rows(F64_1 data, I64_1 indices, I64_1 indptr, std::int64_t n_cols) {
+    require(indptr.shape(0) >= 1, "indptr must have n_rows + 1 entries");
+    require(data.shape(0) == indices.shape(0), "data and indices differ in length");
+    const std::int64_t n = static_cast<std::int64_t>(indptr.shape(0)) - 1;
+    const std::int64_t* p = indptr.data();
+    require(p[0] == 0 && p[n] == static_cast<std::int64_t>(data.shape(0)),
+            "indptr must run from 0 to nnz");
+    const std::int64_t* ind = indices.data();
+    for (std::int64_t i = 0; i < n; ++i) {
+        require(p[i] <= p[i + 1], "indptr must not decrease");
+        for (std::int64_t q = p[i]; q < p[i + 1]; ++q)
+            require(ind[q] >= 0 && ind[q] < n_cols && (q == p[i] || ind[q - 1] < ind[q]),
+                    "column indices must be sorted, unique and below n_cols");
+    }
+    Rows r;
+    r.data = data;
+    r.indices = indices;
+    r.indptr = indptr;
+    r.view.sparse = true;
+    r.view.n = n;
+    r.view.d = n_cols;
+    r.view.data = data.data();
+    r.view.indices = ind;
+    r.view.indptr = p;
+    return r;
+}
+
+// The support vectors of an expansion, prepared (kernel.hpp's SupportView).
+struct Support {
+    Rows rows;
+    F64_1 sq, shift;
+    F64_2 transpose;
+    mo::SupportView view;
+};
+
+Support make_support(const Rows& rows, F64_1 sq, nb::object shift, nb::object transpose) {
+    Support s;
+    s.rows = rows;
+    s.sq = sq;
+    s.view.rows = rows.view;
+    require(static_cast<std::int64_t>(sq.shape(0)) == rows.view.n,
+            "sq must have one entry per support vector");
+    s.view.sq = sq.data();
+    if (!shift.is_none()) {
+        s.shift = nb::cast<F64_1>(shift);
+        require(static_cast<std::int64_t>(s.shift.shape(0)) == rows.view.d,
+                "shift must have one entry per feature");
+        s.view.shift = s.shift.data();
+    }
+    if (!transpose.is_none()) {
+        s.transpose = nb::cast<F64_2>(transpose);
+        require(static_cast<std::int64_t>(s.transpose.shape(0)) == rows.view.d &&
+                    static_cast<std::int64_t>(s.transpose.shape(1)) == rows.view.n,
+                "transpose must be of shape (n_features, n_SV)");
+        s.view.transpose = s.transpose.data();
+    }
+    require(rows.view.sparse ? s.view.transpose != nullptr : s.view.shift != nullptr,
+            "dense support vectors need shift; sparse ones their dense transpose");
+    return s;
+}
+
+// A kernel expansion's coefficients and layout (kernel.hpp's ExpansionView).
+struct Expansion {
+    F64_2 W;
+    I64_2 tiles;
+    I64_1 a_slot, a_col, b_slot, b_col;
+    F64_1 intercept;
+    mo::ExpansionView view;
+};
+
+Expansion make_expansion(F64_2 W, I64_2 tiles, I64_1 a_slot, I64_1 a_col, I64_1 b_slot,
+                         I64_1 b_col, F64_1 intercept, std::int64_t n_groups) {
+    const std::int64_t nsv = W.shape(0), ncol = W.shape(1), nt = tiles.shape(0);
+    const std::int64_t nfun = intercept.shape(0);
+    require(tiles.shape(1) == 3, "tiles must be of shape (n_tiles, 3)");
+    require(n_groups >= 1 && ncol >= 1, "n_groups and W's columns must be at least 1");
+    std::int64_t tw = 1;
+    for (std::int64_t t = 0; t < nt; ++t) {
+        const std::int64_t lo = tiles(t, 0), hi = tiles(t, 1), g = tiles(t, 2);
+        require(0 <= lo && lo < hi && hi <= nsv && 0 <= g && g < n_groups,
+                "a tile is outside W's rows or its groups");
+        tw = std::max(tw, hi - lo);
+    }
+    for (const I64_1* a : {&a_slot, &a_col, &b_slot, &b_col})
+        require(static_cast<std::int64_t>(a->shape(0)) == nfun,
+                "the slots and columns need one entry per function");
+    for (std::int64_t p = 0; p < nfun; ++p) {
+        require(0 <= a_slot(p) && a_slot(p) < n_groups && 0 <= a_col(p) && a_col(p) < ncol,
+                "a_slot/a_col outside the groups");
+        require(b_slot(p) < n_groups && (b_slot(p) < 0 || (0 <= b_col(p) && b_col(p) < ncol)),
+                "b_slot/b_col outside the groups");
+    }
+    Expansion e{W, tiles, a_slot, a_col, b_slot, b_col, intercept, {}};
+    e.view = mo::ExpansionView{W.data(), ncol, n_groups, tiles.data(), nt, tw, a_slot.data(),
+                               a_col.data(), b_slot.data(), b_col.data(), intercept.data(), nfun};
+    return e;
+}
+
+void expansion_values(const mo::KernelSpec& kernel, const Rows& queries, const Support& support,
+                      const Expansion& ex, Out2 out, int threads, std::int64_t block_rows) {
+    require(queries.view.d == support.view.rows.d, "queries and support vectors differ in width");
+    require(queries.view.sparse == support.view.rows.sparse,
+            "queries and support vectors must both be dense or both CSR");
+    require(ex.view.W == nullptr || static_cast<std::int64_t>(ex.W.shape(0)) == support.view.rows.n,
+            "W must have one row per support vector");
+    require(static_cast<std::int64_t>(out.shape(0)) == queries.view.n &&
+                static_cast<std::int64_t>(out.shape(1)) == ex.view.nfun,
+            "out must be of shape (n_queries, n_functions)");
+    require(threads >= 1 && block_rows >= 1, "threads and block_rows must be at least 1");
+    require(queries.view.d < (1LL << 31) && ex.view.tile_width < (1LL << 31),
+            "too many features for BLAS's int dimensions");
+    mo::load_blas();
+    mo::Blocking blocking{threads, block_rows};
+    double* o = out.data();
+    nb::gil_scoped_release release;
+    mo::expansion_values(kernel, queries.view, support.view, ex.view, blocking, o);
+}
+
+}  // namespace
+
+NB_MODULE(_core, m) {
+    m.doc() = "margin_opt's compiled core (C++17, nanobind): the kernel engine and its pool.";
+
+    nb::class_<mo::KernelSpec>(m, "KernelSpec", "A named kernel: kind (0 linear, 1 poly, "
+                               "2 rbf, 3 sigmoid), gamma, coef0, degree.")
+        .def("__init__", [](mo::KernelSpec* k, int kind, double gamma, double coef0, int degree) {
+                 require(kind >= mo::K_LINEAR && kind <= mo::K_SIGMOID, "unknown kernel kind");
+                 require(degree >= 0, "degree must be at least 0");
+                 new (k) mo::KernelSpec{kind, gamma, coef0, degree};
+             }, "kind"_a, "gamma"_a, "coef0"_a, "degree"_a)
+        .def_ro("kind", &mo::KernelSpec::kind)
+        .def_ro("gamma", &mo::KernelSpec::gamma)
+        .def_ro("coef0", &mo::KernelSpec::coef0)
+        .def_ro("degree", &mo::KernelSpec::degree);
+
+    nb::class_<Rows>(m, "Rows", "Rows of a data matrix, dense or CSR (a view: the arrays "
+                     "are held, not copied).")
+        .def_static("dense", &dense_rows, "X"_a)
+        .def_static("csr", &csr_rows, "data"_a, "indices"_a, "indptr"_a, "n_cols"_a)
+        .def_prop_ro("shape", [](const Rows& r) { return nb::make_tuple(r.view.n, r.view.d); })
+        .def_prop_ro("sparse", [](const Rows& r) { return r.view.sparse; });
+
+    nb::class_<Support>(m, "Support", "Prepared support vectors: rows (centred by shift when "
+                        "dense), squared norms, the dense transpose of CSR rows.")
+        .def(nb::new_(&make_support), "rows"_a, "sq"_a, "shift"_a = nb::none(),
+             "transpose"_a = nb::none());
+
+    nb::class_<Expansion>(m, "Expansion", "Coefficients and layout of a kernel expansion.")
+        .def(nb::new_(&make_expansion), "W"_a, "tiles"_a, "a_slot"_a, "a_col"_a, "b_slot"_a,
+             "b_col"_a, "intercept"_a, "n_groups"_a);
+
+    m.def("expansion_values", &expansion_values, "kernel"_a, "queries"_a, "support"_a,
+          "expansion"_a, "out"_a, "threads"_a, "block_rows"_a,
+          "out = the expansion's values at the queries, by blocks over `threads` threads.");
+    m.def("pool_workers", &mo::pool_workers, "Worker threads alive in the core's pool.");
+    m.def("instruction_set", [] { return mo::block_kernels().name; },
+          "The instruction-set build of the kernel loops this CPU runs.");
+}

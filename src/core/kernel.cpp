@@ -1,0 +1,192 @@
+// The kernel engine's driver: expansions by blocks of queries and tiles of support
+// vectors (kernel.hpp), and the choice of the inner loops' instruction-set build.
+
+#include "kernel.hpp"
+
+#include <algorithm>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "blas.hpp"
+#include "pool.hpp"
+
+namespace margin_opt {
+
+const BlockKernels& block_kernels_base();
+#ifdef MO_HAVE_X86_LEVELS
+const BlockKernels& block_kernels_v3();
+const BlockKernels& block_kernels_v4();
+#endif
+
+// The highest level this CPU runs, or a lower one named by MARGIN_OPT_ISA ("base", "v3";
+// read once: for testing each build on one machine, as numpy's NPY_DISABLE_CPU_FEATURES).
+const BlockKernels& block_kernels() {
+#ifdef MO_HAVE_X86_LEVELS
+    static const BlockKernels& chosen = [] () -> const BlockKernels& {
+        const char* env = std::getenv("MARGIN_OPT_ISA");
+        const std::string cap = env ? env : "";
+        __builtin_cpu_init();
+        if (cap != "base" && cap != "v3" && __builtin_cpu_supports("x86-64-v4"))
+            return block_kernels_v4();
+        if (cap != "base" && __builtin_cpu_supports("x86-64-v3")) return block_kernels_v3();
+        return block_kernels_base();
+    }();
+    return chosen;
+#else
+    return block_kernels_base();
+#endif
+}
+
+namespace {
+
+double dense_d2(const double* x, const double* z, std::int64_t d) {
+    double s = 0.0;
+    for (std::int64_t f = 0; f < d; ++f) {
+        const double t = x[f] - z[f];
+        s += t * t;
+    }
+    return s;
+}
+
+// ||a - b||^2 of two sparse rows merged on their sorted column indices.
+double sparse_d2(const RowsView& A, std::int64_t i, const RowsView& B, std::int64_t j) {
+    std::int64_t p = A.indptr[i], pe = A.indptr[i + 1], q = B.indptr[j], qe = B.indptr[j + 1];
+    double s = 0.0;
+    while (p < pe || q < qe) {
+        const std::int64_t fp = p < pe ? A.indices[p] : INT64_MAX;
+        const std::int64_t fq = q < qe ? B.indices[q] : INT64_MAX;
+        double t;
+        if (fp == fq) {
+            t = A.data[p++] - B.data[q++];
+        } else if (fp < fq) {
+            t = A.data[p++];
+        } else {
+            t = B.data[q++];
+        }
+        s += t * t;
+    }
+    return s;
+}
+
+// One thread's share of expansion_values: blocks h, h + threads, ...
+struct BlockRun {
+    const KernelSpec& kernel;
+    const RowsView& queries;
+    const SupportView& support;
+    const ExpansionView& ex;
+    const Blocking& blocking;
+    double* out;
+
+    void operator()(int h) const {
+        const BlockKernels& bk = block_kernels();
+        const std::int64_t n = queries.n, d = queries.d, bq = blocking.block_rows;
+        const std::int64_t tw = ex.tile_width, ncol = ex.ncol, ng = ex.ngroups;
+        const bool sparse = queries.sparse;
+        std::vector<double> Qb(sparse ? 1 : bq * d), sqq(bq), G(bq * ng * ncol), D(bq * tw);
+        const std::int64_t nblocks = (n + bq - 1) / bq;
+        for (std::int64_t blk = h; blk < nblocks; blk += blocking.threads) {
+            const std::int64_t q0 = blk * bq, nb = std::min(bq, n - q0);
+            prepare_queries(q0, nb, Qb.data(), sqq.data());
+            std::fill(G.begin(), G.begin() + nb * ng * ncol, 0.0);
+            for (std::int64_t t = 0; t < ex.ntiles; ++t) {
+                const std::int64_t lo = ex.tiles[3 * t], hi = ex.tiles[3 * t + 1];
+                const std::int64_t slot = ex.tiles[3 * t + 2], m = hi - lo;
+                inner_products(bk, q0, nb, lo, m, Qb.data(), D.data());
+                for (std::int64_t i = 0; i < nb; ++i)
+                    kernel_values(bk, q0 + i, D.data() + i * m, lo, m, Qb.data() + i * d,
+                                  sqq[i]);
+                accumulate(bk, nb, lo, m, slot, D.data(), G.data());
+            }
+            combine(q0, nb, G.data());
+        }
+    }
+
+    // Dense: Qb = the queries less the support vectors' shift; sqq their squared norms.
+    void prepare_queries(std::int64_t q0, std::int64_t nb, double* Qb, double* sqq) const {
+        const std::int64_t d = queries.d;
+        for (std::int64_t i = 0; i < nb; ++i) {
+            double s = 0.0;
+            if (queries.sparse) {
+                for (std::int64_t p = queries.indptr[q0 + i]; p < queries.indptr[q0 + i + 1]; ++p)
+                    s += queries.data[p] * queries.data[p];
+            } else {
+                const double* x = queries.X + (q0 + i) * d;
+                double* qb = Qb + i * d;
+                for (std::int64_t f = 0; f < d; ++f) {
+                    const double v = x[f] - support.shift[f];
+                    qb[f] = v;
+                    s += v * v;
+                }
+            }
+            sqq[i] = s;
+        }
+    }
+
+    // D (nb x m) = inner products of the block's queries with support vectors lo .. lo+m.
+    void inner_products(const BlockKernels& bk, std::int64_t q0, std::int64_t nb,
+                        std::int64_t lo, std::int64_t m, const double* Qb, double* D) const {
+        if (!queries.sparse) {
+            const int d = static_cast<int>(queries.d);
+            gemm_abt(static_cast<int>(nb), static_cast<int>(m), d, Qb, d,
+                     support.rows.X + lo * queries.d, d, 0.0, D, static_cast<int>(m));
+            return;
+        }
+        std::fill(D, D + nb * m, 0.0);
+        for (std::int64_t i = 0; i < nb; ++i)
+            bk.sparse_dots(D + i * m, m, support.transpose, support.rows.n, lo, queries.data,
+                           queries.indices, queries.indptr[q0 + i], queries.indptr[q0 + i + 1]);
+    }
+
+    // b[k] = K(query r, support vector lo + k) from the inner products b[k].
+    void kernel_values(const BlockKernels& bk, std::int64_t r, double* b, std::int64_t lo,
+                       std::int64_t m, const double* qn, double sr) const {
+        if (kernel.kind == K_RBF && bk.squared_distances(b, m, sr, support.sq + lo) > 0) {
+            for (std::int64_t k = 0; k < m; ++k) {
+                if (b[k] > GUARD * (sr + support.sq[lo + k])) continue;
+                const std::int64_t c = lo + k;
+                b[k] = queries.sparse ? sparse_d2(queries, r, support.rows, c)
+                                      : dense_d2(qn, support.rows.X + c * queries.d, queries.d);
+            }
+        }
+        bk.transform(b, m, kernel);
+    }
+
+    // G[i, slot, :] += D[i, :] W[lo:lo + m, :].
+    void accumulate(const BlockKernels& bk, std::int64_t nb, std::int64_t lo, std::int64_t m,
+                    std::int64_t slot, const double* D, double* G) const {
+        const std::int64_t ncol = ex.ncol, stride = ex.ngroups * ncol;
+        const double* W = ex.W + lo * ncol;
+        if (ncol == 1) {
+            for (std::int64_t i = 0; i < nb; ++i) G[i * stride + slot] += bk.dot(D + i * m, W, m);
+            return;
+        }
+        gemm_ab(static_cast<int>(nb), static_cast<int>(ncol), static_cast<int>(m), D,
+                static_cast<int>(m), W, static_cast<int>(ncol), 1.0, G + slot * ncol,
+                static_cast<int>(stride));
+    }
+
+    void combine(std::int64_t q0, std::int64_t nb, const double* G) const {
+        const std::int64_t ncol = ex.ncol, stride = ex.ngroups * ncol;
+        for (std::int64_t i = 0; i < nb; ++i) {
+            const double* g = G + i * stride;
+            double* o = out + (q0 + i) * ex.nfun;
+            for (std::int64_t p = 0; p < ex.nfun; ++p) {
+                double v = g[ex.a_slot[p] * ncol + ex.a_col[p]];
+                if (ex.b_slot[p] >= 0) v += g[ex.b_slot[p] * ncol + ex.b_col[p]];
+                o[p] = v + ex.intercept[p];
+            }
+        }
+    }
+};
+
+}  // namespace
+
+void expansion_values(const KernelSpec& kernel, const RowsView& queries,
+                      const SupportView& support, const ExpansionView& ex,
+                      const Blocking& blocking, double* out) {
+    const BlockRun run{kernel, queries, support, ex, blocking, out};
+    parallel_for(blocking.threads, [&run](int h) { run(h); });
+}
+
+}  // namespace margin_opt

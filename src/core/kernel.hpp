@@ -1,0 +1,90 @@
+// The kernel engine: kernel values from inner products (one transform for every
+// caller), and kernel expansions f(x) = sum_s W[s] K(x, s) + b evaluated by blocks.
+#pragma once
+
+#include <cstdint>
+
+namespace margin_opt {
+
+enum KernelKind : int { K_LINEAR = 0, K_POLY = 1, K_RBF = 2, K_SIGMOID = 3 };
+
+// RBF: where ||x - z||^2 = ||x||^2 + ||z||^2 - 2 x.z is at most GUARD (||x||^2 + ||z||^2)
+// the formula has lost its digits and the distance is recomputed coordinate by coordinate.
+constexpr double GUARD = 1e-4;
+
+struct KernelSpec {
+    int kind = K_RBF;
+    double gamma = 1.0;
+    double coef0 = 0.0;
+    int degree = 3;
+};
+
+// Rows of a data matrix, dense (row-major n x d) or CSR (sorted column indices).
+struct RowsView {
+    bool sparse = false;
+    std::int64_t n = 0, d = 0;
+    const double* X = nullptr;              // dense
+    const double* data = nullptr;           // CSR
+    const std::int64_t* indices = nullptr;
+    const std::int64_t* indptr = nullptr;
+};
+
+// The support vectors of an expansion, prepared once: dense ones centred by `shift`
+// (RBF; zeros otherwise) in `rows`; sparse ones as CSR in `rows` with their dense
+// transpose `transpose` (d x n, row-major); `sq` their squared norms.
+struct SupportView {
+    RowsView rows;
+    const double* transpose = nullptr;
+    const double* shift = nullptr;           // dense only: what the queries are centred by
+    const double* sq = nullptr;
+};
+
+// The functions f_p(x) = G[a_slot[p], a_col[p]](x) + G[b_slot[p], b_col[p]](x) + b_p, where
+// G[g, j](x) = sum over the support vectors s of group g of W[s, j] K(x, s); `tiles` holds
+// rows (lo, hi, group), each tile inside one group.
+struct ExpansionView {
+    const double* W = nullptr;               // (n_SV, ncol) row-major
+    std::int64_t ncol = 1;
+    std::int64_t ngroups = 1;
+    const std::int64_t* tiles = nullptr;     // (ntiles, 3)
+    std::int64_t ntiles = 0;
+    std::int64_t tile_width = 1;             // the widest tile
+    const std::int64_t* a_slot = nullptr;
+    const std::int64_t* a_col = nullptr;
+    const std::int64_t* b_slot = nullptr;    // -1: no second sum
+    const std::int64_t* b_col = nullptr;
+    const double* intercept = nullptr;
+    std::int64_t nfun = 0;
+};
+
+// How the queries are split: blocks of `block_rows` queries dealt to `threads` threads.
+struct Blocking {
+    int threads = 1;
+    std::int64_t block_rows = 128;
+};
+
+// out (n_queries x nfun, row-major) = the expansion's values at the queries.
+void expansion_values(const KernelSpec& kernel, const RowsView& queries,
+                      const SupportView& support, const ExpansionView& ex,
+                      const Blocking& blocking, double* out);
+
+// The per-instruction-set builds of the engine's inner loops (kernel.cpp compiled once
+// per level, chosen at run time by the CPU's features).
+struct BlockKernels {
+    // b[k] = the kernel's value from b[k], k < m (inner products, or squared distances
+    // for RBF).
+    void (*transform)(double* b, std::int64_t m, const KernelSpec& kernel);
+    // b[k] = sr + s[k] - 2 b[k]; returns how many are at most GUARD (sr + s[k]).
+    std::int64_t (*squared_distances)(double* b, std::int64_t m, double sr, const double* s);
+    // b[k] += sum over the nonzeros p in [q, qe) of data[p] XT[indices[p] * ld + lo + k].
+    void (*sparse_dots)(double* b, std::int64_t m, const double* XT, std::int64_t ld,
+                        std::int64_t lo, const double* data, const std::int64_t* indices,
+                        std::int64_t q, std::int64_t qe);
+    // sum_k a[k] b[k], k < m, in a fixed order of partial sums.
+    double (*dot)(const double* a, const double* b, std::int64_t m);
+    const char* name;
+};
+
+const BlockKernels& block_kernels();
+
+}  // namespace margin_opt
