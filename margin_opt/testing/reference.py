@@ -199,9 +199,29 @@ def _from_record(name, rec, coef) -> Reference:
                      rec.get("methods", {}))
 
 
+def _checked(problem, path):
+    """The reference cached at ``path`` where it holds: its dual objective is the one
+    recorded, and its answer passes its own certificate at its ``certified_tol``; None
+    where the file cannot be read or does not hold (anyone who can write the cache
+    could otherwise make any answer the reference)."""
+    try:
+        with np.load(path, allow_pickle=False) as z:
+            ref = _from_record(problem.name, json.loads(str(z["record"])), z["coef"])
+        if ref.coef.shape != (problem.n,) or not np.all(np.isfinite(ref.coef)):
+            return None
+        D = dual_objective(problem, ref.coef)
+        if not abs(D - ref.objective) <= 1e-12 * max(1.0, abs(D)):
+            return None
+        ok = grade(problem, ref.coef, ref.b, ref.certified_tol, reference=ref).ok
+    except Exception:  # noqa: BLE001 - a damaged or forged file is recomputed
+        return None
+    return ref if ok else None
+
+
 @cache
 def get_reference(problem) -> Reference:
-    """The stored reference of a problem (computed and cached when not stored).
+    """The stored reference of a problem (computed and cached when not stored; a cached
+    one is used only where it passes its own certificate, else computed again).
 
     Parameters
     ----------
@@ -216,8 +236,9 @@ def get_reference(problem) -> Reference:
         return _from_record(problem.name, records[problem.name], coefs[problem.name])
     cache = _cache_dir() / f"{problem.name}.npz"
     if cache.is_file():
-        with np.load(cache, allow_pickle=False) as z:
-            return _from_record(problem.name, json.loads(str(z["record"])), z["coef"])
+        ref = _checked(problem, cache)
+        if ref is not None:
+            return ref
     ref = compute_reference(problem)
     try:
         cache.parent.mkdir(parents=True, exist_ok=True)

@@ -8,18 +8,49 @@ call passes its time limit the worker is killed and a fresh one is started for t
 an exception, a crash of the worker (a segfault, ``os._exit``), NaN, a wrong shape or
 dtype each fail that row with the reason, and the run goes on.  ``isolation="thread"``
 runs each call in a daemon thread with a deadline: cheaper, but a call past its limit
-is abandoned, not stopped (it goes on using a core until it returns).
+is abandoned, not stopped (it goes on using a core until it returns), and the solver
+runs in the caller's process: it is trusted.
+
+The worker is a sandbox for code that is not trusted:
+
+* answers come back as plain numbers, never pickled: the worker turns the returned
+  ``(coef, b, status)`` into a float64 array, a float and a string, and sends their
+  bytes with a JSON header (:func:`_encode`), which the parent reads with
+  ``numpy.frombuffer`` and ``json.loads`` — no object of the solver's is ever built in
+  the grading process;
+* the worker leads its own session (``os.setsid``) and, on Linux, adopts the orphans of
+  the processes it starts (a child subreaper): everything the solver started is killed
+  at the end of each call, and the worker's whole tree at a time-out and at the end of
+  the run; a copy of the worker forked by the solver that returns into the worker's loop
+  exits at once, without answering;
+* every call gets fresh copies of the arrays (read-only): a solver that writes into
+  them (``setflags(write=True)`` can undo the flag) spoils only its own copy;
+* the solver's output to stdout goes to stderr (``--json`` stays valid JSON).
+
+With ``isolation="thread"`` the arrays are fresh copies too, and the working directory
+and the global random states (``random``, ``numpy.random``) are restored after each
+call; prints to ``sys.stdout`` go to ``sys.stderr``.
 
 The worker builds each problem's arrays itself (the problem is sent, not its arrays:
 the generators are deterministic) and times only the solver call; the parent grades the answer
 (:func:`~margin_opt.testing.grading.grade`).  Before the graded calls, and again in each
 fresh worker after a time-out or a crash, one untimed, ungraded call on the smallest
-problem lets a solver compile or load what it needs (``warmup=False`` to skip).
+problem lets a solver compile or load what it needs (``warmup=False`` to skip); a
+fresh worker's warm-up that passes the time limit fails the row it was started for
+(the row is not tried again), so a solver that never returns costs one time limit per
+row.
 """
 
 from __future__ import annotations
 
+import contextlib
+import json
+import math
 import multiprocessing as mp
+import os
+import random
+import signal
+import struct
 import sys
 import threading
 import time
@@ -86,7 +117,8 @@ def run_conformance(solve, suite="svc", tol=1e-6, time_limit=60, *, problems=Non
     Raises
     ------
     ValueError
-        An unknown suite or isolation, tol ≤ 0, time_limit ≤ 0, or ``solve`` not callable.
+        An unknown suite or isolation, tol ≤ 0, time_limit ≤ 0 or not finite, or ``solve``
+        not callable.
     """
     if suite not in SUITES:
         raise ValueError(f"suite must be one of {SUITES}, got {suite!r}.")
@@ -95,8 +127,9 @@ def run_conformance(solve, suite="svc", tol=1e-6, time_limit=60, *, problems=Non
     if not callable(solve):
         raise ValueError(f"solve must be callable, got {type(solve).__name__}.")
     tol, time_limit = float(tol), float(time_limit)
-    if not tol > 0 or not time_limit > 0:
-        raise ValueError(f"tol and time_limit must be > 0, got {tol} and {time_limit}.")
+    if not tol > 0 or not time_limit > 0 or not math.isfinite(time_limit):
+        raise ValueError(f"tol must be > 0 and time_limit a finite number of seconds > 0, "
+                         f"got {tol} and {time_limit}.")
     todo = _suites.problems(suite) if problems is None else \
         [get_problem(p) if isinstance(p, str) else p for p in problems]
     wrong = [p.name for p in todo if p.suite != suite]
@@ -169,10 +202,7 @@ def _row(prob, outcome, tol, time_limit) -> Row:
     kind, payload, seconds = outcome
     if kind != "ok":
         return Row(**base, ok=False, failed=(kind,), reason=payload, seconds=seconds)
-    answer, why = _unpack(payload, prob)
-    if why is not None:
-        return Row(**base, ok=False, failed=("answer",), reason=why, seconds=seconds)
-    coef, b, status = answer
+    coef, b, status = payload
     try:
         g = grade(prob, coef, b, tol, get_reference(prob))
     except Exception as exc:  # noqa: BLE001 - an answer that breaks the certificate
@@ -190,23 +220,47 @@ def _row(prob, outcome, tol, time_limit) -> Row:
                gap=g.gap, distance=g.distance, seconds=seconds, status=status)
 
 
-def _unpack(out, prob):
-    what = "(alpha, b)" if prob.suite == "svc" else "(beta, b)"
-    if not isinstance(out, tuple | list) or len(out) not in (2, 3):
-        return None, (f"returned {type(out).__name__}"
-                      + (f" of length {len(out)}" if isinstance(out, tuple | list) else "")
-                      + f"; expected {what} or {what[:-1]}, status)")
-    status = out[2] if len(out) == 3 else None
-    if status is not None and not isinstance(status, str):
-        return None, f"status must be a string, got {type(status).__name__}"
-    return (out[0], out[1], status), None
+def _answer(out, suite):
+    """The solver's return value as plain numbers: ``((coef, b, status), None)`` with
+    coef a float64 array, b a float and status a str or None; or ``(None, reason)``.
+    Runs where the solver runs (the worker process), so that only numbers leave it."""
+    what = "(alpha, b)" if suite == "svc" else "(beta, b)"
+    try:
+        if not isinstance(out, tuple | list) or len(out) not in (2, 3):
+            return None, (f"returned {type(out).__name__}"
+                          + (f" of length {len(out)}" if isinstance(out, tuple | list) else "")
+                          + f"; expected {what} or {what[:-1]}, status)")
+        status = out[2] if len(out) == 3 else None
+        if status is not None and type(status) is not str:
+            return None, f"status must be a string, got {type(status).__name__}"
+        name = what[1:what.index(",")]
+        coef = np.asarray(out[0])
+        if coef.dtype.kind not in "fiub":
+            return None, f"{name} has dtype {coef.dtype}, not a real number type"
+        b = np.asarray(out[1])
+        if b.size != 1 or b.dtype.kind not in "fiub":
+            return None, f"b must be a real number, got {type(out[1]).__name__} {b.shape}"
+        coef = np.array(coef, dtype=np.float64, copy=True).reshape(coef.shape)
+        return (coef, float(b.reshape(())), None if status is None else str(status)), None
+    except Exception as exc:  # noqa: BLE001 - any object a solver may return
+        return None, f"the answer could not be read: {type(exc).__name__}: {exc}"[:300]
 
 
 # ---------------------------------------------------------------------- isolation
+def _fresh(a):
+    """A read-only copy of an array argument (each call gets its own)."""
+    if isinstance(a, np.ndarray):
+        a = np.array(a, copy=True)
+        a.flags.writeable = False
+    return a
+
+
 def _call(solve, problem):
-    """Run one call; ``(kind, payload, seconds)`` with kind "ok" or "exception"."""
+    """Run one call on fresh copies of the arrays; ``(kind, payload, seconds)`` with kind
+    "ok" (payload: :func:`_answer`'s numbers), "answer" or "exception" (a reason)."""
     try:
-        args = (get_problem(problem) if isinstance(problem, str) else problem).args()
+        prob = get_problem(problem) if isinstance(problem, str) else problem
+        args = tuple(_fresh(a) for a in prob.args())
     except Exception as exc:  # noqa: BLE001 - reported on the row, not raised
         return "exception", f"the problem could not be built: {type(exc).__name__}: {exc}", 0.0
     t = time.perf_counter()
@@ -217,32 +271,133 @@ def _call(solve, problem):
         tb = traceback.extract_tb(exc.__traceback__)
         where = f" (at {tb[-1].filename.rsplit('/', 1)[-1]}:{tb[-1].lineno})" if tb else ""
         return "exception", f"raised {type(exc).__name__}: {exc}"[:300] + where, seconds
-    return "ok", out, time.perf_counter() - t
+    seconds = time.perf_counter() - t
+    answer, why = _answer(out, prob.suite)
+    return ("ok", answer, seconds) if why is None else ("answer", why, seconds)
+
+
+def _encode(call_id, outcome) -> bytes:
+    """An outcome as bytes: an 8-byte header length, a JSON header, the coefficients'
+    float64 bytes (no pickle: the parent builds nothing but numbers from it)."""
+    kind, payload, seconds = outcome
+    head = {"call": call_id, "kind": kind, "seconds": float(seconds)}
+    body = b""
+    if kind == "ok":
+        coef, b, status = payload
+        head.update(b=b, status=status, shape=list(coef.shape))
+        body = np.ascontiguousarray(coef, dtype="<f8").tobytes()
+    else:
+        head["reason"] = str(payload)
+    h = json.dumps(head).encode()
+    return struct.pack("<Q", len(h)) + h + body
+
+
+def _decode(buf, call_id):
+    """:func:`_encode`'s outcome back, checked: ``(kind, payload, seconds)``."""
+    try:
+        (hl,) = struct.unpack_from("<Q", buf)
+        head = json.loads(bytes(buf[8:8 + hl]).decode())
+        if head["call"] != call_id:
+            raise ValueError(f"an answer to call {head['call']} came for call {call_id}")
+        seconds = float(head["seconds"])
+        if head["kind"] != "ok":
+            return str(head["kind"]), str(head["reason"])[:300], seconds
+        shape = tuple(int(v) for v in head["shape"])
+        coef = np.frombuffer(buf, dtype="<f8", offset=8 + hl).astype(np.float64)
+        b, status = float(head["b"]), head["status"]
+        if status is not None and type(status) is not str:
+            raise ValueError("a status that is not a string")
+        return "ok", (coef.reshape(shape), b, status), seconds
+    except Exception as exc:  # noqa: BLE001 - bytes a solver may have forged
+        return "answer", f"the worker's answer could not be read ({exc})"[:300], 0.0
+
+
+def _children_by_parent() -> dict:
+    """{ppid: [pid, ...]} of every process (Linux /proc; {} elsewhere)."""
+    out = {}
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return out
+    for e in entries:
+        if not e.isdigit():
+            continue
+        try:
+            with open(f"/proc/{e}/stat", "rb") as f:
+                ppid = int(f.read().rsplit(b")", 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
+            continue
+        out.setdefault(ppid, []).append(int(e))
+    return out
+
+
+def _descendants(pid) -> list:
+    children, found, todo = _children_by_parent(), [], [pid]
+    while todo:
+        for c in children.get(todo.pop(), ()):
+            found.append(c)
+            todo.append(c)
+    return found
+
+
+def _kill(pids):
+    for p in pids:
+        with contextlib.suppress(OSError):
+            os.kill(p, signal.SIGKILL)
+
+
+def _become_sandbox():
+    """The worker's set-up: its own session, the orphans of its children adopted (Linux),
+    killed with its parent (Linux), the solver's stdout sent to stderr."""
+    with contextlib.suppress(OSError):
+        os.setsid()
+    if sys.platform.startswith("linux"):
+        import ctypes
+        with contextlib.suppress(OSError, AttributeError):
+            libc = ctypes.CDLL(None, use_errno=True)
+            libc.prctl(36, 1, 0, 0, 0)                     # PR_SET_CHILD_SUBREAPER
+            libc.prctl(1, int(signal.SIGKILL), 0, 0, 0)    # PR_SET_PDEATHSIG
+    with contextlib.suppress(OSError, ValueError, AttributeError):
+        sys.stdout.flush()
+        os.dup2(2, 1)
+    sys.stdout = sys.stderr
+
+
+def _reap_children(wait=5.0):
+    """Kill what the solver started (the worker's descendants, orphans included: the
+    worker is their subreaper) and collect their exit statuses, for at most ``wait`` s."""
+    deadline = time.monotonic() + wait
+    while True:
+        left = _descendants(os.getpid())
+        if not left:
+            return
+        _kill(left)
+        try:
+            while os.waitpid(-1, os.WNOHANG)[0]:
+                pass
+        except ChildProcessError:
+            return
+        if time.monotonic() > deadline:
+            return
+        time.sleep(0.001)
 
 
 def _worker(conn, solve):
+    me = os.getpid()
+    _become_sandbox()
     while True:
         try:
-            msg = conn.recv()
+            msg = conn.recv()                     # from the parent (trusted)
         except EOFError:
             return
         if msg is None:
             return
-        out = _call(solve, msg)
-        if out[0] == "ok":
-            out = ("ok", _plain(out[1]), out[2])
-        try:
-            conn.send(out)
-        except Exception as exc:  # noqa: BLE001 - an answer that cannot be pickled
-            conn.send(("answer", f"the answer could not be sent back from the worker "
-                                 f"({type(exc).__name__}: {exc})"[:300], out[2]))
-
-
-def _plain(out):
-    """NumPy arrays of a returned tuple as they are; other objects left to pickle."""
-    if isinstance(out, tuple | list):
-        return tuple(np.asarray(v) if hasattr(v, "__array__") else v for v in out)
-    return out
+        call_id, problem = msg
+        out = _call(solve, problem)
+        if os.getpid() != me:                     # a copy the solver forked returned here
+            os._exit(0)
+        _reap_children()
+        conn.send_bytes(_encode(call_id, out))
 
 
 def _message(problem):
@@ -265,6 +420,7 @@ class _ProcessRunner:
                                   else "spawn")
         self.solve = solve
         self.proc = self.conn = None
+        self.calls = 0
 
     def _start(self):
         parent, child = self.ctx.Pipe()
@@ -282,18 +438,19 @@ class _ProcessRunner:
         if self.proc is None or not self.proc.is_alive():
             self._start()
             if self.warmup is not None and problem != self.warmup:
-                self._send(self.warmup, limit)      # a fresh worker: compile again, untimed
-                if self.proc is None:
-                    self._start()
+                kind, why, seconds = self._send(self.warmup, limit)   # untimed, ungraded
+                if kind in ("timeout", "crash"):
+                    return kind, f"the warm-up call of a fresh worker: {why}", seconds
         return self._send(problem, limit)
 
     def _send(self, problem, limit):
         t = time.perf_counter()
+        self.calls += 1
         try:
-            self.conn.send(_message(problem))
+            self.conn.send((self.calls, _message(problem)))
             if self.conn.poll(limit + GRACE):
-                return self.conn.recv()
-        except (EOFError, BrokenPipeError, ConnectionResetError):
+                return _decode(self.conn.recv_bytes(), self.calls)
+        except (EOFError, BrokenPipeError, ConnectionResetError, OSError):
             self.proc.join(1.0)
             code = self.proc.exitcode
             self._stop()
@@ -304,7 +461,13 @@ class _ProcessRunner:
                            "process was killed", time.perf_counter() - t)
 
     def _stop(self):
+        """Kill the worker and everything under it (its descendants, its session)."""
         if self.proc is not None:
+            pid = self.proc.pid
+            if pid is not None:
+                _kill(_descendants(pid))
+                with contextlib.suppress(OSError):
+                    os.killpg(pid, signal.SIGKILL)
             if self.proc.is_alive():
                 self.proc.kill()
             self.proc.join(5.0)
@@ -323,7 +486,8 @@ class _ProcessRunner:
 
 
 class _ThreadRunner:
-    """Each call in a daemon thread with a deadline (abandoned, not stopped, when late)."""
+    """Each call in a daemon thread with a deadline (abandoned, not stopped, when late);
+    the working directory and the global random states restored after each call."""
 
     def __init__(self, solve):
         self.solve = solve
@@ -331,11 +495,21 @@ class _ThreadRunner:
 
     def call(self, problem, limit):
         box = []
-        th = threading.Thread(target=lambda: box.append(_call(self.solve, problem)),
-                              daemon=True)
+        cwd, py_state = os.getcwd(), random.getstate()
+        np_state = np.random.get_state()  # noqa: NPY002 - the global state a solver may seed
+
+        def run():
+            with contextlib.redirect_stdout(sys.stderr):
+                box.append(_call(self.solve, problem))
+
+        th = threading.Thread(target=run, daemon=True)
         t = time.perf_counter()
         th.start()
         th.join(limit)
+        with contextlib.suppress(OSError):
+            os.chdir(cwd)
+        random.setstate(py_state)
+        np.random.set_state(np_state)  # noqa: NPY002
         if th.is_alive():
             self.abandoned += 1
             return ("timeout", f"no answer within the time limit of {limit:g} s (the thread "
