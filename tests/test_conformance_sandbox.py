@@ -1,3 +1,4 @@
+# ruff: noqa: NPY002  (the legacy global random state is what thread isolation restores)
 """The conformance kit as a sandbox for solvers that are not trusted (issue 45): each
 hostile solver fails its rows or is contained, leaves no process behind, and an honest
 solver graded afterwards in the same session is graded as before.  The honest solver is
@@ -197,3 +198,21 @@ def test_the_answer_crosses_as_bytes_without_pickle():
     assert stale[0] == "answer" and "call 6" in stale[1]
     forged = _decode(pickle.dumps(("ok", coef, 0.1)), 7)
     assert forged[0] == "answer"
+
+
+@pytest.mark.parametrize("name", ["svc-duplicates-linear-200", "svc-hugeC-linear-1e4",
+                                  "svc-real-heart-rbf", "svr-epsilon-zero-200"])
+def test_a_perturbed_instance_has_the_stored_optimum_mapped_and_a_lookup_fails(name):
+    """The mapped reference passes on the perturbed instance at its own certified
+    tolerance (the mapping is exact), while the stored answer read as it is (what a
+    lookup by name returns) fails there."""
+    from margin_opt.testing import get_reference, grade
+    from margin_opt.testing.reference import perturbed_reference
+    from margin_opt.testing.suites import perturbed
+
+    p = get_problem(name)
+    base = get_reference(p)
+    for seed in (1, 2, 3):
+        q, ref = perturbed(p, seed), perturbed_reference(p, seed)
+        assert grade(q, ref.coef, ref.b, max(base.certified_tol, 1e-9), ref).ok
+        assert not grade(q, base.coef, base.b, 1e-6, ref).ok

@@ -93,7 +93,7 @@ def certifying_problem(problem):
     C = a["C"]
     c0 = float(C.max())
     w = np.ones_like(C) if np.isinf(c0) else C / c0
-    kw = {} if a["kernel"] == "linear" else {"gamma": a["gamma"]}
+    kw = {} if a["kernel"] in ("linear", "precomputed") else {"gamma": a["gamma"]}
     if problem.suite == "svc":
         return SVMProblem.from_validated(a["X"], a["y"], C=c0,
                                          kernel=make_kernel(a["kernel"], a["X"], **kw),

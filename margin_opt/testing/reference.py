@@ -42,8 +42,8 @@ import numpy as np
 
 from .grading import certifying_problem, dual_objective, grade, term_scale
 
-__all__ = ["Reference", "get_reference", "check", "compute_reference", "recertify", "DATA_DIR",
-           "TOL_LADDER"]
+__all__ = ["Reference", "get_reference", "perturbed_reference", "check", "compute_reference",
+           "recertify", "DATA_DIR", "TOL_LADDER"]
 
 DATA_DIR = Path(__file__).resolve().parent / "data"
 #: tolerances tried, strictest first, for ``certified_tol``
@@ -246,6 +246,33 @@ def get_reference(problem) -> Reference:
     except OSError:                 # a read-only home: computed again next time
         pass
     return ref
+
+
+def perturbed_reference(problem, seed) -> Reference:
+    """The reference of the perturbed instance :func:`~margin_opt.testing.suites.perturbed`
+    ``(problem, seed)``, mapped from the problem's own: α'* = α*[π] / s (svr:
+    β'* = σ·β*[π] / s), b'* = σ·b*, D'* = D* / s (exact: a permutation, a power of two
+    and a sign).
+
+    Parameters
+    ----------
+    problem : Problem
+    seed : int
+
+    Returns
+    -------
+    reference : Reference
+        Named as the perturbed instance.
+    """
+    from .suites import perturbation, perturbed
+
+    base, p = get_reference(problem), perturbation(problem, seed)
+    q = perturbed(problem, seed)
+    coef = base.coef[p.permutation] / p.scale
+    if problem.suite == "svr":
+        coef = p.sign * coef
+    return Reference(q.name, base.objective / p.scale, coef, p.sign * base.b,
+                     term_scale(q, coef), base.certified_tol, base.methods)
 
 
 def recertify(problem, tol=None, *, method=None) -> dict:

@@ -49,6 +49,7 @@ import math
 import multiprocessing as mp
 import os
 import random
+import secrets
 import signal
 import struct
 import sys
@@ -60,9 +61,9 @@ import numpy as np
 
 from . import suites as _suites
 from .grading import grade
-from .reference import get_reference
+from .reference import get_reference, perturbed_reference
 from .report import Report, Row, claims_success
-from .suites import SUITES, get_problem
+from .suites import SUITES, get_problem, perturbed
 
 __all__ = ["run_conformance", "load_solver", "ISOLATIONS"]
 
@@ -72,7 +73,8 @@ GRACE = 1.0
 
 
 def run_conformance(solve, suite="svc", tol=1e-6, time_limit=60, *, problems=None,
-                    isolation="process", warmup=True, name=None, progress=None) -> Report:
+                    isolation="process", warmup=True, name=None, progress=None,
+                    perturb=True, seed=None) -> Report:
     """Grade a solver on a conformance suite.
 
     The protocol, in plain arrays:
@@ -109,6 +111,15 @@ def run_conformance(solve, suite="svc", tol=1e-6, time_limit=60, *, problems=Non
         The solver's name in the report (default: its ``__qualname__``).
     progress : callable, optional
         Called with each :class:`Row` as it is graded (e.g. to print it).
+    perturb : bool, default=True
+        Grade perturbed instances of the problems
+        (:func:`~margin_opt.testing.suites.perturbed`: the samples permuted, K scaled by
+        a power of two, C scaled back, the labels or targets times ±1), whose optima are
+        the stored references mapped exactly: a solver that looks the public references
+        up cannot pass.  False: the problems as stored.
+    seed : int, optional
+        The perturbations' seed (default: a fresh random one, named in the report's
+        notes so that a run can be repeated).
 
     Returns
     -------
@@ -137,13 +148,23 @@ def run_conformance(solve, suite="svc", tol=1e-6, time_limit=60, *, problems=Non
         raise ValueError(f"problems {wrong} are not in the {suite} suite.")
     name = name or getattr(solve, "__qualname__", None) or repr(solve)
     report = Report(name, suite, tol, time_limit, isolation=isolation)
+    if perturb:
+        seed = secrets.randbits(31) if seed is None else int(seed)
+        report.notes.append(f"graded on perturbed instances (seed={seed}): K' = s·K[π, π], "
+                            "C' = C[π] / s, labels or targets times ±1, the stored optima "
+                            "mapped exactly")
+    posed = {p.name: perturbed(p, seed) if perturb else p for p in todo}
     first = min(todo, key=lambda p: p.n) if warmup and todo else None
-    runner = _ProcessRunner(solve, first) if isolation == "process" else _ThreadRunner(solve)
+    runner = _ProcessRunner(solve, first and posed[first.name]) if isolation == "process" \
+        else _ThreadRunner(solve)
     try:
         if first is not None:
-            runner.call(first, time_limit)
+            runner.call(posed[first.name], time_limit)
         for prob in todo:
-            row = _row(prob, runner.call(prob, time_limit), tol, time_limit)
+            ref = (lambda p=prob: perturbed_reference(p, seed)) if perturb else \
+                (lambda p=prob: get_reference(p))
+            row = _row(prob, posed[prob.name], runner.call(posed[prob.name], time_limit), tol,
+                       time_limit, ref)
             report.rows.append(row)
             if progress is not None:
                 progress(row)
@@ -171,8 +192,9 @@ def load_solver(spec: str):
     Raises
     ------
     ValueError
-        A malformed spec, a module that cannot be imported, or no callable of that name
-        (one line, without a traceback).
+        A malformed spec, a module that cannot be imported (or that calls ``sys.exit``
+        while being imported), or no callable of that name (one line, without a
+        traceback).
     """
     import importlib
     import os
@@ -185,6 +207,11 @@ def load_solver(spec: str):
         sys.path.insert(0, cwd)
     try:
         mod = importlib.import_module(module)
+    except SystemExit as exc:     # sys.exit() at import: a script, not a module
+        raise ValueError(f"cannot import {module!r} from {cwd}: the module exited (sys.exit("
+                         f"{exc.code!r})) while being imported; move its script part under "
+                         "`if __name__ == \"__main__\":` so that importing it only defines "
+                         "the solver.") from None
     except Exception as exc:  # noqa: BLE001 - a user's module may raise anything
         raise ValueError(f"cannot import {module!r} from {cwd}: {type(exc).__name__}: "
                          f"{exc}") from None
@@ -197,14 +224,16 @@ def load_solver(spec: str):
 
 
 # ---------------------------------------------------------------------- one row
-def _row(prob, outcome, tol, time_limit) -> Row:
+def _row(prob, posed, outcome, tol, time_limit, reference) -> Row:
+    """The row of ``prob``, whose instance ``posed`` (itself or a perturbed one) the
+    solver was given; ``reference()`` is that instance's reference."""
     base = dict(problem=prob.name, family=prob.family, n=prob.n)
     kind, payload, seconds = outcome
     if kind != "ok":
         return Row(**base, ok=False, failed=(kind,), reason=payload, seconds=seconds)
     coef, b, status = payload
     try:
-        g = grade(prob, coef, b, tol, get_reference(prob))
+        g = grade(posed, coef, b, tol, reference())
     except Exception as exc:  # noqa: BLE001 - an answer that breaks the certificate
         return Row(**base, ok=False, failed=("answer",), seconds=seconds, status=status,
                    reason=f"the certificate could not read the answer: "

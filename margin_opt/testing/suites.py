@@ -34,7 +34,8 @@ from functools import cache, lru_cache, partial
 import numpy as np
 from scipy.spatial.distance import cdist
 
-__all__ = ["Problem", "problems", "get_problem", "SUITES", "FAMILIES"]
+__all__ = ["Problem", "problems", "get_problem", "SUITES", "FAMILIES", "Perturbation",
+           "perturbation", "perturbed"]
 
 #: the suites by name
 SUITES = ("svc", "svr")
@@ -566,3 +567,68 @@ def get_problem(name: str) -> Problem:
         return _all()[name]
     except KeyError:
         raise ValueError(f"no conformance problem named {name!r}.") from None
+
+
+# ---------------------------------------------------------------------- perturbed instances
+@dataclass(frozen=True)
+class Perturbation:
+    """How a perturbed instance was made from its problem: K' = s·K[π, π], C' = C[π] / s,
+    y' = σ·y[π] (svr: z' = σ·z[π]), with s a power of two and σ = ±1.
+
+    The optimum maps exactly: α'* = α*[π] / s (svr: β'* = σ·β*[π] / s), b'* = σ·b*, the
+    dual objective D'* = D* / s.  Every operation is exact in floating point (a
+    permutation, a power of two, a sign), so the instance is as hard as its problem for
+    every solver, single precision included; what changes is every array a solver
+    could look its answer up by.
+
+    Attributes
+    ----------
+    permutation : ndarray of int of shape (n,)
+    scale : float
+    sign : float
+    """
+
+    permutation: np.ndarray = field(repr=False, compare=False)
+    scale: float
+    sign: float
+
+
+def perturbation(problem: Problem, seed: int) -> Perturbation:
+    """The perturbation of ``problem`` drawn from ``seed`` (deterministic)."""
+    rng = np.random.default_rng([int(seed), problem.n])
+    return Perturbation(rng.permutation(problem.n), 2.0 ** int(rng.integers(-2, 3)),
+                        float(rng.choice([-1.0, 1.0])))
+
+
+def _perturbed_arrays(problem: Problem, seed: int) -> dict:
+    a, p = problem.arrays(), perturbation(problem, seed)
+    pi, s = p.permutation, p.scale
+    K = np.ascontiguousarray(s * a["K"][np.ix_(pi, pi)])
+    out = {"K": K, "X": K, "kernel": "precomputed", "gamma": None, "C": a["C"][pi] / s}
+    if problem.suite == "svc":
+        out["y"] = p.sign * a["y"][pi]
+    else:
+        out.update(z=p.sign * a["z"][pi], epsilon=a["epsilon"])
+    return out
+
+
+def perturbed(problem: Problem, seed: int) -> Problem:
+    """A perturbed instance of ``problem`` (:class:`Perturbation`), as a problem of its
+    own, named ``"<name>~<seed>"``: what :func:`~margin_opt.testing.run_conformance`
+    grades by default, so that a solver that looks its answers up (the stored
+    references are public) cannot pass without solving.
+
+    Parameters
+    ----------
+    problem : Problem
+    seed : int
+
+    Returns
+    -------
+    Problem
+        Its arrays are ``K'``, ``y'`` (``z'``), ``C'`` (and ``epsilon``), with the
+        kernel "precomputed" (``X`` is ``K'``).
+    """
+    return Problem(f"{problem.name}~{int(seed)}", problem.suite, problem.family, problem.n,
+                   problem.description, partial(_perturbed_arrays, problem, int(seed)),
+                   problem.needs_shared_data)
