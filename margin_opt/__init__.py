@@ -41,6 +41,7 @@ if TYPE_CHECKING:  # the static view of the names below (type checkers, IDEs)
         UnboundedError,
     )
     from .kernels import Kernel, make_kernel
+    from .parallel import show_config
     from .problems.multiclass import MulticlassSVMProblem
     from .problems.separability import SeparabilityProblem, separability
     from .problems.squared import SquaredEpsilonProblem, SquaredHingeProblem
@@ -90,6 +91,7 @@ _EXPORTS = {
     "Solution": ".solution",
     "DualQP": ".standard_forms",
     "PrimalERM": ".standard_forms",
+    "show_config": ".parallel",
     "bias_variance": ".studies.decomposition",
     "BiasVariance": ".studies.decomposition",
 }
@@ -100,6 +102,7 @@ __all__ = [
     "AdaBoost",
     "Bagging",
     "BaggingRegressor",
+    "bias_variance",
     "BiasVariance",
     "Certificate",
     "CertificateError",
@@ -113,26 +116,26 @@ __all__ = [
     "Kernel",
     "LinearSVC",
     "LinearSVR",
+    "make_kernel",
     "MulticlassSVMProblem",
     "NonConvexWarning",
     "NotCertifiedError",
     "NotSeparableError",
+    "novikoff_bound",
     "Perceptron",
     "PrimalERM",
     "RandomForest",
     "RandomForestRegressor",
-    "SVC",
-    "SVMProblem",
-    "SVR",
-    "SVRProblem",
+    "separability",
     "SeparabilityProblem",
+    "show_config",
     "Solution",
     "SolverError",
     "SquaredEpsilonProblem",
     "SquaredHingeProblem",
+    "SVC",
+    "SVMProblem",
+    "SVR",
+    "SVRProblem",
     "UnboundedError",
-    "bias_variance",
-    "make_kernel",
-    "novikoff_bound",
-    "separability",
 ]

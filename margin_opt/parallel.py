@@ -45,7 +45,7 @@ from dataclasses import dataclass
 
 __all__ = ["ThreadPolicy", "FitThreads", "use_policy", "current_policy", "fit_threads",
            "core_threads", "threading_layer", "one_blas_thread", "all_blas_threads",
-           "THREADS_ENV"]
+           "THREADS_ENV", "show_config"]
 
 #: the environment variables that bound the compiled core's pool, the first one set
 #: wins: margin_opt's own, then OpenMP's, which joblib's process workers set to their
@@ -467,6 +467,55 @@ def all_blas_threads(policy: ThreadPolicy | None = None):
                 _lifted -= 1
                 if _inside and not _lifted and _limiter is None:
                     _set(True)
+
+
+def show_config(file=None) -> dict:
+    """Print, and return, what runs the compiled loops in this process: the compiled
+    core's instruction-set build and its threads, numba's threading layer (the solvers
+    it still runs), BLAS.
+
+    Parameters
+    ----------
+    file : file-like, optional
+        Where to print (default: ``sys.stdout``); ``False``: print nothing.
+
+    Returns
+    -------
+    config : dict
+        ``version``, ``core_isa`` ("base", "v3" = AVX2 + FMA, "v4" = AVX-512),
+        ``core_threads`` (:func:`core_threads` now), ``numba_layer`` (None where numba
+        is not installed), ``blas`` (threadpoolctl's entries: library, version and
+        threads).
+
+    Notes
+    -----
+    Reading numba's layer starts it (one tiny parallel region), as a first fit would.
+    """
+    import sys
+
+    from . import __version__
+    from ._core import instruction_set
+
+    try:
+        layer = threading_layer()
+    except ImportError:
+        layer = None
+    import scipy.linalg  # noqa: F401  (its BLAS loaded before the look)
+    from threadpoolctl import threadpool_info
+
+    blas = [{"library": i.get("internal_api"), "version": i.get("version"),
+             "threads": i.get("num_threads")} for i in threadpool_info()
+            if i.get("user_api") == "blas"]
+    config = {"version": __version__, "core_isa": instruction_set(),
+              "core_threads": core_threads(), "numba_layer": layer, "blas": blas}
+    if file is not False:
+        names = {"base": "x86-64 baseline", "v3": "x86-64-v3, AVX2 + FMA",
+                 "v4": "x86-64-v4, AVX-512"}
+        b = ", ".join(f"{e['library']} {e['version']} ({e['threads']} threads)" for e in blas)
+        print(f"margin_opt {__version__}: compiled core for {names.get(config['core_isa'])}, "
+              f"{config['core_threads']} thread(s); numba layer {layer}; BLAS {b or 'none'}",
+              file=file or sys.stdout)
+    return config
 
 
 if hasattr(os, "register_at_fork"):

@@ -235,3 +235,16 @@ def test_smo_options_refuse_looks_that_would_never_advance(bad):
 
     with pytest.raises((ValueError, TypeError), match="SMOOptions"):
         SMOOptions(**bad)
+
+
+def test_show_config_says_what_runs_in_one_line(capsys):
+    import margin_opt
+    from margin_opt import _core
+
+    config = margin_opt.show_config()
+    line = capsys.readouterr().out
+    assert line.count("\n") == 1 and "compiled core for x86-64" in line
+    assert config["core_isa"] == _core.instruction_set()
+    assert config["core_threads"] >= 1 and config["numba_layer"] == threading_layer()
+    silent = margin_opt.show_config(file=False)           # the threads follow the load
+    assert capsys.readouterr().out == "" and silent["core_isa"] == config["core_isa"]
