@@ -120,3 +120,37 @@ def test_svc_linear_routed_to_dcd_takes_libsvm_parameters():
     assert ours.certificate_.ok and ref.certificate_.ok
     np.testing.assert_allclose(ours.solution_.dual_objective, ref.solution_.dual_objective,
                                rtol=1e-6)
+
+
+def _weighted_squared_hinge_case(seed):
+    """Cases of a random search (issue 45, item 8) that were refused although a tight
+    cvxpy solve certifies them: dcd stopped at max_iter and the cvxpy answers failed
+    only the KKT table, which read multipliers of 1e-12–1e-5 as positive."""
+    rng = np.random.default_rng(seed)
+    n, d = int(rng.integers(30, 400)), int(rng.integers(2, 30))
+    C = float(10 ** rng.uniform(-2, 2))
+    w = 10 ** rng.uniform(-2, 2, n) if rng.random() < 0.5 else None
+    X, y = make_classification(n, d, n_informative=min(d, 2), n_redundant=0,
+                               random_state=seed, flip_y=0.1)
+    return X * 10 ** rng.uniform(-1, 1), y, C, w
+
+
+@pytest.mark.parametrize("seed", [8, 78])
+def test_solvable_squared_hinge_fits_are_certified_and_a_wrong_answer_is_not(seed):
+    X, y, C, w = _weighted_squared_hinge_case(seed)
+    problem = SquaredHingeProblem(X, y, C=C, sample_weight=w, kernel="linear")
+    sol = problem.solve("cvxpy-dual")
+    assert problem.certify(sol, tol=1e-6).ok
+    ours = LinearSVC(loss="squared_hinge", C=C).fit(X, y, sample_weight=w)
+    assert ours.certificate_.ok
+    ref = SkLinearSVC(loss="squared_hinge", C=C, tol=1e-12, max_iter=10**6,
+                      intercept_scaling=1e3).fit(X, y, sample_weight=w)
+    scale = max(1.0, np.abs(ref.decision_function(X)).max())
+    np.testing.assert_allclose(ours.decision_function(X), ref.decision_function(X),
+                               atol=1e-3 * scale)
+    alpha = np.array(sol.variables.alpha, dtype=float)
+    outside = int(np.argmax(y * 2 - 1 == np.sign(ours.decision_function(X))
+                            * (np.abs(ours.decision_function(X)) > 1.5)))
+    wrong = alpha.copy()
+    wrong[outside] += 1.0                        # a multiplier on a point off the margin
+    assert not problem.certify(alpha=wrong, b=sol.b, tol=1e-6).ok

@@ -39,6 +39,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ..certificate import TableRow
+from ..kkt import category_threshold
 from ..lazy import lazy_module
 from .svm import SVMProblem
 from .svr import SVRProblem
@@ -232,12 +233,25 @@ def squared_table(problem, res, alpha, tol):
     With sₜ = yₜf(x) + pₜ the margin of variable t and Dₜ = 1/(2Cₜ): αₜ = 0 ⇒ sₜ ≥ 0
     and αₜ > 0 ⇒ sₜ = −Dₜαₜ (ξₜ = αₜ/(2Cₜ)); a row lists the variables (data rows for
     the SVR's â) that contradict it by more than ``tol`` (units of f).
+
+    A point is listed where it contradicts both readings by more than ``tol``: the
+    zero one (sₜ ≥ 0) and the positive one (sₜ = −Dₜαₜ).  An interior-point answer's
+    multipliers off the margin (1e-12–1e-5, where sₜ is anything ≥ 0) meet the first;
+    a large multiplier with a tiny Dₜ (a heavy sample weight), whose implied slack is
+    below any threshold, meets the second.  Whether a multiplier is small enough to
+    stand for zero is the certificate's complementarity check (αₜ(sₜ + Dₜαₜ) at
+    ``tol``), not the table's; a multiplier is counted in the positive row where its
+    slack Dₜαₜ or its size (against the largest) exceeds √tol
+    (:func:`margin_opt.kkt.category_threshold`).
     """
     qp = problem._qp
     s, d = res.s, qp.diag
-    on = alpha > 0
-    bad_zero = np.flatnonzero(~on & (qp.upper > 0) & (s < -tol))
-    bad_on = np.flatnonzero(on & (np.abs(s + d * alpha) > tol))
+    tau = category_threshold(tol)
+    on = (d * alpha > tau) | (alpha > tau * max(float(np.max(alpha, initial=0.0)), 1.0))
+    meets_zero = s >= -tol
+    meets_on = np.abs(s + d * alpha) <= tol
+    bad_zero = np.flatnonzero(~on & (qp.upper > 0) & ~meets_zero & ~meets_on)
+    bad_on = np.flatnonzero(on & ~meets_on & ~meets_zero)
     n = problem.n_samples
     if qp.n_variables == 2 * n:          # the SVR: a then â, reported as data rows
         rows = [TableRow("a = â = 0", "|r| ≤ ε", int(np.sum(~on[:n] & ~on[n:])),
