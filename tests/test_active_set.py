@@ -189,3 +189,30 @@ def test_small_free_multipliers_under_a_large_bound_are_kept():
     # 26 rounds; the interior-point primal (optimal_inaccurate by its own tolerances)
     # agrees to 6e-12
     _repaired(problem, ref, ref.primal_objective, rel=1e-8)
+
+
+def test_a_polynomial_kernels_repair_runs_on_its_monomials_only(monkeypatch):
+    """The solve path's active-set repair of a polynomial kernel with an intercept works
+    on the monomials Φ (36 for degree 2 in 7 features); it tried the centred data X of
+    a linear kernel first (7 columns), and where that refinement succeeded handed a
+    7-entry w to a 36-monomial problem: ValueError (issue 45, item 8).  Every refinement
+    it runs is on Φ, and its answer certifies and equals the cvxpy optimum."""
+    from sklearn.datasets import make_classification
+
+    from margin_opt.problems import solve_path
+
+    X, y = make_classification(80, 7, random_state=0)
+    problem = SVMProblem(X, y, C=10.0, kernel="poly", degree=2, gamma=0.5, coef0=1.0)
+    ref = problem.solve("cvxpy-dual")
+    widths = []
+    real = solve_path._refine
+
+    def spy(active_set, qp, alpha, tol):
+        widths.append(qp.X.shape[1])
+        return real(active_set, qp, alpha, tol)
+
+    monkeypatch.setattr(solve_path, "_refine", spy)
+    new = solve_path._active_set(problem, ref, None, 1e-6, {})
+    assert widths and set(widths) == {problem.data.w_basis().shape[1]}
+    assert new is not None and problem.certify(new, tol=1e-6).ok
+    assert abs(new.dual_objective - ref.dual_objective) <= 1e-6 * abs(ref.dual_objective)

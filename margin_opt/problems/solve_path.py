@@ -367,14 +367,17 @@ def _active_set(problem, sol, spec, tol, options):
     if Phi is None:
         return None
     qp = problem._qp
-    if not qp.kernel.is_linear:         # the same dual, written on the monomials
+    own_linear = qp.kernel.is_linear
+    if not own_linear:                  # the same dual, written on the monomials
         qp = replace(qp, X=Phi, kernel=make_kernel("linear"), gram=None)
     if not active_set.applies(qp):
         return None
     t0 = time.perf_counter()
     meta = dict(method="active-set", backend="margin_opt (primal, lstsq)")
-    centred = problem.backend_form() if qp.kernel.is_linear and hasattr(
-        problem, "backend_form") else qp
+    # the centred data of the problem's own linear kernel (never for the monomials of
+    # another kernel: its backend form holds X, not Φ)
+    centred = problem.backend_form() if own_linear and hasattr(problem, "backend_form") \
+        else qp
     if centred.X is not qp.X:
         # a linear kernel with an intercept: first on the centred data (its least
         # squares far better conditioned on offset features), kept where it certifies
