@@ -255,7 +255,9 @@ def _certified(problem, sol, spec, tol, options, fallback):
     # polynomial one with entries ~1e6, the interior-point solver can fail on the dual
     # and certify the primal, whose variables are the kernel factor's few coordinates)
     for repair in (_tighter, _exact_in("cvxpy-dual", max_n), _active_set,
-                   _exact_in("cvxpy-primal", max_n), _active_set, _smo_from):
+                   _exact_in("cvxpy-primal", max_n), _active_set, _smo_from,
+                   _exact_in("cvxpy-dual", max_n, TIGHT_CLARABEL),
+                   _exact_in("cvxpy-primal", max_n, TIGHT_CLARABEL)):
         new = repair(problem, last, spec, tol, options)
         if new is None:
             continue
@@ -312,23 +314,34 @@ def _tighter(problem, sol, spec, tol, options):
     return new
 
 
-def _exact_in(name, max_n):
+#: Clarabel's settings of the last repairs: the interior point run to a gap and
+#: feasibility of 1e-12 (its defaults stop at 1e-8), for problems whose multipliers span
+#: many orders of magnitude (sample weights 1e3–1e4 times C ~1e3: a Crammer–Singer fit
+#: whose default answers fail complementarity by 4e-6 certifies at 3e-8)
+TIGHT_CLARABEL = {"tol_gap_abs": 1e-12, "tol_gap_rel": 1e-12, "tol_feas": 1e-12,
+                  "tol_ktratio": 1e-10, "max_iter": 500}
+
+
+def _exact_in(name, max_n, settings=None):
     """A repair by the exact cvxpy form ``name``, where the problem's size allows
-    (a kernel problem of at most ``max_n`` samples)."""
+    (a kernel problem of at most ``max_n`` samples), with the solver's default
+    tolerances or the given ``settings`` (:data:`TIGHT_CLARABEL`)."""
 
     def repair(problem, sol, spec, tol, options):
-        if sol.method == name or name not in method_names(problem.model) or (
-                _sized_by_n(problem) and problem.n_samples > max_n):
+        if (settings is None and sol.method == name) or name not in \
+                method_names(problem.model) or (_sized_by_n(problem)
+                                                and problem.n_samples > max_n):
             return None
         try:
             new = _run(problem, name, get_method(name, problem.model), None, None, None,
-                       False, {})
-        except (SolverError, ValueError):
+                       False, dict(settings or {}))
+        except (SolverError, ValueError, TypeError, KeyError):   # settings of another solver
             return None
         new.timings["total"] += sol.timings.get("total", 0.0)
         return new
 
-    repair.__doc__ = f"The exact {name}, where its size allows."
+    repair.__doc__ = f"The exact {name}, where its size allows" + \
+        (", at tight tolerances." if settings else ".")
     return repair
 
 
