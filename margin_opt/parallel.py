@@ -492,9 +492,14 @@ def show_config(file=None) -> dict:
     Reading numba's layer starts it (one tiny parallel region), as a first fit would.
     """
     import sys
+    from importlib.metadata import PackageNotFoundError, version
 
-    from . import __version__
     from ._core import instruction_set
+
+    try:
+        __version__ = version("margin_opt")
+    except PackageNotFoundError:        # run from a source tree that was not installed
+        __version__ = "unknown"
 
     try:
         layer = threading_layer()
