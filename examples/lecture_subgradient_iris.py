@@ -48,8 +48,9 @@ def cvxpy_optimum(erm: PrimalERM) -> float:
 def run():
     """The lecture's run; returns (result, printed lines, J*)."""
     erm = lecture_problem()
+    # intercept="step": b takes its own subgradient step, as in the lecture
     result = subgradient_descent(erm, schedule="constant", step_size=STEP, w0=W0, b0=B0,
-                                 tol=TOL, max_iter=100_000)
+                                 tol=TOL, max_iter=100_000, intercept="step")
     J = result.history["J"]
     lines = [f"Iteration {k}. J: {J[k]:.6f}" for k in range(0, result.nit + 1, 1000)]
     J_star = cvxpy_optimum(erm)

@@ -5,16 +5,22 @@
 - ``margin-opt bench [SUITE ...]``: benchmarks side by side with the peer libraries.
 - ``margin-opt study bias-variance [DATA]``: the lecture's bias–variance table on real data.
 - ``margin-opt conformance MODULE:FUNCTION``: grade your own solver (:mod:`margin_opt.testing`).
+
+Exit status: 0 success, 1 a failed certificate or conformance row, 2 bad arguments or
+data, 130 interrupted (Ctrl-C: one line on stderr, no partial plot file left).
 """
 
 from __future__ import annotations
 
 import argparse
+import glob
 import json
+import os
 import sys
+import time
 from importlib import import_module
+from pathlib import Path
 
-from . import __version__
 from .bench import SUITES
 from .methods import get_method, method_names
 
@@ -23,6 +29,57 @@ __all__ = ["main"]
 DEFAULT_DATA = {"svc": "breast_cancer", "svr": "diabetes", "adaboost": "breast_cancer"}
 REPORTS = {"svc": "margin_opt.reports.svm", "svr": "margin_opt.reports.svr",
            "adaboost": "margin_opt.reports.adaboost"}
+
+
+#: The smallest sample size ``bench --sizes`` takes (below it a synthetic set may hold
+#: one class, or too few samples for a train/test split).
+MIN_BENCH_SIZE = 10
+
+
+def _int_at_least(low, why=""):
+    """An argparse type: an integer ≥ ``low`` (``why``: the reason, for the message)."""
+    def parse(value):
+        try:
+            n = int(value)
+        except ValueError:
+            n = None
+        if n is None or n < low:
+            raise argparse.ArgumentTypeError(f"must be an integer ≥ {low}{why}, got {value!r}")
+        return n
+    return parse
+
+
+def _n_jobs(value):
+    """An argparse type: joblib's n_jobs, a positive integer or -1 (every core)."""
+    try:
+        n = int(value)
+    except ValueError:
+        n = 0
+    if n < 1 and n != -1:
+        raise argparse.ArgumentTypeError(f"must be a positive integer (processes) or -1 (one "
+                                         f"per core), got {value!r}")
+    return n
+
+
+def _names(value):
+    """An argparse type: a comma-separated list of names, none of them empty."""
+    names = [n.strip() for n in value.split(",")]
+    if not all(names):
+        raise argparse.ArgumentTypeError(
+            f"{value!r} names no problem{'' if value.strip() else ' (it is empty)'}: give "
+            "comma-separated problem names without empty entries, or leave --problems out "
+            "for the whole suite")
+    return names
+
+
+class _Version(argparse.Action):
+    """``--version``: the version and :func:`margin_opt.show_config`'s line, then exit."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        from .parallel import show_config
+
+        show_config()
+        parser.exit()
 
 
 def _gamma(value):
@@ -73,7 +130,8 @@ def _parser():
                "  margin-opt fit --model adaboost         one estimator and its certificate\n"
                "  margin-opt bench smo --quick            SMO against LIBSVM, small sizes\n\n"
                "'margin-opt COMMAND --help' lists the options of a command.")
-    p.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    p.add_argument("--version", action=_Version, nargs=0,
+                   help="the version and what runs the compiled loops (margin_opt.show_config)")
     sub = p.add_subparsers(dest="command", required=True, parser_class=_CommandParser)
     command = {"formatter_class": _Formatter}
 
@@ -93,7 +151,9 @@ def _parser():
                    help="comma-separated registry names (None: every method that suits the "
                    "size); svc: " + ",".join(method_names("svc")) + "; svr: "
                    + ",".join(method_names("svr")))
-    v.add_argument("--plot", default=None, help="write a plot to this PNG file")
+    v.add_argument("--plot", default=None, help="write a plot to this PNG file; an existing "
+                   "directory: into it, as verify-MODEL-DATA.png (several figures: "
+                   "STEM-PART.png beside it)")
     v.add_argument("--json", action="store_true", help="print the report as JSON")
 
     f = sub.add_parser("fit", help="fit one estimator and print its summary and certificate",
@@ -116,9 +176,10 @@ def _parser():
     b.add_argument("suites", nargs="*", default=[],
                    help=", ".join(SUITES) + " ([]: all available)")
     b.add_argument("--quick", action="store_true", help="small sizes (a smoke test)")
-    b.add_argument("--sizes", type=int, nargs="+", default=None,
-                   help="sample sizes, for the suites that take them (None: the suite's)")
-    b.add_argument("--repeats", type=int, default=None,
+    b.add_argument("--sizes", type=_int_at_least(MIN_BENCH_SIZE, " (the smallest size)"),
+                   nargs="+", default=None, help=f"sample sizes, each ≥ {MIN_BENCH_SIZE}, for "
+                   "the suites that take them (None: the suite's)")
+    b.add_argument("--repeats", type=_int_at_least(1), default=None,
                    help="best of this many alternated runs (None: the suite's)")
     b.add_argument("--json", action="store_true", help="print the rows as JSON")
 
@@ -133,9 +194,11 @@ def _parser():
     s.add_argument("--method", choices=["oob", "holdout"], default="oob",
                    help="out-of-bag or held-out estimates of bias and variance")
     s.add_argument("--n-bootstrap", type=int, default=200, help="bootstrap replicates B")
-    s.add_argument("--n-jobs", type=int, default=None,
-                   help="replicates in parallel (joblib; None: one)")
-    s.add_argument("--plot", default=None, help="write the study's figure to this PNG file")
+    s.add_argument("--n-jobs", type=_n_jobs, default=None,
+                   help="replicates in parallel: a positive number of processes or -1 for "
+                   "one per core (joblib; None: one)")
+    s.add_argument("--plot", default=None, help="write the study's figure to this PNG file; "
+                   "an existing directory: into it, as bias-variance-DATA.png")
     s.add_argument("--json", action="store_true", help="print the result as JSON")
 
     c = sub.add_parser("conformance", help="grade your own solver on the conformance suites "
@@ -147,10 +210,11 @@ def _parser():
     c.add_argument("--suite", choices=["svc", "svr"], default="svc", help="which suite")
     c.add_argument("--tol", type=float, default=1e-6, help="the tolerance graded")
     c.add_argument("--time-limit", type=float, default=60.0, help="seconds per call")
-    c.add_argument("--problems", default=None, help="comma-separated problem names (None: "
-                   "the whole suite)")
+    c.add_argument("--problems", type=_names, default=None, help="comma-separated problem "
+                   "names (None: the whole suite)")
     c.add_argument("--json", action="store_true", help="print the report as JSON")
-    c.add_argument("--plot", default=None, help="write the per-family success to this PNG")
+    c.add_argument("--plot", default=None, help="write the per-family success to this PNG; "
+                   "an existing directory: into it, as conformance-SUITE.png")
     return p
 
 
@@ -170,8 +234,48 @@ def _data_and_model(args):
     return data, "svr" if type_of_target(data.y) == "continuous" else "svc"
 
 
+def _plot_path(args, name):
+    """Resolve ``--plot`` before the work starts: an existing directory gets the file
+    ``name`` inside it; a path whose directory does not exist is refused up front."""
+    if not args.plot:
+        return
+    path = Path(args.plot)
+    if path.is_dir():
+        args.plot = str(path / name)
+        return
+    if args.plot.endswith(("/", os.sep)):
+        raise ValueError(f"--plot {args.plot}: no such directory; create it first, or pass "
+                         "the path of a PNG file.")
+    if not path.parent.is_dir():
+        raise ValueError(f"--plot {args.plot}: the directory {str(path.parent)!r} does not "
+                         "exist; create it first, or pass a path in an existing directory.")
+
+
+def _stem(data) -> str:
+    """The data set's name for a file name (a path's stem, e.g. cancer for cancer.csv)."""
+    return Path(str(data.name)).stem or "data"
+
+
+def _remove_partial_plots(plot, since):
+    """Delete the plot files this run wrote (``plot``, ``plot.png`` and the ``STEM-PART``
+    siblings of :func:`margin_opt.plots.figure_paths`, modified since the run began):
+    an interrupted run leaves no partial output."""
+    if not plot:
+        return
+    path = Path(plot)
+    folder, stem = glob.escape(str(path.parent)), glob.escape(path.stem)
+    for pattern in (stem + ".*", stem + "-*", glob.escape(path.name)):
+        for f in glob.glob(os.path.join(folder, pattern)):
+            try:    # 1 s of slack: a file system's clock may lag time.time() a little
+                if os.path.isfile(f) and os.stat(f).st_mtime >= since - 1.0:
+                    os.unlink(f)
+            except OSError:
+                pass
+
+
 def _verify(args) -> int:
     data, args.model = _data_and_model(args)
+    _plot_path(args, f"verify-{args.model}-{_stem(data)}.png")
     methods = args.methods.split(",") if args.methods else None
     try:
         module = import_module(REPORTS[args.model])
@@ -271,6 +375,7 @@ def _study(args) -> int:
     from .studies.bias_variance import DEFAULT_DATA, run_study
 
     data = load_dataset(args.data or DEFAULT_DATA[args.task or "classification"])
+    _plot_path(args, f"bias-variance-{_stem(data)}.png")
     result = run_study(data, method=args.method, n_bootstrap=args.n_bootstrap,
                        n_jobs=args.n_jobs, progress=sys.stderr.isatty())
     if args.plot:
@@ -285,10 +390,10 @@ def _study(args) -> int:
 def _conformance(args) -> int:
     from .testing.runner import load_solver, run_conformance
 
+    _plot_path(args, f"conformance-{args.suite}.png")
     solve = load_solver(args.solver)
-    names = args.problems.split(",") if args.problems else None
-    report = run_conformance(solve, args.suite, args.tol, args.time_limit, problems=names,
-                             name=args.solver)
+    report = run_conformance(solve, args.suite, args.tol, args.time_limit,
+                             problems=args.problems, name=args.solver)
     print(report.to_json() if args.json else report)
     if args.plot:
         report.plot(args.plot)
@@ -296,14 +401,28 @@ def _conformance(args) -> int:
 
 
 def main(argv=None) -> int:
-    """Entry point of the ``margin-opt`` console script."""
-    args = _parser().parse_args(argv)
+    """Entry point of the ``margin-opt`` console script.
+
+    Returns
+    -------
+    status : int
+        0 success, 1 a failed certificate or conformance row, 2 bad arguments or data
+        (one line on stderr), 130 interrupted by Ctrl-C (SIGINT): one line
+        "margin-opt: interrupted" on stderr, and the plot files the run had begun to
+        write removed.
+    """
+    args, since = None, time.time()
     try:
+        args = _parser().parse_args(argv)
         return {"verify": _verify, "fit": _fit, "bench": _bench,
                 "study": _study, "conformance": _conformance}[args.command](args)
     except (ValueError, FileNotFoundError, IsADirectoryError, PermissionError) as exc:
         print(f"margin-opt: {exc}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:
+        _remove_partial_plots(getattr(args, "plot", None), since)
+        print("margin-opt: interrupted", file=sys.stderr)
+        return 130
 
 
 if __name__ == "__main__":

@@ -206,6 +206,13 @@ def load_dataset(name: str, *, standardize: bool | None = None) -> Dataset:
     if path.is_dir():
         raise ValueError(f"{str(path)!r} is a directory; pass a data file (svmlight or CSV) or "
                          f"a built-in name ({', '.join(BUILTIN)}).")
+    if not path.is_file():          # a FIFO, socket or device: reading it may block forever
+        raise ValueError(f"{str(path)!r} is not a regular file (a FIFO, socket or device); "
+                         "pass a data file (svmlight or CSV): e.g. save the stream to a file "
+                         "first.")
+    if path.stat().st_size == 0:
+        raise ValueError(f"{str(path)!r} is empty: it holds no samples; pass a data file with "
+                         "one sample per line (svmlight, or CSV with the label last).")
     return _load_file(path, standardize=bool(standardize))
 
 
@@ -222,6 +229,9 @@ def _load_file(path: Path, *, standardize: bool) -> Dataset:
             raise ValueError(f"could not read {path} as an svmlight file ({exc}); "
                              "pass a .csv file with the label in the last column "
                              "or a file in svmlight format.") from None
+        if X.shape[0] == 0:
+            raise ValueError(f"{str(path)!r} holds no samples (no data line in svmlight "
+                             "format); pass a file with one sample per line.")
         if X.nnz > 0.5 * X.shape[0] * X.shape[1]:
             X = X.toarray()
     if standardize:
@@ -254,6 +264,9 @@ def _read_csv(path: Path):
                          "file.") from None
     if rows and not _numbers(rows[0][:-1]):
         rows = rows[1:]                   # a header
+    if not rows:
+        raise ValueError(f"{str(path)!r} holds no samples (no data row); pass a CSV file with "
+                         "one sample per row, the label in the last column.")
     widths = {len(r) for r in rows}
     if not rows or len(widths) != 1 or widths.pop() < 2:
         raise ValueError(f"could not read {path} as a CSV file: it needs rows of equal "

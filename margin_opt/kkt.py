@@ -212,7 +212,9 @@ def restore_equality(alpha, y, upper, delta=0.0, prefer=()) -> np.ndarray:
             rest[prefer] = False
             order = np.flatnonzero(rest)
         for i in order:
-            if abs(excess) <= 1e-14 * max(1.0, top):
+            # relative to α's own scale (not to 1: with C = 1e-300 an imbalance of
+            # 12·C is no rounding, and a dual objective there is no lower bound)
+            if abs(excess) <= 1e-14 * max(top, abs(delta)):
                 return alpha
             d = -excess * y[i]  # changing αᵢ by d changes yᵀα by yᵢd
             d = max(d, -alpha[i]) if d < 0 else min(d, upper[i] - alpha[i])
@@ -334,7 +336,7 @@ def multipliers_from_primal(qp, Phi, w, decision, *, dual_objective=None, primal
         tried, narrowest first, and the α with the smallest duality gap kept (an
         exact optimum has its free multipliers within 1e-6 of the margin, an iterate
         of a subgradient method only within its own accuracy); the search stops
-        once the gap is below 1e-9 or grows again.
+        once the gap is below 1e-9.
     exact_band : int, default=2000
         Bands of up to this many variables are filled exactly (scipy's bounded least
         squares on a dense band × r matrix: O(band·r) memory and a solve of
@@ -351,13 +353,15 @@ def multipliers_from_primal(qp, Phi, w, decision, *, dual_objective=None, primal
         return _multipliers_in_band(qp, Phi, w, decision, BANDS[0] if band is None else band,
                                     exact_band)
     best, best_score = None, np.inf
-    for k, bd in enumerate(BANDS):
+    for bd in BANDS:
         alpha = _multipliers_in_band(qp, Phi, w, decision, bd, exact_band)
-        score = abs(primal_objective - dual_objective(alpha)) / max(1.0, abs(primal_objective))
+        # relative to P itself (not to max(1, |P|): with C = 1e-300 every gap is < 1e-9)
+        score = abs(primal_objective - dual_objective(alpha)) / max(abs(primal_objective),
+                                                                    np.finfo(float).tiny)
         if score < best_score:
             best, best_score = alpha, score
-        elif k >= 2:
-            break                     # the gap grows again with the band: past its best
+        # every band is tried: the gap is not monotone in the band (a narrow band that
+        # holds a few points can be worse than none, and a wider one far better)
         if score < 1e-9:
             break
     return best

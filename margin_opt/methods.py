@@ -77,6 +77,12 @@ class Method:
     explicit_w : bool
         A dual backend that keeps w explicitly: it needs the linear kernel or a
         feature map.
+    certificate : {"kkt", "suboptimality"}
+        What its answer's certificate proves at the tolerance it is held to: the KKT
+        conditions and the duality gap (optimality), or, for a first-order primal
+        method, that its objective is within that relative accuracy of the optimum
+        (weak duality with feasible multipliers; ``problem.certify(...,
+        suboptimality=True)``).
     """
 
     name: str
@@ -95,6 +101,11 @@ class Method:
     estimator: bool = True
     accepts_gram: bool = False
     explicit_w: bool = False
+    certificate: str = "kkt"
+
+    def certify_options(self) -> dict:
+        """The keywords of ``problem.certify`` for this method's answers."""
+        return {"suboptimality": True} if self.certificate == "suboptimality" else {}
 
     def accuracy_for(self, model: str) -> float:
         """The certificate tolerance of this method on ``model`` in verify."""
@@ -144,13 +155,14 @@ METHODS = {m.name: m for m in (
     Method("subgradient", "backend", "primal", ("svc", "svr"),
            "batch subgradient descent on λ/2‖w‖² + mean loss (linear kernel)",
            standard_form="PrimalERM", backend="margin_opt.solvers.subgradient:subgradient_descent",
-           accuracy=1e-2, iterative=True, stopping="param_change",
-           verify_options={"schedule": "1/sqrt(t)", "tol": 0.0, "max_iter": 5000}),
+           accuracy=1e-2, iterative=True, stopping="param_change", certificate="suboptimality",
+           verify_options={"schedule": "1/t", "intercept": "exact", "tol": 0.0,
+                           "max_iter": 5000}),
     Method("pegasos", "backend", "primal", ("svc",),
            "Pegasos, stochastic subgradient with step 1/(λt) (kernelized when needed)",
            standard_form="PrimalERM", backend="margin_opt.solvers.subgradient:pegasos",
-           accuracy=1e-2, iterative=True, accepts_gram=True,
-           verify_options={"batch_size": 10, "max_iter": 200, "random_state": 0}),
+           accuracy=1e-2, iterative=True, accepts_gram=True, certificate="suboptimality",
+           verify_options={"batch_size": 1, "max_iter": 5000, "random_state": 0}),
     Method("perceptron", "backend", "primal", ("separability",),
            "the perceptron rule on Σ max(0, −y f), λ = 0 (kernel form on the Gram matrix)",
            standard_form="PrimalERM", backend="margin_opt.solvers.perceptron:perceptron",

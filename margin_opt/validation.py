@@ -8,11 +8,13 @@ what to do.  Nothing passed in is modified: arrays are converted, never edited.
 from __future__ import annotations
 
 import numbers
+from contextlib import contextmanager
 
 import numpy as np
 import scipy.sparse as sp
 from sklearn.utils.multiclass import check_classification_targets, unique_labels
 from sklearn.utils.validation import _check_sample_weight, check_array, check_X_y
+from sklearn.utils.validation import validate_data as _sklearn_validate_data
 
 __all__ = [
     "canonical",
@@ -32,6 +34,9 @@ __all__ = [
     "check_bool",
     "libsvm_input",
     "libsvm_rows",
+    "validate_data",
+    "non_numeric_features_hint",
+    "advise_non_numeric",
 ]
 
 
@@ -68,8 +73,10 @@ def check_data(X, y, *, y_numeric=False):
     Raises
     ------
     ValueError
-        Empty X, NaN or inf in X (or y), mismatched lengths, X not 2-D.
+        Empty X, NaN or inf in X (or y), mismatched lengths, X not 2-D, strings or
+        categories in X (the message names the columns and says how to encode them).
     """
+    X_in = X
     try:
         X, y = check_X_y(X, y, accept_sparse="csr", dtype=np.float64, y_numeric=y_numeric,
                          ensure_all_finite=True)
@@ -81,6 +88,8 @@ def check_data(X, y, *, y_numeric=False):
             hint = " Remove or impute the non-finite entries (e.g. sklearn.impute.SimpleImputer)."
         elif "inconsistent numbers of samples" in msg:
             hint = " X and y must have one row / entry per sample."
+        else:
+            hint = non_numeric_features_hint(X_in, msg)
         raise ValueError(msg + hint) from None
     if y_numeric:
         try:
@@ -91,6 +100,104 @@ def check_data(X, y, *, y_numeric=False):
     if y_numeric and not np.all(np.isfinite(y)):
         raise ValueError("y contains NaN or infinity; targets must be finite.")
     return X, y
+
+
+#: The largest number of columns a message names.
+_COLUMNS_SHOWN = 5
+
+
+def _non_numeric_columns(X) -> list:
+    """The columns of X (a DataFrame, an array or nested lists) that hold strings or
+    non-numeric categories; [] when none is found or X cannot be read as a table."""
+    dtypes = getattr(X, "dtypes", None)
+    if dtypes is not None and hasattr(dtypes, "items"):           # a pandas DataFrame
+        out = []
+        for name, dt in dtypes.items():
+            kind = getattr(getattr(dt, "categories", None), "dtype", dt)
+            if getattr(kind, "kind", "O") not in "biuf":
+                out.append(name)
+        return out
+    if sp.issparse(X):
+        return []
+    try:
+        A = np.asarray(X, dtype=object)
+    except (TypeError, ValueError):
+        return []
+    if A.ndim != 2:
+        return []
+    strings = np.vectorize(lambda v: isinstance(v, (str, bytes)), otypes=[bool])(A) \
+        if A.size else np.zeros(A.shape, dtype=bool)
+    return np.flatnonzero(strings.any(axis=0)).tolist()
+
+
+def non_numeric_features_hint(X, message) -> str:
+    """The advice appended to a conversion error when X holds strings or categories.
+
+    Parameters
+    ----------
+    X : object
+        The features as the user passed them (before any conversion).
+    message : str
+        The error that the conversion to float raised.
+
+    Returns
+    -------
+    hint : str
+        ". X has non-numeric (string or categorical) column(s) [...]; ... Encode such
+        columns first, e.g. with sklearn.preprocessing.OneHotEncoder ..." when ``message``
+        is a failed conversion and X has such columns (at most five are named); ""
+        otherwise.
+    """
+    if "convert" not in message and "string" not in message:
+        return ""
+    cols = _non_numeric_columns(X)
+    if not cols:
+        return ""
+    shown = repr(list(cols[:_COLUMNS_SHOWN]))
+    more = f" and {len(cols) - _COLUMNS_SHOWN} more" if len(cols) > _COLUMNS_SHOWN else ""
+    stop = "" if message.rstrip().endswith(".") else "."
+    return (f"{stop} X has non-numeric (string or categorical) column(s) {shown}{more}; the "
+            "models take numbers only. Encode such columns first, e.g. with "
+            "sklearn.preprocessing.OneHotEncoder (or OrdinalEncoder for ordered categories) "
+            "in a sklearn.compose.ColumnTransformer, chained before the model by "
+            "sklearn.pipeline.make_pipeline.")
+
+
+def validate_data(estimator, /, X="no_validation", y="no_validation", **kwargs):
+    """scikit-learn's ``sklearn.utils.validation.validate_data``, whose error for X
+    holding strings or categories names the columns and says how to encode them
+    (:func:`non_numeric_features_hint`).
+
+    Parameters
+    ----------
+    estimator : estimator instance
+    X, y, **kwargs
+        As for scikit-learn's ``validate_data``.
+
+    Returns
+    -------
+    The validated X, y or (X, y), as scikit-learn's ``validate_data``.
+
+    Raises
+    ------
+    ValueError
+        scikit-learn's errors; "could not convert string to float" with the advice.
+    """
+    with advise_non_numeric(X):
+        return _sklearn_validate_data(estimator, X, y, **kwargs)
+
+
+@contextmanager
+def advise_non_numeric(X):
+    """A context whose ValueError from converting X's strings to numbers gets the advice
+    of :func:`non_numeric_features_hint` (e.g. around a scikit-learn ``fit``)."""
+    try:
+        yield
+    except ValueError as exc:
+        hint = non_numeric_features_hint(X, str(exc))
+        if not hint:
+            raise
+        raise ValueError(f"{exc}{hint}") from None
 
 
 def check_binary_labels(y):

@@ -30,10 +30,16 @@ import numpy as np
 import scipy.sparse as sp
 from numba import njit
 from sklearn.base import BaseEstimator, ClassifierMixin
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted
 
 from .jit import announce_compiles
-from .validation import canonical, check_binary_labels, check_data, check_sample_weight
+from .validation import (
+    canonical,
+    check_binary_labels,
+    check_data,
+    check_sample_weight,
+    validate_data,
+)
 
 announce_compiles()  # one line on stderr when this process first compiles our code
 

@@ -56,7 +56,7 @@ def test_cli_bench_passes_sizes(capsys):
     assert cli.main(["bench", "cvxpy-dual", "--sizes", "50"]) == 0
     out = capsys.readouterr().out
     assert out.count("\n    50 rbf") == 4
-    assert cli.main(["bench", "conditions", "--sizes", "5"]) == 2
+    assert cli.main(["bench", "conditions", "--sizes", "50"]) == 2
     assert "takes no --sizes" in capsys.readouterr().err
 
 

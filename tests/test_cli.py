@@ -96,9 +96,9 @@ def test_verify_columns_are_sized_to_their_numbers(capsys):
 
 def test_iterative_methods_are_held_to_their_accuracy(capsys, tmp_path):
     """subgradient and Pegasos are held to the accuracy the registry documents (1e-2),
-    not 1e-6; where they miss even that (their objective is > 1e-2 from cvxpy's
-    optimum, the independent reference), the run fails and says which, and never says
-    "all certificates passed" beside a FAIL row."""
+    not 1e-6, and reach it at verify's settings: their accuracy certificates pass and
+    their objectives are within 1e-2 of cvxpy's optimum, the independent reference
+    (a row that misses its accuracy fails the run: test_summary_line_never_passes_beside_a_fail)."""
     plot = tmp_path / "conv.png"
     code = cli.main(["verify", "iris-binary", "--kernel", "linear", "--methods",
                      "subgradient,pegasos", "--plot", str(plot)])
@@ -107,15 +107,11 @@ def test_iterative_methods_are_held_to_their_accuracy(capsys, tmp_path):
     assert cli.main(["verify", "iris-binary", "--kernel", "linear", "--methods",
                      "subgradient,pegasos", "--json"]) == code
     rows = {r["method"]: r for r in json.loads(capsys.readouterr().out)["rows"]}
-    assert rows["subgradient"]["tol"] == rows["pegasos"]["tol"] == 1e-2
-    failed = [m for m in ("subgradient", "pegasos") if not rows[m]["ok"]]
-    assert failed     # at verify's settings both stop > 1e-2 from the optimum:
-    for m in failed:
-        assert rows[m]["agreement"] > rows[m]["tol"], m     # a true FAIL
-    assert code == 1 and "all certificates passed" not in out
-    verdict = next(line for line in out.splitlines() if line.startswith("CERTIFICATES"))
-    assert verdict.startswith("CERTIFICATES FAILED: " + failed[0])
-    assert all(m in verdict for m in failed)
+    for m in ("subgradient", "pegasos"):
+        assert rows[m]["tol"] == 1e-2 and rows[m]["ok"], m
+        assert rows[m]["agreement"] <= rows[m]["gap"] <= rows[m]["tol"], m    # a true pass
+    assert code == 0
+    assert "all certificates passed (iterative methods at their documented accuracy)" in out
 
 
 def test_summary_line_never_passes_beside_a_fail():
@@ -154,7 +150,9 @@ def test_version(capsys):
     with pytest.raises(SystemExit) as exc:
         cli.main(["--version"])
     assert exc.value.code == 0
-    assert capsys.readouterr().out.strip() == f"margin-opt {margin_opt.__version__}"
+    line = capsys.readouterr().out.strip()       # what runs, in show_config's one line
+    assert line.startswith(f"margin_opt {margin_opt.__version__}: compiled core for x86-64")
+    assert "\n" not in line and "numba layer" in line and "BLAS" in line
 
 
 def test_every_option_has_help_and_shows_its_default():
@@ -254,3 +252,131 @@ def test_print_problem_is_mathematics():
     r = load_dataset("diabetes")
     assert "ε = 0.1" in str(SVRProblem(r.X, r.y)) and len(str(SVRProblem(r.X, r.y))
                                                            .splitlines()) <= 40
+
+
+# ------------------------------------------------------------------ issue 45, item 6
+
+_INTERRUPTED = """
+import os, signal, sys, time
+from margin_opt import cli
+
+def work(args):
+    if getattr(args, "plot", None):
+        with open(args.plot, "wb") as f:          # a plot half written
+            f.write(b"PNG, partial")
+    os.kill(os.getpid(), signal.SIGINT)           # Ctrl-C, as the terminal sends it
+    time.sleep(30)
+    return 0
+
+setattr(cli, "_" + sys.argv[1], work)
+sys.exit(cli.main(sys.argv[1:]))
+"""
+
+
+@pytest.mark.parametrize("argv", [["verify", "--plot", "{out}/f.png"], ["fit"],
+                                  ["bench", "smo"],
+                                  ["study", "bias-variance", "--plot", "{out}/s.png"],
+                                  ["conformance", "mine:solve", "--plot", "{out}/c.png"]])
+def test_ctrl_c_prints_one_line_and_exits_130(tmp_path, argv):
+    """SIGINT during a command: "margin-opt: interrupted" on stderr, status 130 (not a
+    traceback and death by the signal), the plot it had begun removed."""
+    import os
+    import subprocess
+    import sys
+
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "older.png").write_bytes(b"kept")
+    argv = [a.format(out=out) for a in argv]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    p = subprocess.run([sys.executable, "-c", _INTERRUPTED, *argv], capture_output=True,
+                       text=True, timeout=60, cwd=tmp_path, env=env)
+    assert (p.returncode, p.stderr) == (130, "margin-opt: interrupted\n")
+    assert sorted(f.name for f in out.iterdir()) == ["older.png"]
+
+
+def test_interrupted_verify_removes_the_plots_it_wrote(capsys, tmp_path, monkeypatch):
+    from margin_opt.reports import svm
+
+    def interrupted(*args, plot=None, **kwargs):
+        for name in ("f-boundary.png", "f-convergence.png"):
+            (tmp_path / name).write_bytes(b"partial")
+        raise KeyboardInterrupt
+
+    (tmp_path / "notes.txt").write_text("kept")
+    monkeypatch.setattr(svm, "verify", interrupted)
+    assert cli.main(["verify", "iris-binary", "--plot", str(tmp_path / "f.png")]) == 130
+    assert capsys.readouterr().err == "margin-opt: interrupted\n"
+    assert [f.name for f in tmp_path.iterdir()] == ["notes.txt"]
+
+
+def test_data_file_that_is_not_regular_or_holds_no_sample(capsys, tmp_path):
+    """A FIFO is refused at once (reading it blocked forever); an empty file, or one with
+    a header or comments only, holds no samples (not "Found array with 0 sample(s)")."""
+    import os
+    import threading
+
+    fifo = tmp_path / "stream"
+    os.mkfifo(fifo)
+    status = []
+    t = threading.Thread(target=lambda: status.append(cli.main(["fit", str(fifo)])),
+                         daemon=True)
+    t.start()
+    t.join(30)
+    assert status == [2]
+    assert "is not a regular file (a FIFO" in capsys.readouterr().err
+    for name, text, match in [("empty", "", "is empty: it holds no samples"),
+                              ("comments", "# nothing\n", "holds no samples"),
+                              ("header.csv", "a,b,label\n", "holds no samples")]:
+        (tmp_path / name).write_text(text)
+        assert cli.main(["fit", str(tmp_path / name)]) == 2
+        err = capsys.readouterr().err
+        assert match in err and err.count("\n") == 1 and "0 sample(s)" not in err
+
+
+@pytest.mark.parametrize("argv,match", [
+    (["bench", "smo", "--sizes", "100", "0"], "--sizes: must be an integer ≥ 10"),
+    (["bench", "smo", "--repeats", "0"], "--repeats: must be an integer ≥ 1"),
+    (["study", "bias-variance", "--n-jobs", "0"],
+     "--n-jobs: must be a positive integer .* or -1"),
+    (["study", "bias-variance", "--n-jobs", "-2"], "--n-jobs: must be a positive integer"),
+    (["conformance", "mine:solve", "--problems", ""], "'' names no problem"),
+    (["conformance", "mine:solve", "--problems", "a,,b"], "'a,,b' names no problem"),
+])
+def test_bad_option_values_are_refused_up_front(capsys, argv, match):
+    import re
+
+    with pytest.raises(SystemExit) as exc:
+        cli.main(argv)
+    assert exc.value.code == 2
+    assert re.search(match, capsys.readouterr().err)
+
+
+def test_n_jobs_and_problems_that_are_valid_parse():
+    args = cli._parser().parse_args(["study", "bias-variance", "--n-jobs", "-1"])
+    assert args.n_jobs == -1
+    args = cli._parser().parse_args(["conformance", "m:f", "--problems", "a, b"])
+    assert args.problems == ["a", "b"]
+
+
+def test_conformance_module_that_exits_at_import(capsys, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "issue45_exits.py").write_text("import sys\nsys.exit(5)\n")
+    assert cli.main(["conformance", "issue45_exits:solve"]) == 2
+    err = capsys.readouterr().err
+    assert "the module exited (sys.exit(5)) while being imported" in err
+    assert err.count("\n") == 1
+
+
+def test_verify_plot_into_an_existing_directory(capsys, tmp_path):
+    """--plot DIR writes DIR/verify-MODEL-DATA.png (it wrote DIR.png beside DIR); a
+    directory that does not exist is refused before the work starts."""
+    plots = tmp_path / "plots"
+    plots.mkdir()
+    assert cli.main(["verify", "iris-binary", "--methods", "cvxpy-dual,smo",
+                     "--plot", str(plots)]) == 0
+    assert [f.name for f in plots.iterdir()] == ["verify-svc-iris-binary.png"]
+    assert [f.name for f in tmp_path.iterdir()] == ["plots"]
+    capsys.readouterr()
+    assert cli.main(["verify", "iris-binary", "--plot", str(tmp_path / "no" / "f.png")]) == 2
+    assert "does not exist; create it first" in capsys.readouterr().err

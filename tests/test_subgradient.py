@@ -343,3 +343,94 @@ def test_convergence_plot(erm, ref, tmp_path):
     assert len(ax.get_lines()) == 7  # five runs and two reference slopes
     with pytest.raises(ValueError, match="empty"):
         plot_convergence({}, ref[0])
+
+
+# ------------------------------------------- issue 45: a tiny C, and the accuracy promised
+
+
+def _unbalanced():
+    """60 points, 24 of class 0 and 36 of class 1 (the majority)."""
+    X, y = make_classification(n_samples=60, n_features=4, weights=[0.4], random_state=0)
+    assert np.bincount(y).tolist() == [24, 36]
+    return X, y
+
+
+@pytest.mark.parametrize("erm_loss", [Hinge(), EpsilonInsensitive(0.3)])
+def test_best_intercept_minimizes_J_in_b(erm_loss):
+    from margin_opt.solvers.subgradient import best_intercept
+
+    rng = np.random.default_rng(0)
+    for _ in range(50):
+        n = int(rng.integers(1, 15))
+        y = rng.choice([-1.0, 1.0], n) if isinstance(erm_loss, Hinge) else rng.standard_normal(n)
+        sw = rng.choice([0.0, 0.5, 1.0, 2.0], n)
+        sw[0] = 1.0
+        f0 = rng.standard_normal(n)
+        erm = PrimalERM(np.zeros((n, 1)), y, 1.0, sw, loss=erm_loss)
+        b = best_intercept(erm, f0)
+        grid = np.linspace(-6, 6, 12001)
+        J = sw @ erm_loss.value(y[:, None], f0[:, None] + grid[None, :])
+        assert sw @ erm_loss.value(y, f0 + b) <= J.min() + 1e-12
+    reg = PrimalERM(np.zeros((3, 1)), np.array([1.0, -1, 1]), 1.0, np.ones(3),
+                    regularize_intercept=True)
+    assert best_intercept(reg, np.zeros(3)) is None      # b in the regularizer: not this form
+
+
+@pytest.mark.parametrize("solver", ["pegasos", "subgradient"])
+@pytest.mark.parametrize("tiny", ["C", "sample_weight"])
+def test_tiny_C_gives_the_optimal_intercept(solver, tiny):
+    """C = 1e-300 (or every weight 1e-300): w* ≈ 0 and b* = +1, the majority's side —
+    not w = 0, b = 0 (class 0 for all 60 points) with a passing certificate."""
+    from margin_opt import SVC as OurSVC
+
+    X, y = _unbalanced()
+    C, sw = (1e-300, None) if tiny == "C" else (1.0, np.full(60, 1e-300))
+    ours = OurSVC(kernel="linear", solver=solver, C=C).fit(X, y, sample_weight=sw)
+    smo = OurSVC(kernel="linear", solver="smo", C=C).fit(X, y, sample_weight=sw)
+    ref = SVC(kernel="linear", C=1e-300).fit(X, y)            # LIBSVM
+    assert ours.intercept_[0] == pytest.approx(1.0) == ref.intercept_[0] == smo.intercept_[0]
+    np.testing.assert_array_equal(ours.predict(X), ref.predict(X))
+    np.testing.assert_array_equal(ours.predict(X), np.ones(60))     # the majority class
+    assert np.abs(ours.coef_).max() < 1e-290
+    assert ours.certificate_.ok
+
+
+def test_certificate_fails_on_w0_b0_at_tiny_C():
+    from margin_opt.problems.svm import SVMProblem
+
+    X, y = _unbalanced()
+    for problem in (SVMProblem(X, y, C=1e-300, kernel="linear"),
+                    SVMProblem(X, y, C=1.0, kernel="linear", sample_weight=np.full(60, 1e-300))):
+        wrong = problem.solution_from_primal(np.zeros(4), 0.0, method="wrong")
+        right = problem.solution_from_primal(np.zeros(4), 1.0, method="right")
+        for suboptimality in (False, True):
+            bad = problem.certify(wrong, tol=1e-2, suboptimality=suboptimality)
+            assert not bad.ok, bad
+            assert problem.certify(right, tol=1e-2, suboptimality=suboptimality).ok
+        # the multipliers filled for b = 0 are feasible (yᵀα = 0): a true lower bound,
+        # 12 C short of P (the 12 more points of the majority)
+        assert abs(problem.y @ wrong.alpha) <= 1e-14 * wrong.alpha.max()
+        gap = (wrong.primal_objective - wrong.dual_objective) / wrong.primal_objective
+        assert gap == pytest.approx(12 / 60)
+
+
+def test_verify_iterative_methods_reach_their_accuracy(capsys):
+    """The documented `margin-opt verify --methods subgradient,pegasos` (breast_cancer,
+    linear, C = 1) exits 0: both reach the 1e-2 their registry entry documents, as their
+    accuracy certificate proves (and cvxpy's optimum, the independent reference, shows)."""
+    import json
+
+    from margin_opt import cli
+
+    assert get_method("subgradient").accuracy_for("svc") == 1e-2
+    assert cli.main(["verify", "--methods", "subgradient,pegasos", "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    rows = {r["method"]: r for r in report["rows"]}
+    assert report["ok"] and report["reference"] == "cvxpy-dual"
+    for m in ("subgradient", "pegasos"):
+        r = rows[m]
+        assert r["ok"] and r["iterative"] and r["tol"] == 1e-2
+        assert r["gap"] <= 1e-2
+        # weak duality: the distance to the optimum is at most the certified gap
+        assert r["agreement"] <= r["gap"] * (1 + 1e-9) + 1e-12
+        assert r["agreement"] <= 5e-3 and r["time"] < 10

@@ -240,3 +240,39 @@ def test_libsvm_parameters_validated(kw):
     ours, _, X, y = _libsvm_pair("binary")
     with pytest.raises(InvalidParameterError, match=next(iter(kw))):
         ours.set_params(**kw).fit(X, y)
+
+
+def _exact_ties():
+    """(ours, scikit-learn's, X_train, y, X_test): models whose decision value is exactly
+    0 on every test row (symmetric training sets, test points on the boundary)."""
+    from sklearn.linear_model import Perceptron as SkPerceptron
+    from sklearn.svm import LinearSVC as SkLinearSVC
+
+    from margin_opt import LinearSVC, Perceptron
+
+    y = np.array(["no", "yes"])
+    K, K_test = np.eye(2), np.array([[0.0, 0.0], [1.0, 1.0], [0.5, 0.5]])
+    X, X_test = np.array([[-1.0, 2.0], [1.0, 2.0]]), np.array([[0.0, 0.0], [0.0, 5.0]])
+    return {
+        "SVC precomputed": (SVC(kernel="precomputed"), SkSVC(kernel="precomputed"), K, y,
+                            K_test),
+        "SVC linear": (SVC(kernel="linear"), SkSVC(kernel="linear"), X, y, X_test),
+        "LinearSVC": (LinearSVC(fit_intercept=False), SkLinearSVC(fit_intercept=False),
+                      X[:, :1], y, np.zeros((2, 1))),
+        "Perceptron": (Perceptron(), SkPerceptron(fit_intercept=False), X, y, X_test),
+    }
+
+
+@pytest.mark.parametrize("name", ["SVC precomputed", "SVC linear", "LinearSVC", "Perceptron"])
+def test_exact_tie_predicts_as_sklearn(name):
+    """Issue 45 item 7: at decision_function(x) == 0 exactly, each binary classifier
+    predicts the class its scikit-learn counterpart predicts: SVC (LIBSVM's vote)
+    classes_[1], LinearSVC and Perceptron (decision > 0) classes_[0]."""
+    ours, ref, X, y, X_test = _exact_ties()[name]
+    ours.fit(X, y)
+    ref.fit(X, y)
+    assert np.all(ref.decision_function(X_test) == 0)
+    assert np.all(ours.decision_function(X_test) == 0)
+    np.testing.assert_array_equal(ours.predict(X_test), ref.predict(X_test))
+    expected = "yes" if name.startswith("SVC") else "no"
+    assert list(ours.predict(X_test)) == [expected] * len(X_test)

@@ -183,3 +183,69 @@ def test_issue35_errors_are_specific(case):
     name, call, match = _issue35_cases()[case]
     with pytest.raises((ValueError, TypeError), match=match):
         call()
+
+
+def _issue45_cases():
+    """(name, call, match): issue 45 item 5, each once a raw traceback (cvxpy's
+    AttributeError, an OverflowError), a misleading message (SMO's NaN for gamma='scale'
+    gone infinite), numpy's label error, or "could not convert string to float" alone."""
+    import pandas as pd
+
+    from margin_opt import SVR, LinearSVC, Perceptron, RandomForest
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(30, 3))
+    y2 = np.where(X[:, 0] > 0, 1, 0)
+    y3 = np.arange(30) % 3
+    mixed = np.array([1, "a"] * 15, dtype=object)
+    frame = pd.DataFrame(X, columns=["a", "b", "c"]).assign(
+        color=pd.Categorical(["red", "blue", "green"] * 10), city=["x", "y"] * 15)
+    strings = X.astype(object)
+    strings[4, 1] = "4.5 cm"
+    tiny, scale = X * 1e-160, r"gamma='scale' is .* variance of X.*Scale the features"
+    poly = r"too large for the poly.*lower gamma or degree"
+    encode = r"could not convert string.*non-numeric .*OneHotEncoder"
+    return [
+        ("cvxpy-dual, three classes, tiny X",
+         lambda: SVC(solver="cvxpy-dual").fit(tiny, y3), scale),
+        ("default SVC, three classes, tiny X", lambda: SVC().fit(tiny, y3), scale),
+        ("default SVC, two classes, tiny X", lambda: SVC().fit(tiny, y2), scale),
+        ("SVC poly gamma=1e300", lambda: SVC(kernel="poly", gamma=1e300).fit(X, y3), poly),
+        ("SVR poly gamma=1e300", lambda: SVR(kernel="poly", gamma=1e300).fit(X, X[:, 0]),
+         poly),
+        ("Perceptron poly gamma=1e300",
+         lambda: Perceptron(kernel="poly", gamma=1e300).fit(X, y2), poly),
+        ("LinearSVC mixed labels", lambda: LinearSVC().fit(X, mixed), "mixes strings"),
+        ("SVC on a DataFrame with string columns",
+         lambda: SVC().fit(frame, y2),
+         r"could not convert string.*column\(s\) \['color', 'city'\].*OneHotEncoder"),
+        ("LinearSVC on an object array with a string",
+         lambda: LinearSVC().fit(strings, y2), r"column\(s\) \[1\].*OneHotEncoder"),
+        ("SVMProblem on an object array with a string",
+         lambda: SVMProblem(strings, y2), encode),
+        ("RandomForest on a DataFrame with string columns",
+         lambda: RandomForest(n_estimators=3).fit(frame, y2), encode),
+        ("predict on strings", lambda: SVC().fit(X, y2).predict(strings), encode),
+    ]
+
+
+@pytest.mark.parametrize("case", range(12))
+def test_issue45_errors_are_specific(case):
+    name, call, match = _issue45_cases()[case]
+    with pytest.raises(ValueError, match=match):
+        call()
+
+
+def test_cvxpy_compile_crash_is_a_solver_error(monkeypatch):
+    """A crash inside cvxpy's compilation (its AttributeError "'Constant' object has no
+    attribute 'id'" on degenerate data) is margin_opt's SolverError with advice."""
+    import cvxpy as cp
+
+    from margin_opt.exceptions import SolverError
+
+    def crash(self, *args, **kwargs):
+        raise AttributeError("'Constant' object has no attribute 'id'")
+
+    monkeypatch.setattr(cp.Problem, "get_problem_data", crash)
+    with pytest.raises(SolverError, match="cvxpy failed while compiling.*scale the features"):
+        SVMProblem(X, y, kernel="rbf").solve("cvxpy-dual")

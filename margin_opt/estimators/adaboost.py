@@ -11,7 +11,7 @@ from scipy.special import logsumexp, softmax
 from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context, clone
 from sklearn.utils import check_random_state, get_tags
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
-from sklearn.utils.validation import check_is_fitted, has_fit_parameter, validate_data
+from sklearn.utils.validation import check_is_fitted, has_fit_parameter
 
 from ..exceptions import ConvergenceWarning
 from ..problems.boosting import (
@@ -24,7 +24,7 @@ from ..problems.boosting import (
     stage_margins,
 )
 from ..progress import progress
-from ..validation import canonical, check_class_labels, check_sample_weight
+from ..validation import canonical, check_class_labels, check_sample_weight, validate_data
 from ..weak_learners import MulticlassStumpSearch, StumpSearch
 
 __all__ = ["AdaBoost"]

@@ -8,13 +8,13 @@ import warnings
 
 import numpy as np
 from sklearn.utils._param_validation import Interval, Options
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted
 
 from ..exceptions import ConvergenceWarning
 from ..kernels.expansion import binary_expansion, evaluate
 from ..methods import get_method, stopping_options
 from ..problems.solve_path import finish, warn_nonconvex
-from ..validation import canonical, check_precomputed_kernel
+from ..validation import canonical, check_precomputed_kernel, validate_data
 
 __all__ = ["backend_options", "certify_result", "fit_problem", "kernel_decision",
            "solve_and_certify", "check_predict_input", "fit_status",

@@ -31,6 +31,8 @@ import numpy as np
 from sklearn import ensemble as _sk
 from sklearn.utils.validation import _num_samples, check_is_fitted, validate_data
 
+from ..validation import advise_non_numeric
+
 __all__ = [
     "Bagging",
     "BaggingRegressor",
@@ -79,7 +81,8 @@ class _BaggingFit(_BagStatistics):
         -------
         self
         """
-        super().fit(X, y, sample_weight=sample_weight, **fit_params)
+        with advise_non_numeric(X):
+            super().fit(X, y, sample_weight=sample_weight, **fit_params)
         return self._record_bags(X)
 
     def _member_inputs(self, X):
@@ -106,7 +109,8 @@ class _ForestFit(_BagStatistics):
         -------
         self
         """
-        super().fit(X, y, sample_weight=sample_weight)
+        with advise_non_numeric(X):
+            super().fit(X, y, sample_weight=sample_weight)
         return self._record_bags(X)
 
     def _member_inputs(self, X):

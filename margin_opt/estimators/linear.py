@@ -27,7 +27,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, _fit_co
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.class_weight import compute_class_weight
 from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted
 
 from ..certificate import CompositeCertificate
 from ..methods import method_names
@@ -35,7 +35,13 @@ from ..problems.multiclass import MulticlassSVMProblem
 from ..problems.squared import SquaredEpsilonProblem, SquaredHingeProblem
 from ..problems.svm import SVMProblem
 from ..problems.svr import SVRProblem
-from ..validation import canonical, check_classes_weighted, check_libsvm_sample_weight
+from ..validation import (
+    canonical,
+    check_classes_weighted,
+    check_label_types,
+    check_libsvm_sample_weight,
+    validate_data,
+)
 
 __all__ = ["LinearSVC", "LinearSVR"]
 
@@ -221,6 +227,7 @@ class LinearSVC(ClassifierMixin, _LinearBase):
                 "use penalty='l2' (the margin SVM), or scikit-learn's "
                 "sklearn.svm.LinearSVC(penalty='l1', loss='squared_hinge', dual=False).")
         X, y = self._data(X, y)
+        check_label_types(y)
         check_classification_targets(y)
         self.classes_, y_index = np.unique(y, return_inverse=True)
         k = self.classes_.size

@@ -24,7 +24,6 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context
 from sklearn.utils._param_validation import Interval, StrOptions
-from sklearn.utils.validation import validate_data
 
 from ..exceptions import NotSeparableError
 from ..kernels import KERNELS
@@ -32,7 +31,7 @@ from ..problems.kernel_data import KernelData
 from ..problems.separability import SeparabilityProblem
 from ..problems.svm import SVMProblem
 from ..solution import Solution
-from ..validation import check_binary_labels, check_data
+from ..validation import check_binary_labels, check_data, validate_data
 from .base import kernel_decision
 
 __all__ = ["Perceptron", "novikoff_bound", "NovikoffBound"]

@@ -9,9 +9,8 @@ from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context
 from sklearn.utils._param_validation import Interval, Options, StrOptions
 from sklearn.utils.class_weight import compute_class_weight
 from sklearn.utils.metaestimators import available_if
-from sklearn.utils.validation import validate_data
 
-from ..kernels import KERNELS, make_kernel
+from ..kernels import KERNELS, ColumnMap, make_kernel
 from ..kernels.expansion import evaluate, joint_expansion, ovo_expansion
 from ..methods import auto_method, method_names, preferred_method
 from ..problems.multiclass import MulticlassSVMProblem
@@ -22,6 +21,7 @@ from ..validation import (
     check_libsvm_sample_weight,
     check_precomputed_kernel,
     check_solver_options,
+    validate_data,
 )
 from .base import (
     LIBSVM_PARAMETERS,
@@ -121,9 +121,12 @@ class SVC(KernelCoefMixin, ClassifierMixin, BaseEstimator):
         Crammer–Singer: shape (n_classes, n_SV), row r the coefficients of f_r.
     intercept_ : ndarray of shape (n_classes (n_classes − 1) / 2,)
         One per pair (Crammer–Singer: one per class).
-    coef_ : ndarray of shape (n_pairs, n_features)
+    coef_ : {ndarray, csr_matrix} of shape (n_pairs, n_features)
         Linear kernel only: w of each pair (Crammer–Singer: of each class); other
-        kernels raise scikit-learn's AttributeError.
+        kernels raise scikit-learn's AttributeError.  A CSR matrix (as scikit-learn's
+        for sparse data) where the fit was posed on the non-empty columns of sparse X
+        (see Notes) and a dense array would exceed
+        :data:`~margin_opt.kernels.DENSE_COEF_BYTES`.
     n_iter_ : ndarray of int32 of shape (n_pairs,)
     fit_status_ : int
         0 when every problem was solved to its tolerance, 1 when one stopped at
@@ -144,6 +147,16 @@ class SVC(KernelCoefMixin, ClassifierMixin, BaseEstimator):
     n_features_in_ : int
     feature_names_in_ : ndarray of shape (``n_features_in_``,)
         When X has feature names (a DataFrame).
+
+    Notes
+    -----
+    Sparse X with at least 2¹⁶ features of which at most half hold an entry (e.g. an
+    svmlight file whose largest feature index is 2·10⁹) is fitted on the columns that
+    hold one (:class:`~margin_opt.kernels.ColumnMap`): the kernel values, hence the
+    model, are the same, and the memory is O(nnz + n·k) for k such columns instead of
+    O(n·n_features).  ``support_vectors_`` and ``coef_`` are in the user's columns;
+    ``solution_`` and ``solutions_`` (w, the certificate) are the problem's, on the k
+    columns.  ``gamma="scale"`` is resolved on the user's X, as scikit-learn does.
 
     References
     ----------
@@ -282,10 +295,18 @@ class SVC(KernelCoefMixin, ClassifierMixin, BaseEstimator):
         if self.solver == "auto" and self.multi_class != "crammer_singer":
             solver = auto_method("svc", linear=kernel.is_linear, n_samples=X.shape[0],
                                  hard_margin=bool(np.isinf(self.C)))
+        # sparse data whose columns are mostly empty are posed on the columns that hold
+        # an entry: the same kernel values, in memory O(nnz + n·k) rather than O(n·d)
+        self._columns = ColumnMap.of(X, kernel)
+        X_fit = X if self._columns is None else self._columns.compress(X)
         if self.multi_class == "crammer_singer":
-            self._fit_crammer_singer(X, y_index, weight, kernel, solver)
+            self._fit_crammer_singer(X_fit, y_index, weight, kernel, solver)
         else:
-            self._fit_one_vs_one(X, y_index, weight, kernel, solver)
+            self._fit_one_vs_one(X_fit, y_index, weight, kernel, solver)
+        if self._columns is not None:       # the fitted attributes in the user's columns
+            self.support_vectors_ = X[self.support_]
+            if "coef_" in self.__dict__:
+                self.coef_ = self._columns.expand(self.coef_)
         self.fit_status_ = fit_status(self.solutions_)
         if not self.probability:
             self.probA_, self.probB_ = np.empty(0), np.empty(0)
@@ -346,15 +367,21 @@ class SVC(KernelCoefMixin, ClassifierMixin, BaseEstimator):
         from the fitted attributes alone, by blocks of queries and support vectors (the
         pairs share each class's kernel values: :mod:`margin_opt.kernels.expansion`)."""
         X = check_predict_input(self, X)
+        sv, coef = self.support_vectors_, self.__dict__.get("coef_")
+        columns = self.__dict__.get("_columns")
+        if columns is not None:     # fitted on the columns that hold an entry: posed there
+            X, sv = columns.compress(X, rest=True), columns.compress(sv, rest=True)
+            if coef is not None:
+                coef = columns.compress(coef, rest=True).toarray()
         if self.multi_class == "crammer_singer":
-            if hasattr(self, "coef_"):
-                return linear_decision(X, self.coef_, self.intercept_)
-            return evaluate(self._kernel, X, self.support_vectors_,
+            if coef is not None:
+                return linear_decision(X, coef, self.intercept_)
+            return evaluate(self._kernel, X, sv,
                             joint_expansion(self.dual_coef_, self.intercept_),
                             support=self.support_)
-        if hasattr(self, "coef_"):
-            return linear_decision(X, self.coef_, self.intercept_)
-        return evaluate(self._kernel, X, self.support_vectors_,
+        if coef is not None:
+            return linear_decision(X, coef, self.intercept_)
+        return evaluate(self._kernel, X, sv,
                         ovo_expansion(self.n_support_, self.dual_coef_, self.intercept_),
                         support=self.support_)
 
@@ -387,8 +414,10 @@ class SVC(KernelCoefMixin, ClassifierMixin, BaseEstimator):
 
         One-vs-one: LIBSVM's vote (a pair's value > 0 votes for its first class, else
         for the second; the first class with most votes wins), or with
-        ``break_ties`` the argmax of the one-vs-rest values.  Crammer–Singer:
-        argmax_r f_r(x).
+        ``break_ties`` the argmax of the one-vs-rest values.  Two classes:
+        ``classes_[1]`` where ``decision_function(X) ≥ 0`` (a tie at exactly 0 goes to
+        ``classes_[1]``, as in scikit-learn's SVC, whose LIBSVM votes for its first
+        class only when its value −f(x) is > 0).  Crammer–Singer: argmax_r f_r(x).
         """
         if self.break_ties and self.decision_function_shape == "ovo":
             raise ValueError("break_ties must be False when decision_function_shape is 'ovo'.")
@@ -396,8 +425,8 @@ class SVC(KernelCoefMixin, ClassifierMixin, BaseEstimator):
         k = self.classes_.size
         if self.multi_class == "crammer_singer":
             return self.classes_[np.argmax(dec, axis=1)]
-        if k == 2:
-            return self.classes_[(dec[:, 0] > 0).astype(int)]
+        if k == 2:       # LIBSVM's vote: its value −f > 0 for classes_[0], else classes_[1]
+            return self.classes_[(dec[:, 0] >= 0).astype(int)]
         if self.break_ties:
             return self.classes_[np.argmax(ovr_from_ovo(dec, k), axis=1)]
         return self.classes_[np.argmax(ovo_votes(dec, k), axis=1)]

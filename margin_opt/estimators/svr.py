@@ -7,7 +7,6 @@ import numbers
 import numpy as np
 from sklearn.base import BaseEstimator, RegressorMixin, _fit_context
 from sklearn.utils._param_validation import Interval, StrOptions
-from sklearn.utils.validation import validate_data
 
 from ..kernels import KERNELS, make_kernel
 from ..methods import auto_method, method_names
@@ -17,6 +16,7 @@ from ..validation import (
     check_libsvm_sample_weight,
     check_precomputed_kernel,
     check_solver_options,
+    validate_data,
 )
 from .base import (
     LIBSVM_PARAMETERS,

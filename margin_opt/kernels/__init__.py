@@ -23,7 +23,7 @@ from sklearn.metrics import pairwise
 from ..validation import canonical
 
 __all__ = ["Kernel", "make_kernel", "resolve_gamma", "rbf", "KERNELS", "polynomial_features",
-           "n_polynomial_features", "row_sq_norms"]
+           "n_polynomial_features", "row_sq_norms", "ColumnMap"]
 
 KERNELS = ("linear", "poly", "rbf", "sigmoid", "precomputed")
 
@@ -47,8 +47,9 @@ def resolve_gamma(gamma, X) -> float:
     Raises
     ------
     ValueError
-        If ``gamma`` is a number that is not strictly positive and finite, or an
-        unknown string.
+        If ``gamma`` is a number that is not strictly positive and finite, an unknown
+        string, or ``"scale"`` on features whose variance makes it infinite or 0
+        (features of order 1e-160 or 1e160: scale them).
     """
     n_features = X.shape[1]
     if isinstance(gamma, str):
@@ -57,7 +58,17 @@ def resolve_gamma(gamma, X) -> float:
                 var = X.multiply(X).mean() - X.mean() ** 2
             else:
                 var = np.asarray(X, dtype=float).var()
-            return 1.0 / (n_features * var) if var != 0 else 1.0
+            if var == 0:
+                return 1.0
+            with np.errstate(over="ignore", divide="ignore"):
+                g = 1.0 / (n_features * var)
+            if not np.isfinite(g) or g == 0:
+                raise ValueError(
+                    f"gamma='scale' is 1 / (n_features · X.var()) = {g:g} here: the variance "
+                    f"of X, {var:.3g}, is too {'small' if g else 'large'} for float64. Scale "
+                    "the features (e.g. sklearn.preprocessing.StandardScaler), or pass a "
+                    "numeric gamma.")
+            return g
         if gamma == "auto":
             return 1.0 / n_features
         raise ValueError(f"gamma must be 'scale', 'auto' or a positive float, got {gamma!r}.")
@@ -73,19 +84,147 @@ def resolve_gamma(gamma, X) -> float:
 
 
 def row_sq_norms(A) -> np.ndarray:
-    """‖aᵢ‖² of every row of A (dense or sparse), shape (n_rows,); for CSR one
-    product of the squared entries with a vector of ones (no elementwise sparse
-    product)."""
+    """‖aᵢ‖² of every row of A (dense or sparse), shape (n_rows,); for CSR the squared
+    entries summed row by row (no elementwise sparse product, nothing of the length
+    of the feature count)."""
     if sp.issparse(A):
         A = A.tocsr()
         if not A.has_canonical_format:
             A = A.copy()
             A.sum_duplicates()
+        # each row's squares summed in order from 0, as a product with a vector of ones
+        # would, without that vector: memory O(nnz), whatever the number of columns
+        rows = np.repeat(np.arange(A.shape[0]), np.diff(A.indptr))
         with np.errstate(over="ignore"):
-            sq = sp.csr_matrix((A.data * A.data, A.indices, A.indptr), shape=A.shape)
-            return np.asarray(sq @ np.ones(A.shape[1])).ravel()
+            sq = np.bincount(rows, weights=A.data * A.data, minlength=A.shape[0])
+        return sq.astype(np.float64, copy=False)        # (an empty matrix's is int)
     return np.einsum("ij,ij->i", A, A)
 
+
+
+#: Sparse data are posed on their non-empty columns (:class:`ColumnMap`) from this many
+#: features on, where at most half of the columns hold an entry.
+COMPRESS_MIN_FEATURES = 2 ** 16
+#: The largest dense array (bytes) that :meth:`ColumnMap.expand` returns; above, CSR.
+DENSE_COEF_BYTES = 2 ** 26
+
+#: the kernels whose values depend on the data through inner products and norms only
+_NAMED = ("linear", "poly", "rbf", "sigmoid")
+
+
+@dataclass(frozen=True)
+class ColumnMap:
+    """The non-empty columns of sparse training data, and data posed on them.
+
+    A column without an entry adds nothing to an inner product xᵀz or a norm ‖x‖², so
+    every value of a named kernel (linear, poly, rbf, sigmoid) between training points
+    is the same on the columns that hold an entry, and so is every answer (w in those
+    columns, zero in the others).  Sparse data with d features of which only k ≪ d hold
+    an entry (an svmlight file whose largest feature index is 2·10⁹) is fitted in
+    memory O(nnz + n·k) instead of O(n·d) (the solvers' dense transposes and vectors
+    of length d).
+
+    Parameters
+    ----------
+    columns : ndarray of int64 of shape (k,)
+        The non-empty columns, increasing.
+    n_features : int
+        d, the number of columns of the user's data.
+    """
+
+    columns: np.ndarray
+    n_features: int
+
+    @classmethod
+    def of(cls, X, kernel="linear", min_features=COMPRESS_MIN_FEATURES):
+        """The map of training data X where it pays, else None.
+
+        Parameters
+        ----------
+        X : {ndarray, sparse matrix} of shape (n_samples, n_features)
+        kernel : str or Kernel, default="linear"
+            Only the named kernels are mapped (a callable sees the user's columns).
+        min_features : int, default=COMPRESS_MIN_FEATURES
+
+        Returns
+        -------
+        column_map : ColumnMap or None
+            For sparse X with at least ``min_features`` columns of which at most half
+            hold an entry.
+        """
+        name = kernel.name if isinstance(kernel, Kernel) else kernel
+        if not sp.issparse(X) or name not in _NAMED or X.shape[1] < min_features:
+            return None
+        used = np.unique(sp.csr_matrix(X).indices).astype(np.int64)
+        if 2 * used.size > X.shape[1]:
+            return None
+        return cls(used, int(X.shape[1]))
+
+    def compress(self, A, *, rest=False):
+        """The rows of A on the map's columns, in O(nnz(A) log k) time and memory.
+
+        Parameters
+        ----------
+        A : {ndarray, sparse matrix} of shape (n_rows, n_features)
+            Training rows, new queries, or weights in the user's columns.
+        rest : bool, default=False
+            Add a last column holding, for each row, √(Σ of its squared entries in the
+            columns outside the map): its inner products with rows of the training data
+            (zero there) are unchanged, and its norm, hence every RBF distance to them,
+            is kept (a query's features unseen in training).
+
+        Returns
+        -------
+        A_mapped : csr_matrix of shape (n_rows, k) or (n_rows, k + 1)
+
+        Raises
+        ------
+        ValueError
+            A of another number of columns.
+        """
+        A = canonical(sp.csr_matrix(A, dtype=np.float64))
+        if A.shape[1] != self.n_features:
+            raise ValueError(f"the data have {A.shape[1]} features, the column map "
+                             f"{self.n_features}.")
+        n, k = A.shape[0], self.columns.size
+        idx = A.indices.astype(np.int64, copy=False)
+        pos = np.searchsorted(self.columns, idx)
+        hit = pos < k
+        hit[hit] = self.columns[pos[hit]] == idx[hit]
+        rows = np.repeat(np.arange(n), np.diff(A.indptr))
+        if not rest:
+            indptr = np.zeros(n + 1, dtype=np.int64)
+            np.cumsum(np.bincount(rows[hit], minlength=n), out=indptr[1:])
+            return sp.csr_matrix((A.data[hit], pos[hit], indptr), shape=(n, k))
+        outside = np.bincount(rows[~hit], weights=A.data[~hit] ** 2, minlength=n)
+        extra = np.flatnonzero(outside)
+        M = sp.csr_matrix((np.concatenate([A.data[hit], np.sqrt(outside[extra])]),
+                           (np.concatenate([rows[hit], extra]),
+                            np.concatenate([pos[hit], np.full(extra.size, k)]))),
+                          shape=(n, k + 1))
+        M.sum_duplicates()
+        return M
+
+    def expand(self, W):
+        """Weights on the map's columns back in the user's columns.
+
+        Parameters
+        ----------
+        W : array-like of shape (m, k)
+
+        Returns
+        -------
+        W_full : {ndarray, csr_matrix} of shape (m, n_features)
+            Dense up to :data:`DENSE_COEF_BYTES`, else CSR (zero off the map).
+        """
+        W = np.atleast_2d(np.asarray(W, dtype=np.float64))
+        m = W.shape[0]
+        if m * self.n_features * 8 <= DENSE_COEF_BYTES:
+            out = np.zeros((m, self.n_features))
+            out[:, self.columns] = W
+            return out
+        r, c = np.nonzero(W)
+        return sp.csr_matrix((W[r, c], (r, self.columns[c])), shape=(m, self.n_features))
 
 
 #: pairs recomputed coordinate by coordinate per vectorized step (bounds the memory)

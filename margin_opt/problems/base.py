@@ -42,7 +42,7 @@ if TYPE_CHECKING:
 else:
     cp = lazy_module("cvxpy")  # imported on first use: the cvxpy forms only
 
-__all__ = ["KernelProblem", "SV_THRESHOLD", "SUPPORT_BUDGET"]
+__all__ = ["KernelProblem", "SV_THRESHOLD", "SUPPORT_BUDGET", "FEASIBILITY_TOL"]
 
 #: Relative floor under which a multiplier is a candidate to be dropped
 #: (:meth:`KernelProblem.drop_negligible`).
@@ -50,6 +50,10 @@ SV_THRESHOLD = 1e-12
 #: How far dropping negligible multipliers may move f, relative to max(1, max|f|)
 #: (:meth:`KernelProblem.drop_negligible`): 1000× below the default tolerance.
 SUPPORT_BUDGET = 1e-9
+#: The dual feasibility an accuracy certificate (``certify(suboptimality=True)``)
+#: holds the multipliers to, relative to their scale: their dual objective must be a
+#: lower bound on the optimum.
+FEASIBILITY_TOL = 1e-9
 
 
 class KernelProblem:
@@ -657,7 +661,8 @@ class KernelProblem:
                              f"multipliers but this problem has {m}: it belongs to another "
                              "problem (other data).")
 
-    def certify(self, solution=None, tol=1e-6, *, b=None, **dual) -> Certificate:
+    def certify(self, solution=None, tol=1e-6, *, b=None, suboptimality=False,
+                **dual) -> Certificate:
         """Check the KKT conditions and the duality gap of an answer.
 
         Parameters
@@ -670,6 +675,17 @@ class KernelProblem:
             an iterative method to its own accuracy (e.g. LIBSVM's ``tol``).
         b : float, optional
             With raw arrays: their intercept (from the KKT conditions when None).
+        suboptimality : bool, default=False
+            Certify the accuracy of the objective instead of optimality (the
+            certificate of a first-order method held to its documented accuracy,
+            e.g. subgradient descent and Pegasos at 1e-2): the primal point is feasible,
+            the multipliers are exactly feasible (box and yᵀα = Δ, to
+            :data:`FEASIBILITY_TOL` of their scale), and P − D ≤ tol · D, so that by
+            weak duality (D ≤ P* ≤ P) the answer's objective P is within a relative
+            tol of the optimum P*, whatever the scale of the problem (C = 1e-300
+            included).  The KKT residuals are reported (quantities ``kkt_*``), not held:
+            a first-order method reaches its objective's accuracy long before its w
+            and its multipliers satisfy the KKT conditions to the same tolerance.
         **dual : array-like of shape (n_samples,)
             Raw dual variables from an external solver instead of ``solution``, by
             the names of :attr:`dual_names`: ``alpha=`` (SVC), ``alpha=`` and
@@ -678,7 +694,9 @@ class KernelProblem:
         Returns
         -------
         certificate : Certificate
-            The checks of :func:`margin_opt.kkt.dual_qp_checks` and the model's table.
+            The checks of :func:`margin_opt.kkt.dual_qp_checks` and the model's table
+            (with ``suboptimality``: the checks ``primal_residual``,
+            ``dual_feasibility`` and ``suboptimality``).
 
         Raises
         ------
@@ -730,8 +748,45 @@ class KernelProblem:
         quantities.update(more)
         psd_checks, notes = self._psd_part()
         who = solution.method + (f", {solution.backend}" if solution.backend else "")
+        if suboptimality:
+            return self._suboptimality_certificate(res, alpha, tol, quantities, psd_checks,
+                                                   notes, who)
         return Certificate(res.checks + through_w + checks + psd_checks, table, quantities,
                            title=f"{self.certificate_name} certificate ({who})", notes=notes)
+
+    def _suboptimality_certificate(self, res, alpha, tol, quantities, psd_checks, notes, who):
+        """The certificate of :meth:`certify` with ``suboptimality``: P within a relative
+        ``tol`` of the optimum, proved by weak duality with feasible multipliers."""
+        qp = self._qp
+        finite = np.isfinite(qp.upper)
+        # the multipliers' own scale (not max(1, C): with C = 1e-300 every α is ~1e-300)
+        scale = max(float(np.max(qp.upper[finite], initial=0.0)),
+                    float(np.max(np.abs(alpha), initial=0.0)), np.finfo(float).tiny)
+        box = max(float(np.max(-alpha, initial=0.0)),
+                  float(np.max(alpha[finite] - qp.upper[finite], initial=0.0)))
+        eq = abs(float(qp.y @ alpha) - qp.delta) if qp.equality else 0.0
+        P, D = res.primal_objective, res.dual_objective
+        if D > 0:
+            rel = abs(P - D) / D
+        else:       # D ≤ 0 ≤ P* ≤ P: a relative accuracy is proved only by P = 0
+            rel = 0.0 if P == D == 0 else float("inf")
+        checks = [
+            res.checks[0],
+            Check("dual_feasibility", max(box, eq) / scale, FEASIBILITY_TOL,
+                  "box and yᵀα = Δ ÷ max(C, max α): D is a lower bound on P* only at a "
+                  "feasible α"),
+            Check("suboptimality", rel, tol,
+                  "(P − D) / D ≥ (P − P*) / P* (weak duality: D ≤ P* ≤ P)"),
+        ]
+        quantities = {**quantities, "duality_gap": rel,
+                      **{f"kkt_{c.name}": c.value for c in res.checks[1:]
+                         if c.name != "duality_gap"}}
+        notes = [f"an accuracy certificate: the objective is proved within a relative {tol:g} "
+                 "of the optimum; the KKT residuals (kkt_*) are reported, not held, as for "
+                 "a first-order method's answer.", *notes]
+        return Certificate(checks + psd_checks, (), quantities,
+                           title=f"{self.certificate_name} accuracy certificate ({who})",
+                           notes=notes)
 
     def _unreadable_level(self, coef, tol):
         """The rounding level of f = Kβ where it is ≥ tol/10 (f cannot be read to tol in

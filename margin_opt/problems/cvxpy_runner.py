@@ -100,6 +100,15 @@ def run_cvxpy(problem: cp.Problem, *, solver=None, verbose=False, on_infeasible=
         data, chain, inverse = problem.get_problem_data(solver)
     except cp.error.SolverError as exc:
         raise SolverError(f"cvxpy could not compile the problem for {solver}: {exc}") from None
+    except (AttributeError, TypeError, IndexError, KeyError, ArithmeticError) as exc:
+        # cvxpy's own bugs on degenerate data (e.g. "'Constant' object has no attribute
+        # 'id'" when a quadratic form's matrix is folded into a constant): never raw
+        raise SolverError(
+            f"cvxpy failed while compiling the problem for {solver} ({type(exc).__name__}: "
+            f"{exc}); this happens on degenerate data (kernel values that overflow or "
+            "vanish, features of an extreme scale): scale the features (e.g. "
+            "sklearn.preprocessing.StandardScaler) or choose another method (e.g. 'smo').") \
+            from None
     t1 = time.perf_counter()
     if solver == "HIGHS" and not verbose:
         _silence_highs_banner()

@@ -562,14 +562,19 @@ def check_scale(X, kernel):
     with np.errstate(over="ignore"):
         m = float(np.max(sq, initial=0.0))
         if kernel.name == "poly":
-            m = (kernel.gamma * m + abs(kernel.coef0)) ** kernel.degree
+            try:
+                m = (kernel.gamma * m + abs(kernel.coef0)) ** kernel.degree
+            except OverflowError:       # a Python float's power raises rather than inf
+                m = np.inf
         finite = np.isfinite(m) and np.isfinite(4.0 * m)
     if not finite:
+        what = ("the features are too large" if kernel.name != "poly" else
+                "the features, gamma or degree are too large")
+        lower = "; or lower gamma or degree" if kernel.name == "poly" else ""
         raise ValueError(
-            f"the features are too large for the {kernel.describe()} kernel: its values "
-            "overflow float64 (largest ‖x‖² is "
-            f"{float(np.max(sq, initial=0.0)):.3g}). Scale the features, e.g. with "
-            "sklearn.preprocessing.StandardScaler.")
+            f"{what} for the {kernel.describe()} kernel: its values overflow float64 "
+            f"(largest ‖x‖² is {float(np.max(sq, initial=0.0)):.3g}). Scale the features, "
+            f"e.g. with sklearn.preprocessing.StandardScaler{lower}.")
 
 
 @dataclass(frozen=True)

@@ -229,7 +229,7 @@ def _certify_tol(problem, spec, options, certify):
 def _certified(problem, sol, spec, tol, options, fallback):
     """Certify ``sol`` at ``tol``; keep "optimal" only if it holds; repair with ``fallback``
     (a :class:`FallbackOptions`, or None: no repair)."""
-    cert = problem.certify(sol, tol=tol)
+    cert = problem.certify(sol, tol=tol, **spec.certify_options())
     sol.record_certificate(cert)
     if cert.ok:
         return sol

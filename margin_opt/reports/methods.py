@@ -104,7 +104,7 @@ def run_methods(problem, methods, external=None, on_row=None):
                     caught.clear()
                 sol = external(problem) if spec.route == "peer" else \
                     problem.solve(name, certify=False, **options)
-            cert = problem.certify(sol, tol=tol)
+            cert = problem.certify(sol, tol=tol, **spec.certify_options())
         except Exception as exc:  # a failing method is a row, not a crash
             row.update(status="error", error=f"{type(exc).__name__}: {exc}", ok=False)
             _finish(rows, row, on_row, waits)

@@ -34,6 +34,7 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
 
 from ..jit import read_only
+from ..losses import EPSILON_INSENSITIVE, HINGE
 from ..standard_forms import PrimalERM
 from ..validation import check_positive
 from . import _pegasos_kernels as _pk
@@ -123,6 +124,55 @@ def default_step_size(erm) -> float:
     return D / G
 
 
+def best_intercept(erm, f0) -> float | None:
+    """The b that minimizes J(w, b) for the decision values ``f0 = Xw`` (without b).
+
+    With an unregularized intercept J is, in b alone, the convex piecewise-linear
+    (1/n) Σᵢ sᵢ ℓ(yᵢ, f0ᵢ + b): its slope rises by sᵢ at each kink (the hinge's at
+    b = θyᵢ − f0ᵢ, the ε-insensitive loss's at yᵢ − f0ᵢ ± ε) from −Σ sᵢ over the terms
+    active at b → −∞, so the minimizer is the kink where the slope turns ≥ 0 (a weighted
+    median; the middle of the flat stretch where the slope is exactly 0).  O(n log n).
+
+    Parameters
+    ----------
+    erm : PrimalERM
+    f0 : ndarray of shape (n_samples,)
+
+    Returns
+    -------
+    b : float or None
+        None where J has no such form in b (no intercept, a regularized one, another
+        loss) or the weights are all zero.
+
+    References
+    ----------
+    S. Shalev-Shwartz et al., "Pegasos", Math. Programming 127, 2011, §6 (the bias,
+    which the step 1/(λt) does not move at the scale of λ: e.g. C = 1e-300).
+    """
+    if not erm.fit_intercept or erm.regularize_intercept:
+        return None
+    y = np.asarray(erm.y, dtype=np.float64)
+    sw = np.asarray(erm.sample_weight, dtype=np.float64)
+    f0 = np.asarray(f0, dtype=np.float64)
+    loss = erm.loss
+    if loss.code == HINGE:
+        kinks, rise = y * loss.param - f0, sw
+        start = float(sw[y > 0].sum())
+    elif loss.code == EPSILON_INSENSITIVE:
+        r = y - f0
+        kinks, rise = np.concatenate([r - loss.param, r + loss.param]), np.r_[sw, sw]
+        start = float(sw.sum())
+    else:
+        return None
+    if not np.any(rise > 0) or not np.all(np.isfinite(kinks)):
+        return None
+    order = np.argsort(kinks, kind="stable")
+    kinks, slope = kinks[order], np.cumsum(rise[order])     # slope + start right of kink k
+    lo = min(int(np.searchsorted(slope, start, side="left")), kinks.size - 1)
+    hi = min(int(np.searchsorted(slope, start, side="right")), kinks.size - 1)
+    return float(0.5 * (kinks[lo] + kinks[hi]))
+
+
 def _row_norms(X):
     if sp.issparse(X):
         return np.sqrt(np.asarray(X.multiply(X).sum(axis=1)).ravel())
@@ -188,12 +238,18 @@ def _step_rule(erm, schedule, step_size, f_star):
 
 
 def subgradient_descent(erm, *, schedule="1/t", step_size=None, w0=None, b0=None, tol=1e-6,
-                        max_iter=1000, f_star=None, callback=None):
+                        max_iter=1000, f_star=None, callback=None, intercept="exact"):
     """Minimize J(w, b) of a primal ERM by (full-batch) subgradient descent.
 
     Each iteration takes one subgradient of the whole objective,
     ``g_w = λw + (1/n) Σ sᵢ ℓ'ᵢ xᵢ``, ``g_b = (1/n) Σ sᵢ ℓ'ᵢ [+ λb]`` with ``ℓ'ᵢ = −yᵢ``
-    where ``yᵢfᵢ < 1`` and 0 elsewhere (hinge), and moves ``θ ← θ − ηₜ g``.
+    where ``yᵢfᵢ < 1`` and 0 elsewhere (hinge), and moves ``w ← w − ηₜ g_w``; the
+    intercept either takes its step too (``b ← b − ηₜ g_b``, the lecture's update) or,
+    unregularized, is set to its exact minimizer ``b*(w) = argmin_b J(w, b)``
+    (:func:`best_intercept`) after each step in w (block coordinates: the b-update
+    never increases J), so that the intercept, whose subgradient steps are on the scale
+    of ``1/λ`` rather than of b, neither stalls (uncentred features) nor stays at 0 (a
+    tiny C).
 
     Parameters
     ----------
@@ -222,6 +278,11 @@ def subgradient_descent(erm, *, schedule="1/t", step_size=None, w0=None, b0=None
     callback : callable, optional
         Called as ``callback(t, w, b, J)`` after iteration t; returning True stops the
         run (status ``"stopped"``).  Must not modify ``w``.
+    intercept : {"exact", "step"}, default="exact"
+        ``"exact"``: after each step in w, b = b*(w) (where the intercept is fitted
+        and not regularized and the loss is the hinge or the ε-insensitive one; the
+        step otherwise); ``"step"``: b takes its subgradient step (the lecture's run).
+        Both start from ``b0``.
 
     Returns
     -------
@@ -238,7 +299,8 @@ def subgradient_descent(erm, *, schedule="1/t", step_size=None, w0=None, b0=None
     ------
     ValueError
         Unknown schedule, missing or non-positive step_size / f_star, tol < 0,
-        max_iter < 1, a start point of the wrong shape, or b0 ≠ 0 without intercept.
+        max_iter < 1, a start point of the wrong shape, b0 ≠ 0 without intercept, or
+        an unknown ``intercept``.
     TypeError
         If ``erm`` is not a PrimalERM.
 
@@ -260,6 +322,9 @@ def subgradient_descent(erm, *, schedule="1/t", step_size=None, w0=None, b0=None
     w, b = _start_point(erm, d, w0, b0)
     lam, fit_b, reg_b = erm.lam, erm.fit_intercept, erm.fit_intercept and erm.regularize_intercept
     swn = sw / n
+    if intercept not in ("exact", "step"):
+        raise ValueError(f"intercept must be 'exact' or 'step', got {intercept!r}.")
+    exact = intercept == "exact" and best_intercept(erm, np.zeros(n)) is not None
 
     f = np.asarray(X @ w).ravel() + b
     J = _objective_from_f(erm, y, sw, float(w @ w), b, f)
@@ -269,13 +334,18 @@ def subgradient_descent(erm, *, schedule="1/t", step_size=None, w0=None, b0=None
     for t in range(1, max_iter + 1):
         gf = swn * erm.loss.derivative(y, f)
         gw = lam * w + np.asarray(X.T @ gf).ravel()
-        gb = (float(gf.sum()) + (lam * b if reg_b else 0.0)) if fit_b else 0.0
+        gb = (float(gf.sum()) + (lam * b if reg_b else 0.0)) if fit_b and not exact else 0.0
         eta = step(t, J, float(gw @ gw) + gb * gb)
         dw, db = eta * gw, eta * gb
         w = w - dw
-        b = b - db
+        f = np.asarray(X @ w).ravel()
+        if exact:
+            b_new = best_intercept(erm, f)
+            db, b = b - b_new, b_new
+        else:
+            b = b - db
         change = float(np.sqrt(dw @ dw + db * db))
-        f = np.asarray(X @ w).ravel() + b
+        f = f + b
         J = _objective_from_f(erm, y, sw, float(w @ w), b, f)
         hist_J.append(J)
         hist_dp.append(change)
@@ -320,7 +390,7 @@ def _check_gram(K, n):
 
 
 def pegasos(erm, *, batch_size=1, max_iter=None, max_time=None, projection=True, averaging=True,
-            random_state=None, kernel_gram=None, callback=None):
+            random_state=None, kernel_gram=None, callback=None, intercept="exact"):
     """Minimize J(w, b) of a primal ERM by Pegasos (stochastic subgradient, step 1/(λt)).
 
     Step t draws ``batch_size`` samples uniformly with replacement (set A), and sets
@@ -359,6 +429,13 @@ def pegasos(erm, *, batch_size=1, max_iter=None, max_time=None, projection=True,
     callback : callable, optional
         Called as ``callback(epoch, w, b, J)`` (``beta`` for w when kernelized) after
         each epoch with the current returned iterate; True stops (``"stopped"``).
+    intercept : {"exact", "step"}, default="exact"
+        The intercept of each epoch's returned iterate: ``"exact"``, b*(w) =
+        argmin_b J(w, b) (:func:`best_intercept`; where the intercept is fitted and not
+        regularized, else as ``"step"``); ``"step"``, the steps' own (averaged) b.  The
+        steps themselves are the same either way.  The step 1/(λt) moves b on the scale
+        of 1/λ, not of b: with C = 1e-300 (λ = 1e300/n) the steps' b stays 0 where the
+        optimum's is ±1.
 
     Returns
     -------
@@ -378,7 +455,7 @@ def pegasos(erm, *, batch_size=1, max_iter=None, max_time=None, projection=True,
     ------
     ValueError
         λ = 0, batch_size or max_iter < 1, max_time ≤ 0, a Gram matrix of the wrong
-        shape or with NaN/inf.
+        shape or with NaN/inf, or an unknown ``intercept``.
     TypeError
         If ``erm`` is not a PrimalERM.
 
@@ -394,6 +471,9 @@ def pegasos(erm, *, batch_size=1, max_iter=None, max_time=None, projection=True,
         raise ValueError("Pegasos needs λ > 0 (its step is 1/(λt)); for λ = 0 use "
                          "subgradient_descent with a constant or 1/sqrt(t) step.")
     batch_size = _check_int(batch_size, "batch_size")
+    if intercept not in ("exact", "step"):
+        raise ValueError(f"intercept must be 'exact' or 'step', got {intercept!r}.")
+    exact = intercept == "exact" and best_intercept(erm, np.zeros(erm.n_samples)) is not None
     if max_time is not None:
         max_time = check_positive(max_time, "max_time (seconds)")
     if max_iter is None:
@@ -420,6 +500,8 @@ def pegasos(erm, *, batch_size=1, max_iter=None, max_time=None, projection=True,
                 status = "stopped"
                 break
         u, b, Ku = it.current()
+        if exact:
+            b = best_intercept(erm, it.decision(u, Ku))
         J = it.objective(u, b, Ku)
         hist_J.append(J)
         hist_time.append(time.perf_counter() - t_start)
@@ -516,6 +598,12 @@ class _PegasosIterate:
         if self.averaging:
             return self.uncenter(self.v_avg, self.state[1])
         return self.uncenter(self.v, self.state[0])
+
+    def decision(self, u, Ku):
+        """f without b at the iterate u (w, or β with Ku = Kβ when kernelized)."""
+        if self.kernelized:
+            return Ku
+        return np.asarray(self.X @ u).ravel()
 
     def objective(self, u, b, Ku):
         """J at (u, b) (compiled, single-threaded loss loops)."""
