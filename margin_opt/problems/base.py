@@ -741,6 +741,7 @@ class KernelProblem:
         res = kkt.dual_qp_checks(qp, alpha, xi, f0, fp0 + b, reg, stationarity, stat_desc, tol,
                                  self._alpha_scale(alpha),
                                  f0_gradient=fp0 if through_w else None, quad=quad)
+        checks_kkt = self._gap_at_rounding(res, alpha, coef, level, tol)
         quantities = {"primal_objective": res.primal_objective,
                       "dual_objective": res.dual_objective,
                       "duality_gap_abs": res.primal_objective - res.dual_objective, "b": b}
@@ -751,8 +752,29 @@ class KernelProblem:
         if suboptimality:
             return self._suboptimality_certificate(res, alpha, tol, quantities, psd_checks,
                                                    notes, who)
-        return Certificate(res.checks + through_w + checks + psd_checks, table, quantities,
+        return Certificate(checks_kkt + through_w + checks + psd_checks, table, quantities,
                            title=f"{self.certificate_name} certificate ({who})", notes=notes)
+
+    def _gap_at_rounding(self, res, alpha, coef, level, tol) -> list:
+        """``res.checks`` with the duality gap held to ``tol`` plus what double precision
+        cannot resolve: where f = Kβ is known only to its rounding level (units of f;
+        ``level`` where the caller has it, else read here when the gap fails), every
+        slack ξₜ is known to that level, so P − D to 2·level·Σₜuₜ (the bounds; Σα where
+        they are infinite), relative to max(|P|, |D|).  The gap is otherwise relative to
+        the objective alone (:func:`margin_opt.kkt.relative_gap`)."""
+        gap = next((c for c in res.checks if c.name == "duality_gap"), None)
+        if gap is None or gap.passed:
+            return res.checks
+        if level is None:
+            level = self.data.rounding_level(coef)[0]
+        qp = self._qp
+        finite = np.isfinite(qp.upper)
+        weight = float(np.sum(qp.upper[finite])) + float(np.sum(np.abs(alpha[~finite])))
+        P, D = res.primal_objective, res.dual_objective
+        floor = 2.0 * level * weight / max(abs(P), abs(D), kkt.GAP_FLOOR)
+        return [Check(c.name, c.value, tol + floor, c.description + f" ≤ tol + {floor:.2g}, "
+                      f"the rounding of P − D where f is known to {level:.1g}")
+                if c.name == "duality_gap" else c for c in res.checks]
 
     def _suboptimality_certificate(self, res, alpha, tol, quantities, psd_checks, notes, who):
         """The certificate of :meth:`certify` with ``suboptimality``: P within a relative

@@ -29,7 +29,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..certificate import Certificate, Check, TableRow
-from ..kkt import box_categories
+from ..kkt import box_categories, relative_gap
 
 __all__ = ["certify", "primal_point"]
 
@@ -88,14 +88,14 @@ def certify(problem, solution, tol) -> Certificate:
     comp = float(np.abs(lam * s).max(initial=0.0)) / scale
     primal_obj = reg + float(problem.C_i @ xi)
     dual_obj = float(np.sum(problem.Y * beta)) - 0.5 * float(np.sum(beta * f0))
-    gap = abs(primal_obj - dual_obj) / max(1.0, abs(primal_obj))
+    gap = relative_gap(primal_obj, dual_obj)
     checks = [
         Check("primal_residual", primal_res, tol,
               "max(−sᵢᵣ)₊, sᵢᵣ = f_yᵢ − f_r − (1 − δ) + ξᵢ (units of f)"),
         Check("dual_residual", max(dual_res, stationarity), tol,
               "λ ≥ 0, Σ_r λᵢᵣ = Cᵢ, Σᵢ βᵢᵣ = 0 (÷ max(1, C)), stationarity: " + stat_desc),
         Check("complementary_slackness", comp, tol, "max|λᵢᵣ sᵢᵣ| ÷ max(1, C)"),
-        Check("duality_gap", gap, tol, "|P − D| / max(1, |P|)"),
+        Check("duality_gap", gap, tol, "|P − D| / max(|P|, |D|)"),
     ]
     beta_y = beta[rows, problem.y]
     zero, free, at_c = box_categories(beta_y, problem.C_i, np.sqrt(tol), scale)

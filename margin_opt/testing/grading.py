@@ -37,6 +37,8 @@ from functools import lru_cache
 
 import numpy as np
 
+from ..kkt import GAP_FLOOR
+
 __all__ = ["Grade", "grade", "certifying_problem", "read_answer", "dual_objective", "term_scale"]
 
 #: checks held to ``tol`` itself (dimensionless); the others to ``tol × scale``
@@ -58,7 +60,7 @@ class Grade:
     reason : str
         One line: why it failed ("" when it passed).
     gap : float
-        The relative duality gap ``|P − D| / max(1, |P|)`` (NaN when not read).
+        The relative duality gap ``|P − D| / max(|P|, |D|)`` (NaN when not read).
     distance : float
         ``|D − D*| / max(1, |D*|)``: the dual objective's distance from the reference
         optimum.
@@ -187,8 +189,10 @@ def grade(problem, coef, b, tol, reference) -> Grade:
                             b=b, tol=tol * ref.scale)
     failed, parts = [], []
     P = float(cert.quantities.get("primal_objective", np.nan))
+    D = float(cert.quantities.get("dual_objective", np.nan))
+    # the certificate's duality_gap is |P − D| / max(|P|, |D|) (margin_opt.kkt.relative_gap)
     gap_limit = tol * max(1.0, abs(P), ref.scale * float(np.abs(ref.coef).sum())) \
-        / max(1.0, abs(P))
+        / max(abs(P), abs(D), GAP_FLOOR)
     for c in cert.checks:
         limit = gap_limit if c.name == "duality_gap" else \
             tol if c.name in RELATIVE_CHECKS else tol * ref.scale

@@ -60,7 +60,7 @@ class Row:
         ``"reference"``, or a certificate check's name).
     reason : str
     gap : float
-        Relative duality gap ``|P − D| / max(1, |P|)`` (NaN when not read).
+        Relative duality gap ``|P − D| / max(|P|, |D|)`` (NaN when not read).
     distance : float
         ``|D − D*| / max(1, |D*|)`` from the reference optimum (NaN when not read).
     seconds : float

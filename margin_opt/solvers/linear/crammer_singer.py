@@ -70,6 +70,7 @@ from scipy.optimize import OptimizeResult
 from sklearn.exceptions import ConvergenceWarning
 
 from ...jit import csr_arrays
+from ...kkt import relative_gap
 from ...parallel import all_blas_threads, one_blas_thread
 from ...standard_forms import CrammerSingerQP
 
@@ -991,7 +992,7 @@ def _try_polish(Xs, dense, X, data, indices, indptr, y, C, beta, W, b, intercept
     W_new = np.empty_like(W)
     _weights(dense, X, data, indices, indptr, new, W_new)
     primal, dual, viol = _objectives(dense, X, data, indices, indptr, y, C, new, W_new, b_new)
-    gap = abs(primal - dual) / max(1.0, abs(primal))
+    gap = relative_gap(primal, dual)
     sums = np.abs(new.sum(axis=1)).max(initial=0.0)
     if intercept:
         sums = max(sums, np.abs(new.sum(axis=0)).max(initial=0.0))
@@ -1078,7 +1079,8 @@ def solve_crammer_singer(std: CrammerSingerQP, *, tol=1e-3, gap_tol=None, max_it
         Stop when every sample's violation max_r Gᵢᵣ − min_{free r} Gᵢᵣ ≤ tol on a full
         pass (units of f), and, with intercepts, ‖Σᵢβᵢ‖∞ ≤ tol · max(1, max Cᵢ).
     gap_tol : float or None, default=None
-        Also require the relative duality gap ``|P − D| / max(1, |P|)`` ≤ gap_tol
+        Also require the relative duality gap ``|P − D| / max(|P|, |D|)`` ≤ gap_tol
+        (:func:`margin_opt.kkt.relative_gap`)
         (measured from W in O(nnz · k)); the violation tolerance is divided by 10
         until it holds.  None: no gap test.
     max_iter : int, default=100000
@@ -1207,7 +1209,7 @@ def solve_crammer_singer(std: CrammerSingerQP, *, tol=1e-3, gap_tol=None, max_it
         b_eff = b + rho * s
         primal, dual, viol = _objectives(dense, X, data, indices, indptr, y, C, beta, W, b_eff)
         feasible = (not intercept) or float(np.abs(s).max()) <= tol * scale
-        gap = abs(primal - dual) / max(1.0, abs(primal))
+        gap = relative_gap(primal, dual)
         if feasible and viol <= tol and (gap_tol is None or gap <= gap_tol):
             status = "optimal"
             break
@@ -1242,7 +1244,7 @@ def solve_crammer_singer(std: CrammerSingerQP, *, tol=1e-3, gap_tol=None, max_it
     if status != "optimal":
         _weights(dense, X, data, indices, indptr, beta, W)
         primal, dual, viol = _objectives(dense, X, data, indices, indptr, y, C, beta, W, b_out)
-    gap = abs(primal - dual) / max(1.0, abs(primal))
+    gap = relative_gap(primal, dual)
     message = {"optimal": f"optimal: violation {viol:.2g} ≤ tol, relative gap {gap:.2g}"
                           + (" (after the exact finish on the active set)" if polished else ""),
                "max_iter": f"stopped at max_iter={max_iter} passes (violation {viol:.2g}, "

@@ -47,6 +47,7 @@ from scipy.optimize import OptimizeResult
 from ... import kkt
 from ...exceptions import ConvergenceWarning, convergence_warnings_silenced
 from ...jit import csr_arrays
+from ...kkt import relative_gap
 from ...parallel import one_blas_thread
 from . import coordinate as cd
 from . import face
@@ -262,7 +263,8 @@ def solve_dcd(qp, *, tol=1e-3, gap_tol=None, max_iter=10000, shrinking=True, alp
         Stop when LIBSVM's m(α) − M(α) (with intercept) or the largest projected
         gradient (without) is ≤ tol, measured exactly from w at the end (units of f).
     gap_tol : float, optional
-        Also require the relative duality gap ``|P − D| / max(1, |P|)`` ≤ gap_tol
+        Also require the relative duality gap ``|P − D| / max(|P|, |D|)`` ≤ gap_tol
+        (:func:`margin_opt.kkt.relative_gap`)
         (P = ½‖w‖² + Σuₜξₜ + Σ ξₜ²/(2Dₜ), D = −(½αᵀ(Q + D)α + pᵀα)).
     max_iter : int, default=10000
         Epochs (passes over the active variables); reaching it gives status
@@ -597,7 +599,7 @@ def _final(qp, dense, data, indices, indptr, d, var, tube, equality, delta, diag
     sq = diag > 0
     primal = reg + float(upper[fin] @ xi[fin]) + float(np.sum(xi[sq] ** 2 / (2.0 * diag[sq])))
     dual = -(reg + 0.5 * float(diag @ (alpha * alpha)) + float(p @ alpha))
-    rel_gap = abs(primal - dual) / max(1.0, abs(primal))
+    rel_gap = relative_gap(primal, dual)
     ok = viol <= tol and (gap_tol is None or rel_gap <= gap_tol)
     return _Final(ok, alpha, w, float(b), float(viol), float(rel_gap), -dual)
 

@@ -464,7 +464,7 @@ def solve_smo_gram(qp, *, tol=1e-3, gap_tol=None, polish=True, shrinking=True,
     tol : float, default=1e-3
         Stop when m(α) − M(α) ≤ tol (LIBSVM's rule).
     gap_tol : float, optional
-        Also require the relative duality gap ``|P − D| / max(1, |P|)`` ≤ gap_tol
+        Also require the relative duality gap ``|P − D| / max(|P|, |D|)`` ≤ gap_tol
         (see :func:`margin_opt.solvers.smo.solve_smo`).
     polish : bool, default=True
         For ``tol`` below 1e-3: SMO to 1e-3, one compiled Newton step on the free set

@@ -215,7 +215,8 @@ def solve_smo(qp, *, tol=1e-3, gap_tol=None, polish=True, block_size=None, cache
         Stop when m(α) − M(α) ≤ tol, the maximal KKT violation of LIBSVM's
         stopping rule (in the units of the gradient, i.e. of p).
     gap_tol : float, optional
-        Also require the relative duality gap ``|P − D| / max(1, |P|)`` ≤ gap_tol, the
+        Also require the relative duality gap ``|P − D| / max(|P|, |D|)`` ≤ gap_tol
+        (:func:`margin_opt.kkt.relative_gap`), the
         quantity :func:`margin_opt.kkt.dual_qp_checks` certifies (P = ½αᵀQα + Σuₜξₜ
         with ξₜ = max(0, −(∇ₜ + yₜb)), D = −(½αᵀQα + pᵀα), both in O(m) from the
         gradient).  While it fails, SMO goes on at a tighter m − M.  None: m − M only
@@ -548,7 +549,7 @@ class _SMORun:
         return done > 0
 
     def relative_gap(self):
-        """|P − D| / max(1, |P|) at SMO's intercept (see :func:`.loop.objectives`)."""
+        """:func:`margin_opt.kkt.relative_gap` at SMO's intercept (see :func:`.loop.objectives`)."""
         b = float(_loop.calculate_b(self.alpha, self.G, self.y, self.C)) if self.equality else 0.0
         return float(_loop.relative_gap(self.alpha, self.G, self.y, self.p, self.C, b))
 

@@ -29,6 +29,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from ...kkt import relative_gap as _relative_gap
 from . import packed as _pk
 from . import select as _ps
 from .cache import get_row, scratch_row
@@ -455,9 +456,9 @@ def after_polish(st, fout, unshrink_start):
 
 @njit(cache=True, nogil=True)
 def relative_gap(alpha, G, y, p, C, b):
-    """|P − D| / max(1, |P|) at the intercept b (see :func:`objectives`)."""
+    """:func:`margin_opt.kkt.relative_gap` at the intercept b (see :func:`objectives`)."""
     P, D = objectives(alpha, G, y, p, C, b)
-    return abs(P - D) / max(1.0, abs(P))
+    return _relative_gap(P, D)
 
 
 @njit(cache=True, nogil=True)
