@@ -1,5 +1,6 @@
 """The thread policy (margin_opt/parallel.py): the layer, parallel jobs, busy cores, fork."""
 
+import ast
 import importlib.metadata
 import os
 import subprocess
@@ -248,3 +249,22 @@ def test_show_config_says_what_runs_in_one_line(capsys):
     assert config["core_threads"] >= 1 and config["numba_layer"] == threading_layer()
     silent = margin_opt.show_config(file=False)           # the threads follow the load
     assert capsys.readouterr().out == "" and silent["core_isa"] == config["core_isa"]
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc/self/maps")
+def test_tbb_is_loaded_from_the_environments_own_prefix(tmp_path):
+    """In a virtual environment the loader does not search ``<venv>/lib``, where the tbb
+    wheel puts libtbb.so.12: numba then fell back to GNU OpenMP (issue 45).  margin_opt
+    loads it from the environment's prefix before numba picks a layer (checked by hand
+    with the base interpreter's copy hidden: numba alone "omp", after a fit "tbb")."""
+    code = ("import sys, margin_opt.solvers\n"
+            "maps = open('/proc/self/maps').read().split()\n"
+            "print([p for p in maps if p.endswith('libtbb.so.12') or 'libtbb.so.12.' in p])\n"
+            "print(sys.prefix)")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=120)
+    libs, _ = proc.stdout.strip().splitlines()
+    wheel = os.path.join(sys.prefix, "lib", "libtbb.so.12")
+    if not os.path.exists(wheel):
+        pytest.skip("the tbb wheel is not installed in this environment's prefix")
+    assert os.path.realpath(wheel) in [os.path.realpath(p) for p in ast.literal_eval(libs)], libs
