@@ -7,6 +7,15 @@ intercept is the lecture's: **free** (unregularized), the multiplier of yᵀα =
 value s is appended and its weight w_b regularized like the others (b = s·w_b, the
 problem ½‖w‖² + ½w_b² + C Σ loss), so that the answer is liblinear's.
 
+Sparse X with at least 2¹⁶ features of which at most half hold an entry (e.g. an
+svmlight file whose largest feature index is 2·10⁹) is fitted on the columns that hold
+one (:class:`~margin_opt.kernels.ColumnMap`), as by :class:`~margin_opt.SVC`: every
+inner product, hence the answer, is the same (w is zero in the other columns), and the
+memory is O(nnz + n·k) for k such columns instead of O(n·n_features).  ``coef_`` is in
+the user's columns (a CSR matrix where a dense array would exceed
+:data:`~margin_opt.kernels.DENSE_COEF_BYTES`); ``solution_`` and ``solutions_`` (w, the
+certificate) are the problems', on the k columns.
+
 References
 ----------
 R.-E. Fan, K.-W. Chang, C.-J. Hsieh, X.-R. Wang and C.-J. Lin, "LIBLINEAR: a library
@@ -30,6 +39,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted
 
 from ..certificate import CompositeCertificate
+from ..kernels import ColumnMap
 from ..methods import method_names
 from ..problems.multiclass import MulticlassSVMProblem
 from ..problems.squared import SquaredEpsilonProblem, SquaredHingeProblem
@@ -71,6 +81,31 @@ class _LinearBase(BaseEstimator):
         X, y = validate_data(self, X, y, accept_sparse="csr", dtype=np.float64,
                              accept_large_sparse=True)
         return canonical(X), y
+
+    def _pose(self, X):
+        """The data the problems are posed on: sparse X whose columns are mostly empty
+        on the columns that hold an entry (``_columns``, the same inner products in
+        memory O(nnz + n·k) rather than O(n·d)), else X itself."""
+        self._columns = ColumnMap.of(X, "linear")
+        return X if self._columns is None else self._columns.compress(X)
+
+    def _user_columns(self, W):
+        """Weights W of shape (m, k) on the posed columns back in the user's: W itself
+        without a column map, else (m, n_features), dense up to
+        :data:`~margin_opt.kernels.DENSE_COEF_BYTES`, else CSR."""
+        columns = self.__dict__.get("_columns")
+        return W if columns is None else columns.expand(W)
+
+    def _scores(self, X):
+        """Xwᵀ + b of every fitted function, ndarray of shape (n_samples, n_functions)."""
+        X = self._features(X)
+        coef, columns = self.coef_, self.__dict__.get("_columns")
+        if columns is not None:     # posed on the columns that hold an entry: w is zero
+            X = columns.compress(X)                 # off them, so are the other columns
+            coef = columns.compress(coef if sp.issparse(coef) else np.atleast_2d(coef))
+            coef = coef.toarray()
+        out = X @ coef.T if coef.ndim == 2 else (X @ coef)[:, None]
+        return np.asarray(out.toarray() if sp.issparse(out) else out) + self.intercept_
 
     def _design(self, X):
         """The problem's features and intercept flag: X with liblinear's bias column
@@ -138,7 +173,10 @@ class LinearSVC(ClassifierMixin, _LinearBase):
 
     Attributes
     ----------
-    coef_ : ndarray of shape (1, n_features) or (n_classes, n_features)
+    coef_ : {ndarray, csr_matrix} of shape (1, n_features) or (n_classes, n_features)
+        A CSR matrix where the fit was posed on the non-empty columns of sparse X (see
+        the module's notes) and a dense array would exceed
+        :data:`~margin_opt.kernels.DENSE_COEF_BYTES`.
     intercept_ : ndarray of shape (1,) or (n_classes,)
     classes_ : ndarray of shape (n_classes,)
     n_iter_ : int
@@ -239,6 +277,7 @@ class LinearSVC(ClassifierMixin, _LinearBase):
             compute_class_weight(self.class_weight, classes=self.classes_, y=y), dtype=float)
         weight = sw * cw[y_index]
         check_classes_weighted(y_index, weight, self.classes_)
+        X = self._pose(X)
         d = X.shape[1]
         if self.multi_class == "crammer_singer":
             self._fit_crammer_singer(X, y_index, weight)
@@ -256,7 +295,7 @@ class LinearSVC(ClassifierMixin, _LinearBase):
             certs.append(cert)
             coef.append(w)
             intercept.append(b)
-        self.coef_ = np.vstack(coef)
+        self.coef_ = self._user_columns(np.vstack(coef))
         self.intercept_ = np.asarray(intercept, dtype=float)
         self.n_iter_ = int(max(s.n_iter or 0 for s in sols))
         self.solutions_ = sols
@@ -273,6 +312,7 @@ class LinearSVC(ClassifierMixin, _LinearBase):
     def _fit_crammer_singer(self, X, y_index, weight):
         """The Crammer–Singer problem through its own solve path (the registry's fastest
         backend for it where there is one, else the cvxpy dual)."""
+        d = X.shape[1]                  # the posed columns (before liblinear's bias column)
         if self.intercept_scaling is not None and self.fit_intercept:
             X = _with_bias(X, self.intercept_scaling)
             fit_b = False
@@ -290,11 +330,10 @@ class LinearSVC(ClassifierMixin, _LinearBase):
             sol = problem.solve(method, certify=False, **opts)
         W = np.asarray(sol.variables.w, dtype=float).T           # (k, d')
         b = np.asarray(sol.intercept, dtype=float).ravel()
-        d = self.n_features_in_
         if W.shape[1] > d:                                         # the bias column
             b = W[:, d] * self.intercept_scaling
             W = W[:, :d]
-        self.coef_ = np.ascontiguousarray(W)
+        self.coef_ = self._user_columns(np.ascontiguousarray(W))
         self.intercept_ = b if b.size == W.shape[0] else np.zeros(W.shape[0])
         self.n_iter_ = int(sol.n_iter or 0)
         self.solutions_ = [sol]
@@ -311,9 +350,7 @@ class LinearSVC(ClassifierMixin, _LinearBase):
         -------
         scores : ndarray of shape (n_samples,) for two classes, else (n_samples, n_classes)
         """
-        X = self._features(X)
-        out = X @ self.coef_.T
-        out = np.asarray(out.toarray() if sp.issparse(out) else out) + self.intercept_
+        out = self._scores(X)
         return out.ravel() if out.shape[1] == 1 else out
 
     def predict(self, X):
@@ -357,7 +394,11 @@ class LinearSVR(RegressorMixin, _LinearBase):
 
     Attributes
     ----------
-    coef_ : ndarray of shape (n_features,)
+    coef_ : ndarray of shape (n_features,), or csr_matrix of shape (1, n_features)
+        A CSR matrix (two-dimensional, as scikit-learn's ``sparsify`` makes a 1-D
+        ``coef_``) where the fit was posed on the non-empty columns of sparse X (see the
+        module's notes) and a dense array would exceed
+        :data:`~margin_opt.kernels.DENSE_COEF_BYTES`.
     intercept_ : ndarray of shape (1,)
     n_iter_ : int
     certificate_ : Certificate or None
@@ -421,13 +462,15 @@ class LinearSVR(RegressorMixin, _LinearBase):
         if X.shape[0] < 2:
             raise ValueError("LinearSVR needs at least 2 samples; got 1 sample.")
         sw = check_libsvm_sample_weight(sample_weight, X)
+        X = self._pose(X)
         Xd, free_b = self._design(X)
         P = SVRProblem if self.loss == "epsilon_insensitive" else SquaredEpsilonProblem
         problem = P(Xd, np.asarray(y, dtype=float), C=self.C, epsilon=self.epsilon,
                     kernel="linear", sample_weight=sw, fit_intercept=free_b)
         sol, cert = self._solve(problem)
         w, b = self._read(sol, X.shape[1])
-        self.coef_ = w
+        coef = self._user_columns(w[None, :])
+        self.coef_ = coef if sp.issparse(coef) else coef[0]
         self.intercept_ = np.array([b])
         self.n_iter_ = int(sol.n_iter or 0)
         self.solution_ = sol
@@ -445,5 +488,4 @@ class LinearSVR(RegressorMixin, _LinearBase):
         -------
         y_pred : ndarray of shape (n_samples,)
         """
-        X = self._features(X)
-        return np.asarray(X @ self.coef_).ravel() + self.intercept_[0]
+        return self._scores(X)[:, 0]

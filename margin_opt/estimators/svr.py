@@ -8,7 +8,8 @@ import numpy as np
 from sklearn.base import BaseEstimator, RegressorMixin, _fit_context
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from ..kernels import KERNELS, make_kernel
+from ..kernels import KERNELS, ColumnMap, make_kernel
+from ..kernels.expansion import binary_expansion, evaluate
 from ..methods import auto_method, method_names
 from ..problems.svr import SVRProblem
 from ..validation import (
@@ -21,6 +22,7 @@ from ..validation import (
 from .base import (
     LIBSVM_PARAMETERS,
     KernelCoefMixin,
+    check_predict_input,
     fit_problem,
     fit_status,
     kernel_decision,
@@ -68,14 +70,16 @@ class SVR(KernelCoefMixin, RegressorMixin, BaseEstimator):
     Attributes
     ----------
     support_ : ndarray of int32 of shape (n_SV,)
-    support_vectors_ : ndarray of shape (n_SV, n_features)
+    support_vectors_ : {ndarray, sparse matrix} of shape (n_SV, n_features)
     n_support_ : ndarray of int32 of shape (1,)
         The number of support vectors (scikit-learn's layout for regression).
     dual_coef_ : ndarray of shape (1, n_SV)
         aᵢ − âᵢ of the support vectors.
     intercept_ : ndarray of shape (1,)
-    coef_ : ndarray of shape (1, n_features)
-        Linear kernel only; other kernels raise scikit-learn's AttributeError.
+    coef_ : {ndarray, csr_matrix} of shape (1, n_features)
+        Linear kernel only; other kernels raise scikit-learn's AttributeError.  A CSR
+        matrix where the fit was posed on the non-empty columns of sparse X (see Notes)
+        and a dense array would exceed :data:`~margin_opt.kernels.DENSE_COEF_BYTES`.
     fit_status_ : int
         0 when solved to its tolerance, 1 when stopped at ``max_iter``.
     shape_fit_ : tuple
@@ -83,6 +87,19 @@ class SVR(KernelCoefMixin, RegressorMixin, BaseEstimator):
     solution_ : Solution
     certificate_ : Certificate or None
     n_iter_ : int or None
+    n_features_in_ : int
+    feature_names_in_ : ndarray of shape (``n_features_in_``,)
+        When X has feature names (a DataFrame).
+
+    Notes
+    -----
+    Sparse X with at least 2¹⁶ features of which at most half hold an entry (e.g. an
+    svmlight file whose largest feature index is 2·10⁹) is fitted on the columns that
+    hold one (:class:`~margin_opt.kernels.ColumnMap`), as by :class:`SVC`: the kernel
+    values, hence the model, are the same, and the memory is O(nnz + n·k) for k such
+    columns instead of O(n·n_features).  ``support_vectors_`` and ``coef_`` are in the
+    user's columns; ``solution_`` (w, the certificate) is the problem's, on the k
+    columns.  ``gamma="scale"`` is resolved on the user's X, as scikit-learn does.
 
     References
     ----------
@@ -151,18 +168,27 @@ class SVR(KernelCoefMixin, RegressorMixin, BaseEstimator):
         X = canonical(X)
         if X.shape[0] < 2:
             raise ValueError("SVR needs at least 2 samples; got n_samples = 1.")
-        kernel = self.kernel
         if precomputed:     # checked here: fitted even when not PSD (as LIBSVM); the
             X = check_precomputed_kernel(X, check_psd=False)   # certificate says so
-            kernel = make_kernel("precomputed")
+        # resolved on the user's X (gamma="scale" reads its n_features and variance)
+        kernel = make_kernel(self.kernel, X, gamma=self.gamma, degree=self.degree,
+                             coef0=self.coef0)
         sample_weight = check_libsvm_sample_weight(sample_weight, X)
         check_solver_options(self.solver_options)
-        problem = SVRProblem(X, y, C=self.C, epsilon=self.epsilon, kernel=kernel,
-                             gamma=self.gamma, degree=self.degree, coef0=self.coef0,
+        # sparse data whose columns are mostly empty are posed on the columns that hold
+        # an entry: the same kernel values, in memory O(nnz + n·k) rather than O(n·d)
+        self._columns = ColumnMap.of(X, kernel)
+        X_fit = X if self._columns is None else self._columns.compress(X)
+        problem = SVRProblem(X_fit, y, C=self.C, epsilon=self.epsilon, kernel=kernel,
                              sample_weight=sample_weight)
         solver = self.solver if self.solver != "auto" else auto_method(
             "svr", linear=problem.explicit_w, n_samples=X.shape[0])
         sol = fit_problem(self, problem, solver)
+        if self._columns is not None:       # the fitted attributes in the user's columns
+            self.n_features_in_ = X.shape[1]
+            self.support_vectors_ = X[self.support_]
+            if "coef_" in self.__dict__:
+                self.coef_ = self._columns.expand(self.coef_)
         self.shape_fit_ = X.shape
         self.n_support_ = np.array([self.support_.size], dtype=np.int32)
         self.fit_status_ = fit_status([sol])
@@ -175,5 +201,27 @@ class SVR(KernelCoefMixin, RegressorMixin, BaseEstimator):
         return tags
 
     def predict(self, X):
-        """f(x) = Σᵢ(aᵢ − âᵢ)K(x, xᵢ) + b, ndarray of shape (n_samples,)."""
-        return kernel_decision(self, X)
+        """f(x) = Σᵢ(aᵢ − âᵢ)K(x, xᵢ) + b.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            For ``kernel="precomputed"``: K(X, X_train) of shape (n_samples, n_train).
+
+        Returns
+        -------
+        y_pred : ndarray of shape (n_samples,)
+        """
+        columns = self.__dict__.get("_columns")
+        if columns is None:
+            return kernel_decision(self, X)
+        # fitted on the columns that hold an entry: the queries posed there, with their
+        # entries in the other columns kept as one column of their norm (RBF distances)
+        X = check_predict_input(self, X)
+        X = columns.compress(X, rest=True)
+        if "coef_" in self.__dict__:
+            w = columns.compress(self.coef_, rest=True).toarray()[0]
+            return np.asarray(X @ w).ravel() + self.intercept_[0]
+        return evaluate(self._kernel, X, columns.compress(self.support_vectors_, rest=True),
+                        binary_expansion(self.dual_coef_[:1], self.intercept_[:1]),
+                        support=self.support_)[:, 0]
