@@ -31,6 +31,9 @@ from margin_opt.testing.reference import recertify
 from margin_opt.testing.report import shifted_geometric_mean
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+#: the perturbations' seed of the runs below (the kit draws a fresh one by default; a
+#: fixed one grades the same instances on every run)
+SEED = 0
 #: small problems, one or two per family: the fast subset
 FAST = ["svc-duplicates-rbf-300", "svc-rank-rbf-tinygamma-200", "svc-rank-linear-d2-400",
         "svc-hugeC-linear-1e4", "svc-weights-zero-rbf-300", "svc-weights-extreme-linear-300",
@@ -121,11 +124,12 @@ def _rate(report):
 
 
 def test_careful_libsvm_passes_sloppy_and_wrong_problem_do_not():
-    careful = run_conformance(libsvm, "svc", 1e-6, problems=FAST, name="libsvm-1e-10")
+    careful = run_conformance(libsvm, "svc", 1e-6, problems=FAST, name="libsvm-1e-10",
+                              seed=SEED)
     sloppy = run_conformance(lambda K, y, C: libsvm(K, y, C, tol=0.1), "svc", 1e-6,
-                             problems=FAST)
+                             problems=FAST, seed=SEED)
     doubled = run_conformance(lambda K, y, C: libsvm(K, y, C, C_factor=2.0), "svc", 1e-6,
-                              problems=FAST)
+                              problems=FAST, seed=SEED)
     assert len(careful.rows) == len(FAST)
     assert careful.success_rate >= 0.8, str(careful)
     assert sloppy.success_rate < 0.5 * careful.success_rate, str(sloppy)
@@ -136,9 +140,10 @@ def test_careful_libsvm_passes_sloppy_and_wrong_problem_do_not():
 
 @pytest.mark.slow
 def test_careful_libsvm_passes_80_percent_of_the_whole_svc_suite():
-    careful = run_conformance(libsvm, "svc", 1e-6)
-    sloppy = run_conformance(lambda K, y, C: libsvm(K, y, C, tol=0.1), "svc", 1e-6)
-    doubled = run_conformance(lambda K, y, C: libsvm(K, y, C, C_factor=2.0), "svc", 1e-6)
+    careful = run_conformance(libsvm, "svc", 1e-6, seed=SEED)
+    sloppy = run_conformance(lambda K, y, C: libsvm(K, y, C, tol=0.1), "svc", 1e-6, seed=SEED)
+    doubled = run_conformance(lambda K, y, C: libsvm(K, y, C, C_factor=2.0), "svc", 1e-6,
+                              seed=SEED)
     assert careful.success_rate >= 0.8, str(careful)
     assert sloppy.success_rate < 0.5 * careful.success_rate
     assert not any(r.ok for r in doubled.rows
@@ -155,7 +160,8 @@ def test_a_solver_raising_on_every_third_call_fails_exactly_those_rows():
         return libsvm(K, y, C)
 
     names = FAST[:7]
-    rep = run_conformance(flaky, "svc", 1e-6, problems=names, warmup=False)
+    rep = run_conformance(flaky, "svc", 1e-6, problems=names, warmup=False,
+                          perturb=False)              # the rows told apart by call count
     assert [r.problem for r in rep.rows] == names
     failed = [i for i, r in enumerate(rep.rows) if not r.ok]
     assert failed == [2, 5]
@@ -247,7 +253,7 @@ def test_svr_protocol_with_beta():
         return beta, float(est.intercept_[0]), "optimal"
 
     names = ["svr-epsilon-zero-200", "svr-epsilon-wide-200", "svr-weights-zero-300"]
-    rep = run_conformance(svr, "svr", 1e-6, problems=names)
+    rep = run_conformance(svr, "svr", 1e-6, problems=names, seed=SEED)
     assert rep.all_passed, str(rep)
     wrong = run_conformance(lambda K, z, e, C: (-svr(K, z, e, C)[0], 0.0), "svr",
                             problems=names[:1], warmup=False)
