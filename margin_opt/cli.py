@@ -213,6 +213,10 @@ def _parser():
     c.add_argument("--problems", type=_names, default=None, help="comma-separated problem "
                    "names (None: the whole suite)")
     c.add_argument("--json", action="store_true", help="print the report as JSON")
+    c.add_argument("--seed", type=int, default=None, help="the seed of the perturbed "
+                   "instances graded (None: a fresh one, named in the report's notes)")
+    c.add_argument("--as-stored", action="store_true", help="grade the problems as stored, "
+                   "not perturbed instances (a solver could then look the public answers up)")
     c.add_argument("--plot", default=None, help="write the per-family success to this PNG; "
                    "an existing directory: into it, as conformance-SUITE.png")
     return p
@@ -393,7 +397,8 @@ def _conformance(args) -> int:
     _plot_path(args, f"conformance-{args.suite}.png")
     solve = load_solver(args.solver)
     report = run_conformance(solve, args.suite, args.tol, args.time_limit,
-                             problems=args.problems, name=args.solver)
+                             problems=args.problems, name=args.solver,
+                             perturb=not args.as_stored, seed=args.seed)
     print(report.to_json() if args.json else report)
     if args.plot:
         report.plot(args.plot)

@@ -298,6 +298,10 @@ def test_cli_runs_a_module_function_from_the_current_directory(tmp_path):
     # the stored references are public: a lookup passes nothing on the perturbed instances
     cheat = cli("my_solver:oracle", "--problems", names, "--json")
     assert cheat.returncode == 1 and json.loads(cheat.stdout)["n_passed"] == 0
+    stored = cli("my_solver:oracle", "--problems", names, "--json", "--as-stored")
+    assert stored.returncode == 0 and json.loads(stored.stdout)["n_passed"] == 2
+    seeded = cli("my_solver:honest", "--problems", names, "--seed", "11")
+    assert seeded.returncode == 0 and "seed=11" in seeded.stdout
     bad = cli("my_solver:zeros", "--problems", names, "--plot", str(tmp_path / "p.png"))
     assert bad.returncode == 1 and "passed 0 of 2" in bad.stdout
     assert (tmp_path / "p.png").is_file()
