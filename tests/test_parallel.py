@@ -268,3 +268,19 @@ def test_tbb_is_loaded_from_the_environments_own_prefix(tmp_path):
     if not os.path.exists(wheel):
         pytest.skip("the tbb wheel is not installed in this environment's prefix")
     assert os.path.realpath(wheel) in [os.path.realpath(p) for p in ast.literal_eval(libs)], libs
+
+
+def _core_threads_here(_):
+    from margin_opt.parallel import core_threads
+
+    return os.environ.get("OMP_NUM_THREADS"), core_threads(ThreadPolicy(watch_load=False))
+
+
+def test_the_core_pool_takes_a_joblib_workers_share_of_the_cores():
+    """joblib's process workers set OMP_NUM_THREADS to their share of the cores; the
+    compiled core's pool keeps within it (one thread each for two jobs on two cores)."""
+    from joblib import Parallel, delayed
+
+    out = Parallel(n_jobs=2)(delayed(_core_threads_here)(i) for i in range(2))
+    for env, threads in out:
+        assert env is not None and threads == min(int(env), len(os.sched_getaffinity(0)))
