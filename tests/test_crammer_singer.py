@@ -86,12 +86,14 @@ def test_estimator(iris):
     assert binary.decision_function(X[:100]).shape == (100,)
 
 
-@pytest.mark.parametrize("seed", [34, 40])
-def test_extreme_weights_are_certified_by_a_tight_interior_point_repair(seed):
+@pytest.mark.parametrize("seed", [34, 40, 41, 55])
+def test_extreme_weights_are_certified_by_the_last_repairs(seed):
     """Crammer–Singer with C ~1e3 and sample weights ~1e3 (a random search, issue 45,
-    item 8): the sequential dual stops at max_iter and Clarabel's default answers fail
-    complementarity by ~4e-6; the solve path's last repair runs Clarabel to 1e-12 and
-    certifies.  The objective is that of a tight solve of the other cvxpy form."""
+    item 8): the sequential dual stops at max_iter from zero and Clarabel's default
+    answers fail complementarity by ~4e-6.  The solve path's last repairs run Clarabel
+    to 1e-12 (seeds 34, 40 certify there) and then the sequential dual warm-started from
+    that answer (41, 55: Clarabel alone leaves complementarity at 1e-5).  The objective
+    is that of a tight solve of the cvxpy primal, a feasible primal point."""
     from margin_opt.problems.solve_path import TIGHT_CLARABEL
 
     rng = np.random.default_rng(seed)
@@ -103,8 +105,7 @@ def test_extreme_weights_are_certified_by_a_tight_interior_point_repair(seed):
     X[:, 0] += 0.8 * y
     model = SVC(kernel="linear", multi_class="crammer_singer", C=C).fit(X, y, sample_weight=w)
     assert model.certificate_.ok
-    ours = model.solution_
-    other = "cvxpy-primal" if ours.method == "cvxpy-dual" else "cvxpy-dual"
-    ref = MulticlassSVMProblem(X, y, C=C, sample_weight=w).solve(other, **TIGHT_CLARABEL)
-    assert abs(ours.primal_objective - ref.primal_objective) <= \
+    ref = MulticlassSVMProblem(X, y, C=C, sample_weight=w).solve("cvxpy-primal",
+                                                                 **TIGHT_CLARABEL)
+    assert abs(model.solution_.primal_objective - ref.primal_objective) <= \
         1e-6 * abs(ref.primal_objective)

@@ -255,9 +255,9 @@ def _certified(problem, sol, spec, tol, options, fallback):
     # polynomial one with entries ~1e6, the interior-point solver can fail on the dual
     # and certify the primal, whose variables are the kernel factor's few coordinates)
     for repair in (_tighter, _exact_in("cvxpy-dual", max_n), _active_set,
-                   _exact_in("cvxpy-primal", max_n), _active_set, _smo_from,
-                   _exact_in("cvxpy-dual", max_n, TIGHT_CLARABEL),
-                   _exact_in("cvxpy-primal", max_n, TIGHT_CLARABEL)):
+                   _exact_in("cvxpy-primal", max_n), _active_set, _warm_from,
+                   _exact_in("cvxpy-dual", max_n, TIGHT_CLARABEL), _warm_from,
+                   _exact_in("cvxpy-primal", max_n, TIGHT_CLARABEL), _warm_from):
         new = repair(problem, last, spec, tol, options)
         if new is None:
             continue
@@ -345,18 +345,30 @@ def _exact_in(name, max_n, settings=None):
     return repair
 
 
-def _smo_from(problem, sol, spec, tol, options):
-    """SMO warm-started from the latest answer (e.g. an inaccurate interior-point one):
-    its Newton polish solves the KKT system of the free set exactly."""
-    if sol.method == "smo" or "smo" not in method_names(problem.model) or \
-            not hasattr(sol.variables, "standard_alpha"):
+#: the dual backend a repair warm-starts from the latest answer, first that the model has
+WARM_BACKENDS = ("smo", "sequential-dual")
+
+
+def _warm_from(problem, sol, spec, tol, options):
+    """The model's dual backend (SMO; the sequential dual for Crammer–Singer) warm-started
+    from the latest answer (e.g. an inaccurate interior-point one): SMO's Newton polish
+    solves the KKT system of the free set exactly, and the sequential dual started there
+    converges where it stopped at max_iter from zero (Crammer–Singer with weights ~1e3)."""
+    names = method_names(problem.model)
+    name = next((m for m in WARM_BACKENDS if m in names), None)
+    if name is None or sol.method == name:
         return None
-    smo = get_method("smo", problem.model)
-    opts = {**stopping_options("smo", tol, float(np.max(problem.C_i))),
-            "alpha0": problem.warm_start(sol.variables.standard_alpha)}
+    if name == "smo":
+        if not hasattr(sol.variables, "standard_alpha"):
+            return None
+        start = problem.warm_start(sol.variables.standard_alpha)
+    else:
+        start = sol.variables.alpha
+    opts = {**stopping_options(name, tol, float(np.max(problem.C_i))), "alpha0": start}
     try:
         with no_convergence_warnings():
-            new = _run(problem, "smo", smo, None, None, None, False, opts)
+            new = _run(problem, name, get_method(name, problem.model), None, None, None, False,
+                       opts)
     except (SolverError, ValueError):
         return None
     new.timings["total"] += sol.timings.get("total", 0.0)
