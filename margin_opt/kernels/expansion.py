@@ -43,6 +43,7 @@ import scipy.sparse as sp
 from .._core import Expansion as CoreExpansion
 from .._core import KernelSpec, Rows, Support, expansion_values
 from ..parallel import core_threads, one_blas_thread
+from . import row_sq_norms
 
 __all__ = ["ExpansionOptions", "Expansion", "binary_expansion", "ovo_expansion",
            "joint_expansion", "evaluate"]
@@ -228,28 +229,27 @@ def evaluate(kernel, X, support_vectors, ex: Expansion, *, support=None,
         bq = int(max(1, min(opts.max_rows, opts.block_bytes // (nthr * row_bytes))))
         nthr = max(1, min(nthr, -(-n // bq)))
         spec = KernelSpec(KINDS[kernel.name],
-                                float(kernel.gamma) if kernel.gamma is not None else 1.0,
-                                float(kernel.coef0), int(kernel.degree))
+                          float(kernel.gamma) if kernel.gamma is not None else 1.0,
+                          float(kernel.coef0), int(kernel.degree))
         if x_sparse:
             Q, S = _csr(X), _csr(support_vectors)
             queries = _rows_of(Q)
-            sqs = np.asarray(S.multiply(S).sum(axis=1), dtype=np.float64).ravel()
-            prepared = Support(_rows_of(S), sqs,
-                                     transpose=np.ascontiguousarray(S.T.toarray()))
+            prepared = Support(_rows_of(S), row_sq_norms(S),
+                               transpose=np.ascontiguousarray(S.T.toarray()))
         else:
             SV = (support_vectors.toarray() if sv_sparse
                   else np.asarray(support_vectors, dtype=np.float64))
             shift = SV.mean(axis=0) if kernel.name == "rbf" else np.zeros(d)
             SVc = np.ascontiguousarray(SV - shift)
             queries = Rows.dense(np.ascontiguousarray(X, dtype=np.float64))
-            prepared = Support(Rows.dense(SVc), np.einsum("ij,ij->i", SVc, SVc),
-                                     shift=shift)
-        coefs = CoreExpansion(W, tiles, *(np.ascontiguousarray(a, dtype=np.int64) for a in
-                                            (ex.a_slot, ex.a_col, ex.b_slot, ex.b_col)),
-                                np.ascontiguousarray(ex.intercept, dtype=np.float64), ngroups)
+            prepared = Support(Rows.dense(SVc), row_sq_norms(SVc), shift=shift)
+        index = (np.ascontiguousarray(a, dtype=np.int64)
+                 for a in (ex.a_slot, ex.a_col, ex.b_slot, ex.b_col))
+        coefs = CoreExpansion(W, tiles, *index,
+                              np.ascontiguousarray(ex.intercept, dtype=np.float64), ngroups)
         with one_blas_thread():
             expansion_values(spec, queries, prepared, coefs, out, threads=int(nthr),
-                                   block_rows=bq)
+                             block_rows=bq)
         if not np.all(np.isfinite(out)):
             raise ValueError(
                 f"the {kernel.describe()} kernel overflowed on these queries (NaN or infinite "
