@@ -37,13 +37,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
-from numba import njit
 from scipy.optimize import lsq_linear
 
 from .certificate import Check
-from .jit import announce_compiles
-
-announce_compiles()  # one line on stderr when this process first compiles our code
 
 __all__ = ["category_threshold", "TAU_MAX", "box_categories", "violating_pair_gap",
            "projected_gradient",
@@ -56,8 +52,7 @@ __all__ = ["category_threshold", "TAU_MAX", "box_categories", "violating_pair_ga
 GAP_FLOOR = float(np.finfo(float).tiny)
 
 
-@njit(cache=True, nogil=True)
-def relative_gap(primal, dual):
+def relative_gap(primal, dual) -> float:
     """|P − D| / max(|P|, |D|): the duality gap relative to the objective's own scale.
 
     Relative at every scale: with C or the sample weights far below 1 the objective is
@@ -73,8 +68,9 @@ def relative_gap(primal, dual):
     Returns
     -------
     float
-        0 where P = D (both 0 included).
+        0 where P = D (both 0 included); NaN where P or D is NaN.
     """
+    primal, dual = float(primal), float(dual)
     return abs(primal - dual) / max(abs(primal), abs(dual), GAP_FLOOR)
 
 
@@ -483,10 +479,9 @@ def dual_qp_checks(qp, alpha, xi, f0_dual, f_primal, reg, stationarity, stat_des
     tau = category_threshold(tol)
     diag = getattr(qp, "diag", None)
     dalpha = np.zeros(y.size) if diag is None else np.asarray(diag, float) * alpha
-    # the per-variable reading in one compiled pass (the same arithmetic as
-    # box_categories, violating_pair_gap / projected_gradient and the residuals below
-    # written in NumPy; ~40 small NumPy calls cost ~70 µs on a problem of 360
-    # variables, the pass ~5 µs)
+    # the per-variable reading in one vectorized pass (the same arithmetic as
+    # box_categories, violating_pair_gap / projected_gradient and the residuals, with
+    # the masks and margins computed once)
     s, zero, free, at_u, r = _residual_pass(
         _f64(y), _f64(p), _f64(up), np.ascontiguousarray(idx, dtype=np.int64),
         _f64(alpha), _f64(xi), _f64(f_primal),
@@ -510,7 +505,7 @@ def dual_qp_checks(qp, alpha, xi, f0_dual, f_primal, reg, stationarity, stat_des
 def check_list(primal_res, box, eq, stationarity, stat_desc, comp, primal_obj, dual_obj,
                optimality, tol, alpha_scale, equality, through_w=False) -> list:
     """The checks of :func:`dual_qp_checks` from the numbers it measured (also those of
-    :func:`dual_qp_reading`, read for many problems in compiled calls).
+    :func:`dual_qp_reading`, read for many small problems).
 
     Parameters
     ----------
@@ -557,78 +552,73 @@ def _f64(a) -> np.ndarray:
     return np.ascontiguousarray(a, dtype=np.float64)
 
 
-@njit(cache=True, nogil=True)
 def _residual_pass(y, p, up, idx, alpha, xi, f_primal, f_gradient, dalpha, tau, zero_scale,
                    equality):
-    """The per-variable part of :func:`dual_qp_checks` in one pass.
+    """The per-variable part of :func:`dual_qp_checks` in one vectorized pass.
 
-    Returns (s, zero, free, at_upper, r) with sₜ = yₜf_primal[index[t]] + pₜ, the
-    categories of :func:`box_categories` (threshold ``tau``, ``zero_scale``) and r =
-    [primal residual, box violation, complementarity, m(α) − M(α) of
-    :func:`violating_pair_gap` (``equality``) or :func:`projected_gradient`] (the
-    gradient with ``dalpha`` = Dα added: the squared losses), all NaN
-    when a multiplier, slack, margin or gradient is not finite (a check never passes
-    NaN; the loop's max would drop one).
+    Parameters
+    ----------
+    y, p, up, alpha, xi, dalpha : ndarray of shape (m,)
+        Signs, linear term, upper bounds (``inf`` allowed), multipliers, slacks and
+        the diagonal term Dα of the gradient (zeros but for the squared losses).
+    idx : ndarray of int of shape (m,) or None
+        The data row of each variable (None: variable t on row t).
+    f_primal, f_gradient : ndarray of shape (n_data,)
+        f with b (the margins) and f without b (the gradient).
+    tau, zero_scale : float
+        The threshold and zero scale of :func:`box_categories`.
+    equality : bool
+        Measure m(α) − M(α) (:func:`violating_pair_gap`), else
+        :func:`projected_gradient`.
+
+    Returns
+    -------
+    s : ndarray of shape (m,)
+        sₜ = yₜf_primal[index[t]] + pₜ.
+    zero, free, at_upper : ndarray of bool, shape (m,)
+        The categories of :func:`box_categories`.
+    r : ndarray of shape (4,)
+        [primal residual, box violation, complementarity, m(α) − M(α) or the
+        projected gradient] (the gradient ∇ = y·f_gradient + p + Dα), all NaN when a
+        multiplier, slack, margin or gradient is not finite or a bound is NaN (a check
+        never passes NaN).
     """
-    m = y.shape[0]
-    s = np.empty(m)
-    zero = np.empty(m, dtype=np.bool_)
-    free = np.empty(m, dtype=np.bool_)
-    at_u = np.empty(m, dtype=np.bool_)
-    primal_res = 0.0
-    box = 0.0
-    comp = 0.0
-    viol = 0.0
-    g_up = -np.inf
-    g_low = np.inf
-    finite_all = True
-    for t in range(m):
-        st = y[t] * f_primal[idx[t]] + p[t]
-        grad = y[t] * f_gradient[idx[t]] + p[t] + dalpha[t]
-        s[t] = st
-        a, u, x = alpha[t], up[t], xi[t]
-        if not (np.isfinite(st) and np.isfinite(grad) and np.isfinite(a)
-                and np.isfinite(x)) or np.isnan(u):
-            finite_all = False
-        fin = np.isfinite(u)
-        primal_res = max(primal_res, -st - x, -x)
-        box = max(box, -a)
-        comp = max(comp, abs(a * (st + x)))
-        if fin:
-            box = max(box, a - u)
-            comp = max(comp, abs((u - a) * x))
-        fixed = u == 0
-        z = a <= tau * (u if fin else zero_scale) and not fixed
-        au = fin and a >= (1 - tau) * u and not z and not fixed
-        zero[t] = z
-        at_u[t] = au
-        free[t] = not z and not au and not fixed
-        if equality:
-            below_u = not au and u > 0
-            above_0 = not z and u > 0
-            g = -y[t] * grad
-            if y[t] > 0:
-                if below_u:
-                    g_up = max(g_up, g)
-                if above_0:
-                    g_low = min(g_low, g)
-            else:
-                if above_0:
-                    g_up = max(g_up, g)
-                if below_u:
-                    g_low = min(g_low, g)
-        elif z:
-            viol = max(viol, -grad)
-        elif au:
-            viol = max(viol, grad)
-        elif free[t]:
-            viol = max(viol, abs(grad))
+    with np.errstate(invalid="ignore", over="ignore"):     # a non-finite input: NaN below
+        if idx is None:
+            st = y * f_primal + p
+            grad = y * f_gradient + p + dalpha
+        else:
+            st = y * f_primal[idx] + p
+            grad = y * f_gradient[idx] + p + dalpha
+    fin = np.isfinite(up)
+    fixed = up == 0
+    zero = (alpha <= tau * np.where(fin, up, zero_scale)) & ~fixed
+    at_u = fin & (alpha >= (1 - tau) * np.where(fin, up, 0.0)) & ~zero & ~fixed
+    free = ~zero & ~at_u & ~fixed
+    if not (np.isfinite(st).all() and np.isfinite(grad).all() and np.isfinite(alpha).all()
+            and np.isfinite(xi).all() and not np.isnan(up).any()):
+        return st, zero, free, at_u, np.full(4, np.nan)
+    primal_res = max(0.0, float(np.max(-st - xi, initial=0.0)), float(np.max(-xi, initial=0.0)))
+    box = max(0.0, float(np.max(-alpha, initial=0.0)),
+              float(np.max(alpha[fin] - up[fin], initial=0.0)))
+    comp = max(0.0, float(np.max(np.abs(alpha * (st + xi)), initial=0.0)),
+               float(np.max(np.abs((up[fin] - alpha[fin]) * xi[fin]), initial=0.0)))
     if equality:
-        viol = max(0.0, g_up - g_low) if g_up > -np.inf and g_low < np.inf else 0.0
-    r = np.array([primal_res, box, comp, viol])
-    if not finite_all:
-        r[:] = np.nan
-    return s, zero, free, at_u, r
+        movable = up > 0
+        below_u, above_0 = ~at_u & movable, ~zero & movable
+        g = -y * grad
+        pos = y > 0
+        i_up = np.where(pos, below_u, above_0)
+        i_low = np.where(pos, above_0, below_u)
+        if i_up.any() and i_low.any():
+            viol = max(0.0, float(g[i_up].max() - g[i_low].min()))
+        else:
+            viol = 0.0
+    else:
+        viol = max(0.0, float(np.max(-grad[zero], initial=0.0)),
+                   float(np.max(grad[at_u], initial=0.0)),
+                   float(np.max(np.abs(grad[free]), initial=0.0)))
+    return st, zero, free, at_u, np.array([primal_res, box, comp, viol])
 
 
 #: The numbers :func:`dual_qp_reading` writes, by position: the four of
@@ -642,19 +632,18 @@ READING = ("primal_res", "box", "comp", "optimality", "eq", "quad", "slack", "n_
            "n_negligible")
 
 
-@njit(cache=True, nogil=True)
 def dual_qp_reading(K, y, p, up, alpha, b, tol, tau, sv_threshold, decision, xi, num):
     """The certificate's numbers of a dual QP with the equality yᵀα = 0 and one variable
     per row of its kernel matrix K (a C-SVC: no index, no diagonal), read from α and b
-    alone in one compiled pass: f0 = Kβ (β = yα, by the rows of the nonzero βⱼ: K is
-    symmetric), the decision values f = f0 + b, the slacks ξ = (−s)₊ (s = yf + p), the
-    per-variable pass of :func:`dual_qp_checks`, its objectives' terms, and the counts
-    of the support-vector table (:data:`READING`, written to ``num``).
+    alone: f0 = Kβ (β = yα, by the rows of the nonzero βⱼ: K is symmetric), the
+    decision values f = f0 + b, the slacks ξ = (−s)₊ (s = yf + p), the per-variable
+    pass of :func:`dual_qp_checks`, its objectives' terms, and the counts of the
+    support-vector table (:data:`READING`, written to ``num``).
 
     The same conditions as :func:`dual_qp_checks` at ``tol`` (category threshold
-    ``tau``, α-residuals ÷ max(1, max uₜ)), computed in compiled code for many small
-    problems (the pairs of a one-vs-one fit): Kβ is summed in another order than
-    NumPy's, so the values agree with the solve path's to rounding.
+    ``tau``, α-residuals ÷ max(1, max uₜ)), for the many small problems of a
+    one-vs-one fit: Kβ is summed by a matrix product of the rows of the nonzero βⱼ,
+    so the values agree with the solve path's to rounding.
 
     Parameters
     ----------
@@ -671,46 +660,38 @@ def dual_qp_reading(K, y, p, up, alpha, b, tol, tau, sv_threshold, decision, xi,
     num : ndarray of shape (len(READING),)
         Written.
     """
+    y = np.asarray(y, dtype=np.float64)
+    p = np.asarray(p, dtype=np.float64)
+    up = np.asarray(up, dtype=np.float64)
+    alpha = np.asarray(alpha, dtype=np.float64)
     m = y.shape[0]
-    f0 = np.zeros(m)
-    quad = 0.0
-    for j in range(m):
-        bj = y[j] * alpha[j]
-        if bj != 0.0:
-            row = K[j]
-            for t in range(m):
-                f0[t] += bj * row[t]
-    for j in range(m):
-        quad += y[j] * alpha[j] * f0[j]
-    scale = 0.0
-    for t in range(m):
-        if np.isfinite(up[t]):
-            scale = max(scale, up[t])
-    for t in range(m):
-        decision[t] = f0[t] + b
-        xi[t] = max(0.0, -(y[t] * decision[t] + p[t]))
-    s, zero, free, at_u, r = _residual_pass(
-        y, p, up, np.arange(m), alpha, xi, decision, f0, np.zeros(m), tau, max(1.0, scale),
-        np.bool_(True))              # not a literal: the NumPy caller's specialization
-    eq = 0.0
-    slack = 0.0
-    counts = np.zeros(8)
-    for t in range(m):
-        eq += y[t] * alpha[t]
-        if np.isfinite(up[t]):
-            slack += up[t] * xi[t]
-        counts[0] += zero[t]
-        counts[1] += free[t]
-        counts[2] += at_u[t]
-        counts[3] += alpha[t] != 0.0
-        counts[4] += zero[t] and s[t] < -tol
-        counts[5] += free[t] and abs(s[t]) > tol
-        counts[6] += at_u[t] and s[t] > tol
-        if alpha[t] != 0.0 and scale > 0.0:
-            keep = alpha[t] > sv_threshold * scale and alpha[t] / scale >= max(0.0, s[t])
-            counts[7] += not keep
+    beta = y * alpha
+    nz = np.flatnonzero(beta)
+    if nz.size == m:
+        f0 = beta @ K
+    elif nz.size:
+        f0 = beta[nz] @ K[nz]
+    else:
+        f0 = np.zeros(m)
+    f0 = np.asarray(f0, dtype=np.float64).reshape(m)
+    quad = float(beta @ f0)
+    fin = np.isfinite(up)
+    scale = max(0.0, float(np.max(up[fin], initial=0.0)))
+    np.add(f0, b, out=decision)
+    np.maximum(0.0, -(y * decision + p), out=xi)
+    s, zero, free, at_u, r = _residual_pass(y, p, up, None, alpha, xi, decision, f0,
+                                            np.zeros(m), tau, max(1.0, scale), True)
+    support = alpha != 0.0
+    if scale > 0.0:
+        keep = (alpha > sv_threshold * scale) & (alpha / scale >= np.maximum(0.0, s))
+        negligible = int(np.count_nonzero(support & ~keep))
+    else:
+        negligible = 0
     num[:4] = r
-    num[4] = abs(eq)
+    num[4] = abs(float(y @ alpha))
     num[5] = quad
-    num[6] = slack
-    num[7:] = counts
+    num[6] = float(up[fin] @ xi[fin])
+    num[7:] = (np.count_nonzero(zero), np.count_nonzero(free), np.count_nonzero(at_u),
+               np.count_nonzero(support), np.count_nonzero(zero & (s < -tol)),
+               np.count_nonzero(free & (np.abs(s) > tol)),
+               np.count_nonzero(at_u & (s > tol)), negligible)

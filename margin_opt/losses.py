@@ -1,8 +1,8 @@
-"""Margin losses of the primal ERM form: value, a subgradient, and their compiled code.
+"""Margin losses of the primal ERM form: value, a subgradient, and their integer codes.
 
 A loss object is what :class:`~margin_opt.standard_forms.PrimalERM` carries; the
-primal solvers read its numba ``code`` and ``param`` to run the same loss in
-compiled loops (:func:`loss_value`, :func:`loss_derivative`).
+primal solvers read its integer ``code`` and ``param`` to evaluate the same loss
+on arrays of samples (:func:`loss_value`, :func:`loss_derivative`).
 
 - :class:`Hinge` ``ℓ(y, f) = max(0, θ − y f)``: θ = 1 is the soft-margin SVM, θ = 0
   the perceptron criterion of the lecture notes.
@@ -23,38 +23,68 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from numba import njit
-
-from .jit import announce_compiles
-
-announce_compiles()  # one line on stderr when this process first compiles our code
 
 __all__ = ["Loss", "Hinge", "EpsilonInsensitive", "loss_value", "loss_derivative",
            "HINGE", "EPSILON_INSENSITIVE"]
 
-#: numba codes of the loss families
+#: integer codes of the loss families
 HINGE, EPSILON_INSENSITIVE = 0, 1
 
 
-@njit(cache=True)
+def _result(out):
+    """A 0-d result as a NumPy float scalar, any other as the array."""
+    return out[()] if out.ndim == 0 else out
+
+
 def loss_value(code, param, y, f):
-    """ℓ(y, f) of the loss with numba ``code`` and parameter θ or ε (compiled)."""
+    """ℓ(y, f) of the loss with integer ``code`` and parameter θ or ε, elementwise.
+
+    Parameters
+    ----------
+    code : int
+        :data:`HINGE` (``max(0, θ − y f)``); any other code is the ε-insensitive
+        loss ``max(0, |y − f| − ε)``.
+    param : float
+        θ or ε.
+    y, f : float or array_like
+        Targets and decision values (broadcast together).
+
+    Returns
+    -------
+    value : float or ndarray
+        A float for scalar ``y`` and ``f``, else an ndarray of their broadcast shape.
+    """
+    y = np.asarray(y, dtype=np.float64)
+    f = np.asarray(f, dtype=np.float64)
     if code == HINGE:
-        return max(0.0, param - y * f)
-    return max(0.0, abs(y - f) - param)
+        return _result(np.maximum(0.0, param - y * f))
+    return _result(np.maximum(0.0, np.abs(y - f) - param))
 
 
-@njit(cache=True)
 def loss_derivative(code, param, y, f):
-    """A subgradient ∂ℓ/∂f (0 at the kink) of the loss with numba ``code`` (compiled)."""
+    """A subgradient ∂ℓ/∂f (0 at the kink) of the loss with integer ``code``, elementwise.
+
+    Parameters
+    ----------
+    code : int
+        :data:`HINGE` (``−y`` where ``y f < θ``, else 0); any other code is the
+        ε-insensitive loss (−1 where ``y − f > ε``, +1 where ``y − f < −ε``, else 0).
+    param : float
+        θ or ε.
+    y, f : float or array_like
+        Targets and decision values (broadcast together).
+
+    Returns
+    -------
+    derivative : float or ndarray
+        A float for scalar ``y`` and ``f``, else an ndarray of their broadcast shape.
+    """
+    y = np.asarray(y, dtype=np.float64)
+    f = np.asarray(f, dtype=np.float64)
     if code == HINGE:
-        return -y if y * f < param else 0.0
+        return _result(np.where(y * f < param, -y, 0.0))
     r = y - f
-    if r > param:
-        return -1.0
-    if r < -param:
-        return 1.0
-    return 0.0
+    return _result(np.where(r > param, -1.0, np.where(r < -param, 1.0, 0.0)))
 
 
 def _set_nonnegative(obj, field, what, hint):
@@ -69,12 +99,13 @@ def _set_nonnegative(obj, field, what, hint):
 
 @dataclass(frozen=True)
 class Loss:
-    """Base of the margin losses: vectorized value and subgradient, numba code.
+    """Base of the margin losses: vectorized value and subgradient, integer code.
 
     Attributes
     ----------
     code : int
-        The numba dispatch code (:data:`HINGE` or :data:`EPSILON_INSENSITIVE`).
+        The loss family's code for :func:`loss_value` and :func:`loss_derivative`
+        (:data:`HINGE` or :data:`EPSILON_INSENSITIVE`).
     param : float
         The threshold θ of the hinge or the tube half-width ε.
     """

@@ -335,11 +335,14 @@ class FitThreads:
     policy : ThreadPolicy, optional
         The rules' settings (default: the one of :func:`use_policy`, else
         ``ThreadPolicy()``).
+    core : bool, default=False
+        Threads of the compiled core's pool (:func:`core_threads`' rules), else numba's
+        (:func:`fit_threads`').
     """
 
-    def __init__(self, policy: ThreadPolicy | None = None):
+    def __init__(self, policy: ThreadPolicy | None = None, core: bool = False):
         self.policy = policy or _policy.get()
-        self.allowed = _allowed(self.policy)
+        self.allowed = _core_allowed(self.policy) if core else _allowed(self.policy)
         self.threads = _free(self.policy, self.allowed)
         self.changes = 0
         self._pending = None
@@ -449,11 +452,11 @@ def all_blas_threads(policy: ThreadPolicy | None = None):
     thread, 0.34 s on two), set again on leaving.  Nothing where no limit is set, or
     where another thread has a :func:`one_blas_thread` context open (the pairs of a
     one-vs-one fit: lifting the limit for one would lift it for all), nor where
-    :func:`fit_threads` (under ``policy``) allows one thread (busy cores, a parallel
+    :func:`core_threads` (under ``policy``) allows one thread (busy cores, a parallel
     job)."""
     global _lifted
     me = threading.get_ident()
-    spare = fit_threads(policy) > 1          # busy cores: the factorization stays on one
+    spare = core_threads(policy) > 1         # busy cores: the factorization stays on one
     with _lock:
         lift = spare and _limiter is not None and set(_inside) == {me}
         if lift:

@@ -8,11 +8,12 @@ weights ``wᵢ ≥ 0`` the best stump minimizes the weighted error
 
 :class:`StumpSearch` sorts every feature once (``O(n d log n)``) and then finds
 the exact minimizer for any weights in ``O(n d)`` by scanning cumulative
-weights along each sorted feature (a numba loop).  Only thresholds between two
-distinct values are considered (ties cannot be split), and the threshold
-``−∞`` (every point on the right: the constant classifier ``±1``) is always a
-candidate, so a constant feature yields the constant classifier and the class
-of stumps equals that of depth-1 decision trees (whose two leaves may agree).
+weights along each sorted feature (cumulative sums of all features at once).
+Only thresholds between two distinct values are considered (ties cannot be
+split), and the threshold ``−∞`` (every point on the right: the constant
+classifier ``±1``) is always a candidate, so a constant feature yields the
+constant classifier and the class of stumps equals that of depth-1 decision
+trees (whose two leaves may agree).
 
 References
 ----------
@@ -28,11 +29,9 @@ from dataclasses import dataclass
 
 import numpy as np
 import scipy.sparse as sp
-from numba import njit
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.validation import check_is_fitted
 
-from .jit import announce_compiles
 from .validation import (
     canonical,
     check_binary_labels,
@@ -41,14 +40,19 @@ from .validation import (
     validate_data,
 )
 
-announce_compiles()  # one line on stderr when this process first compiles our code
-
 __all__ = ["Stump", "StumpSearch", "DecisionStump", "as_dense", "MulticlassStump",
            "MulticlassStumpSearch"]
 
 
-@njit(cache=True)
-def _scan_stumps(order, split_ok, wy, w_neg, w_total):
+def _scan_plan(order, split_ok):
+    """What :func:`_scan_stumps` reuses across weights: the sorted sample indices but
+    the last of each feature (``(d, n − 1)``, C-contiguous) and the flat positions
+    where a threshold may fall."""
+    return (np.ascontiguousarray(order[:, :-1], dtype=np.intp),
+            np.flatnonzero(split_ok))
+
+
+def _scan_stumps(order, split_ok, wy, w_neg, w_total, plan=None):
     """Best (feature, split position, polarity, error) over all stumps.
 
     ``order[j]`` sorts feature ``j``; ``split_ok[j, k]`` says whether the sorted
@@ -56,30 +60,51 @@ def _scan_stumps(order, split_ok, wy, w_neg, w_total):
     the threshold −∞.  For polarity +1 (right of θ predicted +1) the error with
     the first ``k + 1`` sorted points on the left is
     ``w_neg + Σ_{i ≤ k} wy[order[i]]``; polarity −1 has ``w_total`` minus that.
+    The errors of all features are cumulative sums along the rows of one
+    ``(d, n − 1)`` array, accumulated from ``w_neg`` in the sorted order (the same
+    sums, to the bit, as a scan adding one point at a time).
+
+    Parameters
+    ----------
+    order : ndarray of int of shape (d, n)
+    split_ok : ndarray of bool of shape (d, n − 1)
+    wy : ndarray of shape (n,)
+    w_neg, w_total : float
+    plan : tuple, optional
+        :func:`_scan_plan` of ``order`` and ``split_ok`` (computed when not given).
+
+    Returns
+    -------
+    j, k, s, err : int, int, int, float
+        The first stump of least error in the order (−∞ first, then feature by
+        feature, position by position, polarity +1 before −1).
     """
     d, n = order.shape
-    best_err = w_neg
-    best_j = 0
-    best_k = -1
-    best_s = 1
+    best_err, best_j, best_k, best_s = w_neg, 0, -1, 1
     if w_total - w_neg < best_err:
-        best_err = w_total - w_neg
-        best_s = -1
-    for j in range(d):
-        err = w_neg
-        for k in range(n - 1):
-            err += wy[order[j, k]]
-            if split_ok[j, k]:
-                if err < best_err:
-                    best_err = err
-                    best_j = j
-                    best_k = k
-                    best_s = 1
-                if w_total - err < best_err:
-                    best_err = w_total - err
-                    best_j = j
-                    best_k = k
-                    best_s = -1
+        best_err, best_s = w_total - w_neg, -1
+    if n < 2 or d == 0:
+        return best_j, best_k, best_s, best_err
+    take, cand = _scan_plan(order, split_ok) if plan is None else plan
+    if cand.size == 0:
+        return best_j, best_k, best_s, best_err
+    err = wy.take(take)
+    err[:, 0] += w_neg                   # w_neg + wy₀, then + wy₁, … as the scan adds them
+    np.cumsum(err, axis=1, out=err)
+    e = err.reshape(-1)
+    if cand.size < e.size:
+        e = e[cand]
+    flip = w_total - e
+    qp, qm = int(np.argmin(e)), int(np.argmin(flip))    # the first of the least of each
+    ep, em = float(e[qp]), float(flip[qm])
+    if ep < em or (ep == em and qp <= qm):               # +1 before −1 at one position
+        q, err_q, sign = qp, ep, 1
+    else:
+        q, err_q, sign = qm, em, -1
+    if err_q < best_err:
+        q = int(cand[q]) if cand.size < err.size else q
+        best_j, best_k = divmod(q, n - 1)
+        best_s, best_err = sign, err_q
     return best_j, best_k, best_s, best_err
 
 
@@ -155,6 +180,7 @@ class StumpSearch:
         self.sorted_values = np.ascontiguousarray(np.take_along_axis(X, order, axis=0).T)
         self.order = np.ascontiguousarray(order.T, dtype=idx_dtype)
         self.split_ok = np.ascontiguousarray(self.sorted_values[:, :-1] < self.sorted_values[:, 1:])
+        self._plan = _scan_plan(self.order, self.split_ok)
 
     def _threshold(self, j, k) -> float:
         """θ between sorted positions k and k + 1 of feature j (−∞ for k = −1)."""
@@ -181,7 +207,8 @@ class StumpSearch:
         w = np.asarray(sample_weight, dtype=np.float64)
         w_total = float(w.sum())
         w_neg = float(w[self.y < 0].sum())
-        j, k, s, _ = _scan_stumps(self.order, self.split_ok, w * self.y, w_neg, w_total)
+        j, k, s, _ = _scan_stumps(self.order, self.split_ok, w * self.y, w_neg, w_total,
+                                  self._plan)
         thr = self._threshold(j, k)
         h_pos = self.sorted_values[j] > thr  # in sorted order of feature j
         miss = np.where(h_pos, s, -s) != self.y[self.order[j]]
@@ -189,42 +216,99 @@ class StumpSearch:
         return Stump(int(j), float(thr), int(s), err)
 
 
-@njit(cache=True)
-def _scan_multiclass_stumps(order, split_ok, y, w, n_classes):
+def _multiclass_plan(order, y, n_classes):
+    """What :func:`_scan_multiclass_stumps` reuses across weights (y and the order
+    are fixed): each feature's sorted samples regrouped by class (stably), where each
+    sorted position sits in that layout, the classes' first and last columns there,
+    and the sorted position of each class's last point."""
+    d, n = order.shape
+    ys = y[order]
+    perm = np.argsort(ys, axis=1, kind="stable")     # sorted positions grouped by class
+    counts = np.bincount(y, minlength=n_classes)
+    starts = np.concatenate([[0], np.cumsum(counts)])
+    present = np.flatnonzero(counts)
+    grouped = np.ascontiguousarray(np.take_along_axis(order, perm, axis=1), dtype=np.intp)
+    back = np.empty((d, n), dtype=np.intp)
+    np.put_along_axis(back, perm, np.arange(n, dtype=np.intp)[None, :], axis=1)
+    back += (np.arange(d, dtype=np.intp) * n)[:, None]
+    first_cols, last_cols = starts[present], starts[present + 1] - 1
+    last_pos = perm[:, last_cols]
+    col_class = np.repeat(np.arange(n_classes), counts)
+    return (ys, grouped, back, starts, present, first_cols, last_cols, last_pos, col_class,
+            present.size < n_classes)
+
+
+def _scan_multiclass_stumps(order, split_ok, y, w, n_classes, plan=None):
     """Best (feature, split position, left class, right class, correct weight).
 
     With the first ``pos + 1`` sorted points of feature ``j`` on the left, the best
     classes are the heaviest class on each side; the weight predicted correctly is
     max_c L_c + max_c (T_c − L_c) for the class weights L on the left and T in total.
     Position −1 (threshold −∞) is the constant classifier.
+
+    The same numbers as a scan adding one point at a time, in O(n d) whatever the
+    number of classes: each class's left weights are cumulative sums over its own
+    points (the scan's sums, to the bit); as a point enters the left side only its
+    class's L grows, so max_c L_c is a running maximum of the entering classes' L
+    along the sorted order, and max_c (T_c − L_c) a running maximum from the right of
+    the values T_c − L_c that the leaving points' classes had (with T_c − L_c of the
+    classes with no point left on the right).  The classes of the best stump are then
+    read from its left weights.
+
+    Parameters
+    ----------
+    order : ndarray of int of shape (d, n)
+    split_ok : ndarray of bool of shape (d, n − 1)
+    y : ndarray of int of shape (n,)
+        Class indices in ``range(n_classes)``.
+    w : ndarray of shape (n,)
+        Weights ≥ 0.
+    n_classes : int
+    plan : tuple, optional
+        :func:`_multiclass_plan` of ``order``, ``y`` and ``n_classes``.
+
+    Returns
+    -------
+    j, pos, left, right, gain : int, int, int, int, float
+        The first stump of greatest correct weight in the order (−∞ first, then
+        feature by feature, position by position; the first heaviest class on a tie).
     """
     d, n = order.shape
-    total = np.zeros(n_classes)
-    for i in range(n):
-        total[y[i]] += w[i]
-    best_c = 0
-    for c in range(1, n_classes):
-        if total[c] > total[best_c]:
-            best_c = c
-    best_gain = total[best_c]
-    best_j, best_pos, best_left, best_right = 0, -1, best_c, best_c
-    left = np.zeros(n_classes)
-    for j in range(d):
-        left[:] = 0.0
-        for pos in range(n - 1):
-            i = order[j, pos]
-            left[y[i]] += w[i]
-            if split_ok[j, pos]:
-                cl, cr = 0, 0
-                for c in range(1, n_classes):
-                    if left[c] > left[cl]:
-                        cl = c
-                    if total[c] - left[c] > total[cr] - left[cr]:
-                        cr = c
-                gain = left[cl] + (total[cr] - left[cr])
-                if gain > best_gain:
-                    best_gain, best_j, best_pos, best_left, best_right = gain, j, pos, cl, cr
-    return best_j, best_pos, best_left, best_right, best_gain
+    total = np.bincount(y, weights=w, minlength=n_classes)
+    best_c = int(np.argmax(total))
+    best_gain = float(total[best_c])
+    if n < 2 or d == 0 or not split_ok.any():
+        return 0, -1, best_c, best_c, best_gain
+    if plan is None:
+        plan = _multiclass_plan(order, y, n_classes)
+    ys, grouped, back, starts, present, first_cols, last_cols, last_pos, col_class, absent = plan
+    cum = w.take(grouped)                            # per class: its points in sorted order
+    for c in present.tolist():
+        part = cum[:, starts[c]:starts[c + 1]]
+        np.cumsum(part, axis=1, out=part)            # L_c after each of its points
+    entering = cum.take(back)                        # sorted: L of the class that entered
+    before = np.empty_like(cum)                      # L_c before each of its points
+    before[:, 1:] = cum[:, :-1]
+    before[:, first_cols] = 0.0
+    leaving = (total[col_class] - before).take(back)  # sorted: T_c − L_c before the point
+    max_left = np.maximum.accumulate(entering[:, :-1], axis=1)
+    max_right = np.maximum.accumulate(leaving[:, :0:-1], axis=1)[:, ::-1]
+    ended = np.full((d, n), -np.inf)                 # T_c − L_c of classes with no point right
+    ended[np.arange(d)[:, None], last_pos] = total[present] - cum[:, last_cols]
+    ended = np.maximum.accumulate(ended[:, :-1], axis=1)
+    if absent:
+        np.maximum(ended, 0.0, out=ended)
+    np.maximum(max_right, ended, out=max_right)
+    gain = max_left + max_right
+    gain[~split_ok] = -np.inf
+    q = int(np.argmax(gain))                         # the first of the greatest gains
+    jj, pos = divmod(q, n - 1)
+    if not gain[jj, pos] > best_gain:
+        return 0, -1, best_c, best_c, best_gain
+    left = np.bincount(ys[jj, :pos + 1], weights=w[order[jj, :pos + 1]], minlength=n_classes)
+    cl = int(np.argmax(left))
+    cr = int(np.argmax(total - left))
+    return jj, pos, cl, cr, float(gain[jj, pos])
 
 
 @dataclass(frozen=True)
@@ -257,7 +341,8 @@ class MulticlassStumpSearch(StumpSearch):
     """Exact weighted-error minimization over k-class decision stumps on fixed data.
 
     Each side of the threshold predicts its heaviest class; sorting is done once at
-    construction (as :class:`StumpSearch`), then :meth:`best` costs ``O(n d k)``.
+    construction (as :class:`StumpSearch`), each feature's order regrouped by class at
+    the first search, then :meth:`best` costs ``O(n d + n k)``.
 
     Parameters
     ----------
@@ -271,6 +356,12 @@ class MulticlassStumpSearch(StumpSearch):
         super().__init__(X, np.zeros(np.shape(y)[0]))
         self.y = np.ascontiguousarray(y, dtype=np.int64)
         self.n_classes = int(n_classes)
+        self._class_plan = None              # built on the first search
+
+    def _plan_by_class(self):
+        if self._class_plan is None:
+            self._class_plan = _multiclass_plan(self.order, self.y, self.n_classes)
+        return self._class_plan
 
     def best(self, sample_weight) -> MulticlassStump:
         """The stump of least weighted error (first one found on ties).
@@ -287,7 +378,7 @@ class MulticlassStumpSearch(StumpSearch):
         """
         w = np.ascontiguousarray(sample_weight, dtype=np.float64)
         j, pos, left, right, _ = _scan_multiclass_stumps(self.order, self.split_ok, self.y, w,
-                                                         self.n_classes)
+                                                         self.n_classes, self._plan_by_class())
         thr = self._threshold(j, pos)
         h = np.where(self.sorted_values[j] > thr, right, left)
         miss = h != self.y[self.order[j]]

@@ -170,7 +170,27 @@ def test_result_does_not_depend_on_n_jobs_or_backend(cancer_split):
     assert est.get_params()["random_state"] is None and not hasattr(est, "estimators_")
 
 
-def test_dask_cluster_gives_the_same_results(cancer_split):
+@pytest.fixture()
+def environment_kept():
+    """This process's environment as it was, after the test: distributed's Nanny writes
+    its ``distributed.nanny.pre-spawn-environ`` (OMP_NUM_THREADS=1, MKL_NUM_THREADS=1,
+    OPENBLAS_NUM_THREADS=1, MALLOC_TRIM_THRESHOLD_) into ``os.environ`` of the process
+    that starts the cluster, before it spawns a worker, and never takes it back.  Left
+    there, every later test of the same pytest worker ran as a joblib worker's share of
+    one thread (margin_opt.parallel.THREADS_ENV reads OMP_NUM_THREADS), and so did its
+    subprocesses: test_parallel's fork-pool and thread-count tests failed after this one."""
+    import os
+
+    saved = dict(os.environ)
+    yield
+    for key in set(os.environ) - set(saved):
+        del os.environ[key]
+    for key, value in saved.items():
+        if os.environ.get(key) != value:
+            os.environ[key] = value
+
+
+def test_dask_cluster_gives_the_same_results(cancer_split, environment_kept):
     """Replicates, bags and forests through joblib's Dask backend on two worker processes."""
     distributed = pytest.importorskip("distributed", reason="dask[distributed] not installed")
     X_tr, _, y_tr, _ = cancer_split

@@ -133,8 +133,8 @@ def test_svr_epsilon_zero_certifies():
 
 
 @pytest.mark.parametrize("equality", [True, False])
-def test_compiled_residual_pass_is_the_numpy_reading(equality):
-    """dual_qp_checks reads the variables in one compiled pass: the same numbers, bit
+def test_residual_pass_is_the_numpy_reading(equality):
+    """dual_qp_checks reads the variables in one pass: the same numbers, bit
     for bit, as the NumPy reference functions (box_categories, violating_pair_gap,
     projected_gradient and the residuals written out), on boxes with zero, finite and
     infinite bounds and multipliers just off them; NaN where a margin is not finite."""
@@ -195,8 +195,8 @@ def test_coefficients_of_one_variable_per_row_are_the_bincount():
 
 @pytest.mark.parametrize("where", ["alpha", "xi"])
 def test_a_nan_multiplier_or_slack_fails_every_check_it_enters(where):
-    """NaN in α or ξ makes the residuals they enter NaN (failing), not quietly 0: the
-    compiled pass's max would drop it."""
+    """NaN in α or ξ makes the residuals they enter NaN (failing), not quietly 0: a
+    running max would drop it."""
     from margin_opt import kkt
     from margin_opt.standard_forms import DualQP
 

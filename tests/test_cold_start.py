@@ -95,10 +95,27 @@ def test_a_certified_fit_does_not_import_cvxpy():
 
 # ---------------------------------------------------------------------- the compile line
 
+#: a numba function of a margin_opt module (as margin_opt.jit tells its own), cached in a
+#: file of the test's folder: the probe needs no margin_opt solver to be compiled
+PROBE_MODULE = """
+from numba import njit
+
+
+@njit(cache=True)
+def ours(x):
+    return x + 2.0
+"""
+
 PROBE = """
     import sys
     from numba import njit
-    from margin_opt.losses import loss_derivative, loss_value
+    import margin_opt
+    from margin_opt.jit import announce_compiles
+
+    margin_opt.__path__.append({folder!r})       # margin_opt._cold_start_probe
+    from margin_opt import _cold_start_probe
+
+    announce_compiles()
 
     @njit
     def not_ours(x):
@@ -106,124 +123,23 @@ PROBE = """
 
     not_ours(1.0)
     print("-- after a function of another package", file=sys.stderr, flush=True)
-    loss_value(0, 1.0, 1.0, 0.5)
-    loss_derivative(0, 1.0, 1.0, 0.5)
-    loss_value(1, 0.1, 1.0, 0.5)
+    _cold_start_probe.ours(1.0)
+    _cold_start_probe.ours(1)
 """
 
 
 def test_the_first_compilation_is_announced_once(tmp_path):
     cache = str(tmp_path / "numba_cache")
-    cold = run_python(PROBE, NUMBA_CACHE_DIR=cache, **{QUIET_ENV: None}).stderr
+    (tmp_path / "_cold_start_probe.py").write_text(PROBE_MODULE, encoding="utf-8")
+    probe = PROBE.format(folder=str(tmp_path))
+    cold = run_python(probe, NUMBA_CACHE_DIR=cache, **{QUIET_ENV: None}).stderr
     assert cold.count(MESSAGE) == 1, cold
     assert cold.index("-- after") < cold.index(MESSAGE)   # silent for others' functions
     assert len(MESSAGE.splitlines()) == 1
-    warm = run_python(PROBE, NUMBA_CACHE_DIR=cache, **{QUIET_ENV: None}).stderr
+    warm = run_python(probe, NUMBA_CACHE_DIR=cache, **{QUIET_ENV: None}).stderr
     assert MESSAGE not in warm, "a load from numba's cache is not a compilation"
-    quiet = run_python(PROBE, NUMBA_CACHE_DIR=str(tmp_path / "other"), **{QUIET_ENV: "1"})
+    quiet = run_python(probe, NUMBA_CACHE_DIR=str(tmp_path / "other"), **{QUIET_ENV: "1"})
     assert MESSAGE not in quiet.stderr
-
-
-# ---------------------------------------------------------------------- compile what runs
-
-def test_a_serial_call_compiles_no_parallel_function(tmp_path):
-    """``state.split`` and ``state.when`` in compiled code: with None (a serial run, a
-    cache without packed rows, dense data) the function they would call is neither run
-    nor compiled; with an int above 1 (or an array) it is compiled and runs; the callers
-    are cached by numba (a function passed as a value would be an address it cannot
-    cache), so that a second process compiles nothing."""
-    code = """
-        import sys
-        import numpy as np
-        from numba import njit, prange
-        from numba.core import event
-
-        from margin_opt.solvers.smo.state import count, split, threads_if, when
-
-        compiled = []
-
-        class Listener(event.Listener):
-            def on_start(self, ev):
-                compiled.append(ev.data["dispatcher"].py_func.__name__)
-
-            def on_end(self, ev):
-                pass
-
-        event.register("numba:compile", Listener())
-        sys.path.insert(0, sys.argv[1])
-        import probe_split as m
-
-        a = np.zeros(4)
-        assert m.caller(a, None, None) == (False, 1)
-        assert a.tolist() == [10.0, 0, 0, 0]
-        serial = sorted(set(c for c in compiled if c in ("caller", "par", "marked")))
-        b = np.zeros(4)
-        assert m.caller(b, 2, np.zeros(1)) == (True, 2)
-        assert b.tolist() == [-1.0, 1.0, 0, 0]
-        assert split(m.par)(None, a, 2) is False and count(None) == 1
-        assert threads_if(3, False) == 1
-        every = sorted(set(c for c in compiled if c in ("caller", "par", "marked")))
-        print(",".join(serial), ",".join(every))
-    """
-    (tmp_path / "probe_split.py").write_text(textwrap.dedent("""
-        from numba import njit, prange
-        from margin_opt.solvers.smo.state import count, split, threads_if, when
-
-        @njit(parallel=True, cache=True)
-        def par(a, nthr):
-            for h in prange(nthr):
-                a[h] += 1.0
-
-        @njit(cache=True)
-        def marked(a):
-            a[0] = -1.0
-            return True
-
-        par_threads = split(par)
-        marked_if = when(marked)
-
-        @njit(cache=True)
-        def caller(a, nthr, flag):
-            if not par_threads(threads_if(nthr, a.shape[0] > 1), a, nthr):
-                a[0] += 10.0
-            return marked_if(flag, a), count(nthr)
-    """))
-    cache = str(tmp_path / "cache")
-    script = textwrap.dedent(code)
-    env = dict(os.environ, NUMBA_CACHE_DIR=cache, PYTHONPATH=os.pathsep.join(
-        [str(REPO), os.environ.get("PYTHONPATH", "")]))
-    runs = [subprocess.run([sys.executable, "-c", script, str(tmp_path)], cwd=REPO, env=env,
-                           capture_output=True, text=True, timeout=600) for _ in range(2)]
-    for proc in runs:
-        assert proc.returncode == 0, proc.stderr[-3000:]
-        assert "Cannot cache" not in proc.stderr, proc.stderr[-3000:]
-    # the serial call compiled the caller alone; the split one, the two functions
-    assert runs[0].stdout.split() == ["caller", "caller,marked,par"]
-    assert runs[1].stdout.strip() == "", "the second process loads everything from the cache"
-
-
-def test_a_small_first_fit_compiles_no_reconstruction_and_no_tiles():
-    """A small problem's first fit compiles only what it runs (the issue's cold-start
-    case, standardized breast cancer): a run over before its first shrinking (394
-    iterations < min(n, 1000) = 569) never reconstructs a gradient, and a certificate of
-    ~70 000 kernel values takes Kβ from NumPy, not the compiled tiles — together ~5 s
-    of a first fit's ~22 s of compilation.  A dispatcher has overloads in a fresh
-    process only where Python called it (compiled, or loaded from numba's cache)."""
-    proc = run_python("""
-        from sklearn.datasets import load_breast_cancer
-        from sklearn.preprocessing import StandardScaler
-
-        from margin_opt import SVC
-        from margin_opt.solvers.smo import rows, shrink
-
-        X, y = load_breast_cancer(return_X_y=True)
-        model = SVC().fit(StandardScaler().fit_transform(X), y)
-        assert model.certificate_.ok
-        assert model.n_iter_[0] < 569, model.n_iter_
-        print([f.__name__ for f in (shrink.reconstruct_gradient, shrink._activate_all,
-                                    rows._gemm_range) if f.overloads])
-    """)
-    assert proc.stdout.strip() == "[]", proc.stdout
 
 
 def test_one_specialization_whatever_the_caller_passes():
@@ -231,16 +147,15 @@ def test_one_specialization_whatever_the_caller_passes():
     each costs seconds of a cold start: a constant passed from compiled code is a
     Literal, prange's index unsigned, a memory map or a joblib worker's data read-only,
     a slice non-contiguous.  The fits and predictions below meet each kind; no
-    margin_opt function is compiled for a Literal or an unsigned index, and the
-    linear epochs take their inputs read-only and contiguous,
-    whatever the caller holds."""
+    margin_opt function is compiled for a Literal or an unsigned index, whatever the
+    caller holds (the perceptron, plain NumPy, gives the same iterates on read-only
+    and Fortran-ordered data)."""
     import numpy as np
     from numba import types
     from numba.core.dispatcher import Dispatcher
     from sklearn.datasets import load_iris
 
     from margin_opt import SVC, Perceptron
-    from margin_opt.solvers import _pegasos_kernels, perceptron
 
     X, y = load_iris(return_X_y=True)
     frozen = X.copy()
@@ -269,9 +184,31 @@ def test_one_specialization_whatever_the_caller_passes():
                 odd += [(name, attr, str(t)) for sig in obj.signatures for t in sig
                         if isinstance(t, types.Literal) or t == types.uint64]
     assert odd == []
-    for f, arg in ((perceptron._epoch_dense, 0),
-                   (_pegasos_kernels.weighted_loss_dense, 0)):
-        for sig in f.signatures:
-            assert not sig[arg].mutable, (f, sig[arg])
-    for sig in perceptron._epoch_dense.signatures:
-        assert sig[1].layout == "C"
+
+
+def test_kernel_svms_fit_and_predict_without_numba():
+    """SVC and SVR (SMO in the compiled core, built by the install) fit, certify, predict
+    and unpickle in a fresh process without importing numba: nothing is compiled at run
+    time for them (issue 44; the linear solvers are still numba)."""
+    proc = run_python("""
+        import pickle, sys
+        import numpy as np
+        import scipy.sparse as sp
+        from sklearn.datasets import load_iris, load_diabetes
+
+        from margin_opt import SVC, SVR
+
+        X, y = load_iris(return_X_y=True)
+        models = [SVC().fit(X, y), SVC().fit(X[:100], y[:100]),
+                  SVC(probability=True, random_state=0).fit(X, y),
+                  SVC(kernel="poly", degree=2).fit(sp.csr_matrix(X), y),
+                  SVC(kernel="precomputed").fit(X @ X.T, y)]
+        Xd, t = load_diabetes(return_X_y=True)
+        models.append(SVR(C=10.0).fit(Xd, t))
+        assert all(m.certificate_.ok for m in models)
+        again = pickle.loads(pickle.dumps(models[0]))
+        assert (again.predict(X) == models[0].predict(X)).all()
+        models[2].predict_proba(X)
+        print("numba" in sys.modules)
+    """)
+    assert proc.stdout.strip() == "False", proc.stdout

@@ -129,30 +129,57 @@ def test_rbf_accepts_lists():
     np.testing.assert_allclose(K, [[1.0, np.exp(-4.0)], [np.exp(-4.0), 1.0]], rtol=1e-15)
 
 
+def _core_q(X, kernel, dense_budget, threads, rows, cols):
+    """Q[rows, cols] (all labels +1: K itself) from the compiled SMO's kernel rows."""
+    from margin_opt import _core
+    from margin_opt.kernels import core_rows, core_spec
+
+    n = X.shape[0]
+    settings = _core.SolverSettings()
+    settings.threads = threads
+    smo = _core.SMO(core_spec(kernel), core_rows(X), None, np.ones(n), -np.ones(n),
+                    np.ones(n), np.arange(n), np.zeros(n), True, settings, dense_budget)
+    out = np.empty((len(rows), len(cols)))
+    smo.q_block(np.asarray(rows, dtype=np.int64), np.asarray(cols, dtype=np.int64), out)
+    return out, smo.layout
+
+
 @pytest.mark.parametrize("d", [1, 3, 4, 7, 9])
 @pytest.mark.parametrize("name", ["linear", "poly", "rbf", "sigmoid"])
 def test_smo_kernel_rows_equal_scikit_learn(name, d):
-    # SMO's compiled rows (whole rows, tile by tile, four features per sweep, the rest
-    # one by one) against scikit-learn's pairwise kernels, with a zero feature
+    # the compiled SMO's rows (dense: four features per sweep, the rest one by one; CSR
+    # from its dense transpose or row by row), split over threads or not, against
+    # scikit-learn's pairwise kernels, with a zero feature; RBF far from the origin with
+    # duplicated points (the distances recomputed below the guard) gives exactly 1 there
     from sklearn.metrics.pairwise import pairwise_kernels
 
-    from margin_opt.solvers.smo import rows as kb
-    from margin_opt.solvers.smo import rows as kr
-
     rng = np.random.default_rng(d)
-    X = rng.normal(size=(1100, d))
+    X = rng.normal(size=(4500, d)) * (rng.random((4500, d)) < 0.7)
     X[:, 0] = 0.0
     params = {} if name == "linear" else {"gamma": 0.3}
     if name in ("poly", "sigmoid"):
         params["coef0"] = 0.5
     ker = make_kernel(name, X, **params)
-    kd = kb.for_smo(kb.named_kernel_arrays(X, ker)[0], X.shape[0], 1, 4096)
-    rows = [0, 5, 1099]
-    out = np.empty((len(rows), X.shape[0]))
-    for q, r in enumerate(rows):
-        kr.kernel_row(r, out[q], kd.all_cols, -1, kd)
+    rows = [0, 5, 4499]
+    cols = np.arange(X.shape[0])
     ref = pairwise_kernels(X[rows], X, metric=name, **params)
-    np.testing.assert_allclose(out, ref, rtol=1e-12, atol=1e-12)
+    seen = set()
+    for data, budget in ((X, 0.0), (sp.csr_matrix(X), 1e9), (sp.csr_matrix(X), 0.0)):
+        for threads in (1, 3):
+            out, layout = _core_q(data, ker, budget, threads, rows, cols)
+            seen.add(layout)
+            np.testing.assert_allclose(out, ref, rtol=1e-12, atol=1e-12)
+    assert seen == {"dense", "sparse-transpose", "sparse"}
+    if name == "rbf":
+        # dense rows far from the origin (centred by the solver), duplicated points
+        dup = X.copy()
+        dup[4000:4010] = dup[:10]
+        far = dup + 1e3
+        out, _ = _core_q(far, ker, 0.0, 1, rows, cols)
+        ref = pairwise_kernels(dup[rows], dup, metric=name, **params)
+        np.testing.assert_allclose(out, ref, rtol=1e-10, atol=1e-10)
+        out, _ = _core_q(far, ker, 0.0, 1, list(range(10)), list(range(4000, 4010)))
+        np.testing.assert_array_equal(np.diag(out), 1.0)
 
 
 @pytest.mark.parametrize("d,degree,coef0", [(1, 3, 1.0), (3, 2, 0.0), (10, 3, 0.5), (4, 1, 2.0),
@@ -188,31 +215,6 @@ def test_polynomial_monomials_are_kept_only_where_they_are_few():
     assert SVMProblem(rng.normal(size=(30, 4)), y, kernel="rbf").data.w_basis() is None
     with pytest.raises(ValueError, match="coef0 ≥ 0"):
         polynomial_features(rng.normal(size=(3, 2)), 1.0, -1.0, 2)
-
-
-@pytest.mark.parametrize("name", ["linear", "poly", "rbf", "sigmoid"])
-def test_kernel_combination_equals_scikit_learn_dense_and_sparse(name):
-    # K[:, rows] @ coefs by BLAS tiles from the dense transpose, for dense data and for
-    # sparse data (~8 % of 60 features nonzero), against scikit-learn
-    import scipy.sparse as sp
-    from sklearn.metrics.pairwise import pairwise_kernels
-
-    from margin_opt.solvers.smo import rows as kb
-
-    rng = np.random.default_rng(11)
-    X = rng.normal(size=(1300, 60)) * (rng.random((1300, 60)) < 0.08)
-    params = {} if name == "linear" else {"gamma": 0.05}
-    if name in ("poly", "sigmoid"):
-        params["coef0"] = 0.5
-    rows = rng.choice(1300, size=300, replace=False)
-    coefs = rng.normal(size=(300, 2))
-    ref = pairwise_kernels(X, X[rows], metric=name, **params) @ coefs
-    for data in (X, sp.csr_matrix(X)):
-        ker = make_kernel(name, X, **params)
-        kd, csr = kb.named_kernel_arrays(data, ker, dense_budget=1e9)
-        assert kd.XT.shape == (60, 1300)           # rows from a dense transpose
-        out = kb.combination(kd, None, csr, rows, coefs)
-        np.testing.assert_allclose(out, ref, rtol=1e-11, atol=1e-11 * np.abs(ref).max())
 
 
 @pytest.mark.parametrize("name", ["poly", "rbf", "sigmoid"])
@@ -344,109 +346,3 @@ def test_precomputed_kernel_above_the_exact_psd_size_is_sampled():
                         psd_test=small).psd_report()
     assert report.psd is False and report.lambda_min <= -1.0
     assert report.method == "a 20-point principal submatrix"
-
-
-@pytest.mark.parametrize("name", ["linear", "poly", "rbf"])
-def test_symmetric_block_split_over_threads_is_the_one_thread_block(name):
-    # the block of the polish's free rows (dsyrk, transform and mirror dealt to threads
-    # row by row): bit for bit the one-thread block whatever the split, exactly
-    # symmetric, against scikit-learn; rbf far from the origin with duplicated points
-    # (the exact recomputation below the guard) gives exactly 1 on the duplicates
-    from sklearn.metrics.pairwise import pairwise_kernels
-
-    from margin_opt.solvers.smo import rows as kb
-
-    rng = np.random.default_rng(5)
-    X = rng.normal(size=(400, 6)) + (1e3 if name == "rbf" else 0.0)
-    X[350:] = X[100:150]
-    params = {} if name == "linear" else {"gamma": 0.2}
-    if name == "poly":
-        params.update(degree=3, coef0=1.0)
-    kd, _ = kb.named_kernel_arrays(X, make_kernel(name, X, **params))
-    rows = np.r_[rng.permutation(350)[:300], 350:400]          # 350² entries: split
-    assert rows.size ** 2 >= kb._PAR_ENTRIES
-    one = kb.symmetric_block(kd, rows, nthr=1)
-    np.testing.assert_array_equal(one, one.T)
-    for nthr in (2, 3):
-        np.testing.assert_array_equal(kb.symmetric_block(kd, rows, nthr=nthr), one)
-    np.testing.assert_array_equal(kb.symmetric_block(kd, rows), one)   # the default split
-    ref = pairwise_kernels(X[rows], metric=name, **params)
-    np.testing.assert_allclose(one, ref, rtol=1e-9, atol=1e-9 * np.abs(ref).max())
-    if name == "rbf":
-        same = np.all(X[rows][:, None] == X[rows][None], axis=2)
-        assert (~np.eye(rows.size, dtype=bool) & same).sum() >= 40
-        assert np.all(one[same] == 1.0)
-
-
-@pytest.mark.parametrize("density", [0.15, 0.5])      # combinations by axpys / by BLAS
-@pytest.mark.parametrize("name", ["linear", "rbf"])
-def test_single_precision_transpose_gives_the_same_kernel_values_to_the_bit(name, density):
-    # sparse data whose values are all single-precision numbers (binary features and
-    # small multiples of 1/8, as a9a.t and count data): from ``narrow_min_bytes`` on the
-    # dense transpose is stored in float32, every product still formed in double; whole
-    # rows, rows on active columns, combinations and blocks equal the float64
-    # transpose's bit for bit, and scikit-learn's kernel to 1e-12
-    from sklearn.metrics.pairwise import pairwise_kernels
-
-    from margin_opt.solvers.smo import rows as kb
-
-    rng = np.random.default_rng(5)
-    X = np.round(rng.random((900, 70)) * 8.0) / 8.0 * (rng.random((900, 70)) < density)
-    Xs = sp.csr_matrix(X)
-    params = {} if name == "linear" else {"gamma": 0.07}
-    ker = make_kernel(name, X, **params)
-    wide, csr = kb.named_kernel_arrays(Xs, ker, dense_budget=1e9, narrow_min_bytes=np.inf)
-    narrow, _ = kb.named_kernel_arrays(Xs, ker, dense_budget=1e9, narrow_min_bytes=0)
-    assert wide.XT.dtype == np.float64 and narrow.XT.dtype == np.float32
-    assert bool(kb.axpy_rows(narrow)) == (density < 0.25)
-    np.testing.assert_array_equal(narrow.XT, wide.XT)
-    # values that are not single-precision numbers keep the double transpose
-    odd, _ = kb.named_kernel_arrays(sp.csr_matrix(X + 0.1 * (X != 0)), ker, dense_budget=1e9,
-                                    narrow_min_bytes=0)
-    assert odd.XT.dtype == np.float64
-    active = np.sort(rng.choice(900, size=333, replace=False))
-    rows = rng.choice(900, size=200, replace=False)
-    coefs = rng.normal(size=(200, 2))
-    outs = []
-    for kd in (wide, narrow):
-        kd = kb.for_smo(kd, 900, 1, 4096)
-        assert kd.XA.dtype == kd.XT.dtype
-        full = np.empty((3, 900))
-        part = np.zeros((3, 900))
-        for q, r in enumerate([0, 17, 899]):
-            kb.kernel_row(r, full[q], kd.all_cols, -1, kd)
-            kb.compact_active(kd, active, active.size, 1)
-            kb.kernel_row(r, part[q], active, active.size, kd)
-        comb = kb.combination(kd, None, csr, rows, coefs, nthr=1)
-        block = kb.kernel_block(kd, None, csr, np.array([3, 4, 5]))
-        outs.append((full, part, comb, block))
-    for a, b in zip(*outs, strict=True):
-        np.testing.assert_array_equal(a, b)
-    full = outs[1][0]
-    ref = pairwise_kernels(X[[0, 17, 899]], X, metric=name, **params)
-    np.testing.assert_allclose(full, ref, rtol=1e-12, atol=1e-12)
-    np.testing.assert_array_equal(outs[1][1][:, active], full[:, active])
-
-
-def test_smo_on_a_single_precision_transpose_takes_the_same_steps():
-    # the whole run with the float32 transpose (forced on a small problem): the same
-    # iterates and multipliers, bit for bit, as with the float64 transpose, and
-    # LIBSVM's answer
-    from margin_opt import SVMProblem
-    from margin_opt.solvers.smo import SMOOptions, solve_smo
-
-    rng = np.random.default_rng(2)
-    X = (rng.random((1500, 60)) < 0.12).astype(float)
-    w = rng.normal(size=60)
-    y = np.where(X @ w + 0.3 * rng.normal(size=1500) > np.median(X @ w), 1, -1)
-    problem = SVMProblem(sp.csr_matrix(X), y, C=1.0, kernel="rbf", gamma=0.05)
-    qp = problem.to_standard_form()
-    wide = solve_smo(qp, tol=1e-6, gap_tol=1e-7, options=SMOOptions(narrow_min_bytes=10 ** 18))
-    narrow = solve_smo(qp, tol=1e-6, gap_tol=1e-7, options=SMOOptions(narrow_min_bytes=0))
-    assert narrow.status == wide.status == "optimal"
-    assert narrow.nit == wide.nit
-    np.testing.assert_array_equal(narrow.x, wide.x)
-    lib = SkSVC(C=1.0, gamma=0.05, tol=1e-10).fit(X, y)
-    sol = problem.solution_from_standard(narrow.x, narrow.b)
-    ref = problem.solution_from_sklearn(lib)
-    assert abs(sol.dual_objective - ref.dual_objective) <= 1e-8 * abs(ref.dual_objective)

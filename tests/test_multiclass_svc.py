@@ -321,11 +321,16 @@ def test_one_vs_one_pairs_read_data_centred_once(monkeypatch):
         seen.append(problem)
         return run(est, problem, *rest)
 
-    # every pair read by the whole solve path (as one whose compiled reading is not
-    # its whole story), on its problem
+    # a pair whose reading is its whole story (svm_batch.clean) gets its Solution from
+    # it (svm_batch.pair_solution) and has no problem object; every pair read by the
+    # whole solve path instead (clean forced False), on its repair problem: the same fit
     monkeypatch.setattr(ovo, "certify_result", spy)
-    monkeypatch.setattr(ovo, "clean", lambda *args: False)
-    SVC().fit(X + 1e3, y)
+    monkeypatch.setattr(ovo, "clean", lambda *args, **kwargs: False)
+    repaired = SVC().fit(X + 1e3, y)
+    assert len(seen) == 45 and repaired.certificate_.ok
+    np.testing.assert_array_equal(repaired.support_, far.support_)
+    np.testing.assert_array_equal(repaired.dual_coef_, far.dual_coef_)
+    np.testing.assert_array_equal(repaired.intercept_, far.intercept_)
     first = seen[0]                        # pair (0, 1): class 0's rows, then class 1's
     rows = np.concatenate([np.flatnonzero(y == 0), np.flatnonzero(y == 1)])
     Xc = X - X.mean(axis=0)

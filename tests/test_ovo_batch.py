@@ -1,6 +1,10 @@
-"""One-vs-one pairs solved and read in compiled calls (estimators.ovo._batched_pairs):
-each pair's certificate is the solve path's certificate of the same answer, it fails
-on a wrong answer, and a pair whose reading fails is repaired by the solve path."""
+"""One-vs-one pairs solved side by side (estimators.ovo: each pair's kernel block copied
+out of one shared matrix, solved by ``solve_smo`` and read by
+:func:`margin_opt.kkt.dual_qp_reading` on a worker thread, then turned into its Solution
+and certificate by :func:`margin_opt.problems.svm_batch.pair_solution` where the
+reading is its whole story): each pair's certificate is the solve path's certificate of
+the same answer, it fails on a wrong answer as the solve path's does, and a pair whose
+reading or certificate fails is repaired by the solve path."""
 
 import numpy as np
 import pytest
@@ -33,11 +37,13 @@ def _values(cert):
 
 
 @pytest.mark.parametrize("kernel, weighted", [("rbf", False), ("poly", False), ("rbf", True)])
-def test_compiled_reading_is_the_solve_paths_certificate(digits, kernel, weighted):
-    # every pair read in compiled code (no solve path), and its certificate equal to
-    # SVMProblem.certify of the same answer: the same checks, tolerances, table counts
-    # and quantities (with zero and unequal sample weights: per-point bounds, points
-    # fixed at 0), the values to rounding; the Solution's too; and the fit LIBSVM's
+def test_pair_certificates_are_the_solve_paths(digits, kernel, weighted):
+    # every pair read on its worker thread and made by svm_batch.pair_solution (none
+    # through the solve path, ovo.certify_result), its certificate equal to
+    # SVMProblem.certify of the same answer on the pair's own problem: the same checks,
+    # tolerances, table counts and quantities (with zero and unequal sample weights:
+    # per-point bounds, points fixed at 0), the values to rounding; the Solution's too;
+    # and the fit LIBSVM's
     X, y = digits
     seen = []
     run = ovo.certify_result
@@ -55,7 +61,7 @@ def test_compiled_reading_is_the_solve_paths_certificate(digits, kernel, weighte
         yp = np.where(y[rows] == i, 1.0, -1.0)
         problem = SVMProblem(X[rows], yp, kernel=kernel, sample_weight=weight[rows], **params)
         ref = problem.certify(sol, tol=est.tol)
-        assert cert.ok and ref.ok and sol.certificate is cert
+        assert cert.ok and ref.ok and sol.certificate is cert and not sol.attempts
         assert [c.name for c in cert.checks] == [c.name for c in ref.checks]
         assert [c.description for c in cert.checks] == [c.description for c in ref.checks]
         assert [c.tol for c in cert.checks] == [c.tol for c in ref.checks]
@@ -86,17 +92,20 @@ def test_compiled_reading_is_the_solve_paths_certificate(digits, kernel, weighte
     np.testing.assert_allclose(est.decision_function(X), lib.decision_function(X), atol=1e-5)
 
 
-def _reading(K, yp, alpha, b, tol=1e-6):
+def _reading(K, yp, alpha, b, tol=1e-6, upper=None):
     m = yp.size
+    upper = np.ones(m) if upper is None else upper
     dec, xi, num = np.empty(m), np.empty(m), np.empty(len(READING))
-    dual_qp_reading(K, yp, -np.ones(m), np.ones(m), alpha, b, tol, category_threshold(tol),
+    dual_qp_reading(K, yp, -np.ones(m), upper, alpha, b, tol, category_threshold(tol),
                     1e-12, dec, xi, num)
     return dec, xi, num
 
 
-def test_compiled_certificate_fails_on_wrong_answers(digits):
-    # the optimum of a pair certifies; answers that are wrong each way fail, on the
-    # checks that SVMProblem.certify fails them on
+def test_pair_certificate_fails_on_wrong_answers(digits):
+    # the optimum of a pair certifies; answers that are wrong each way fail, each on the
+    # checks that its error breaks, and the reading's certificate (pair_solution) fails
+    # them on the checks that SVMProblem.certify fails them on (its table's
+    # contradictions make clean() False: the solve path reads those)
     from scipy.optimize import OptimizeResult
 
     X, y = digits
@@ -113,65 +122,77 @@ def test_compiled_certificate_fails_on_wrong_answers(digits):
     moved = alpha.copy()
     moved[free[0]] -= 0.05                     # yᵀα kept: mass moved to a point off the margin
     moved[near] += 0.05                        # (not negligible: α > s there)
-    wrong = {"optimum": (alpha, b), "b shifted": (alpha, b + 1e-3),
-             "mass moved": (moved, b), "scaled": (0.9 * alpha, b),
-             "equality broken": (np.where(np.arange(alpha.size) == free[0],
-                                          alpha + 1e-3, alpha), b)}
+    wrong = {"optimum": (alpha, b, set()),
+             "b shifted": (alpha, b + 1e-3, {"complementary_slackness"}),
+             "mass moved": (moved, b, {"complementary_slackness", "mvp_gap"}),
+             "scaled": (0.9 * alpha, b, {"duality_gap", "mvp_gap"}),
+             "equality broken": (np.where(np.arange(alpha.size) == free[0], alpha + 1e-3,
+                                          alpha), b, {"dual_residual"})}
     res = OptimizeResult(status="optimal", nit=1, message="", timings={"total": 0.0})
-    for name, (a, bb) in wrong.items():
+    for name, (a, bb, breaks) in wrong.items():
+        ref = problem.certify(problem.solution_from_standard(a, bb), tol=1e-6)
+        assert ref.ok == (name == "optimum"), name
+        assert breaks <= set(ref.failed()), name
         dec, xi, num = _reading(K, yp, a, bb)
         assert clean(res, a, num, False)
         got, cert = pair_solution(a, yp, -np.ones(a.size), bb, dec, xi, num, res, tol=1e-6)
-        ref = problem.certify(problem.solution_from_standard(a, bb), tol=1e-6)
-        # the compiled table's contradictions make clean() False: the solve path reads those
         bad = num[[READING.index(k) for k in ("bad_zero", "bad_free", "bad_at_upper")]]
-        assert bool(cert.ok and not bad.any()) == ref.ok == (name == "optimum"), name
+        assert bool(cert.ok and not bad.any()) == ref.ok, name
         assert set(cert.failed()) == {f for f in ref.failed() if not f.startswith("table")}
         if name != "optimum":
             assert not clean(res, a, num, True) or not cert.ok
         assert got.certificate is cert
 
 
-def test_pair_failing_its_reading_is_repaired_by_the_solve_path(digits, monkeypatch):
-    # a pair whose compiled answer is wrong (here: corrupted after the run, and read
-    # again) fails its reading; the solve path then repairs it (its attempts say so),
-    # and the fit is the one of the untouched run, every pair certified
-    from margin_opt.solvers.smo import batch
+def _corrupting(run, pair):
+    """ovo._pair_run with pair ``pair``'s answer made wrong after its run on the worker
+    (the multipliers scaled by 0.8: those at C now read as free with y f < 1), and read
+    again on its kernel block, as the worker reads an answer."""
 
+    def corrupt(blocks, lay, options, reading, quiet):
+        K, res, read = run(blocks, lay, options, reading, quiet)
+        if lay.pair == pair:
+            res.x = 0.8 * res.x
+            read = _reading(K, lay.qp.y, res.x, float(res.b), tol=reading[0],
+                            upper=lay.qp.upper)
+        return K, res, read
+
+    return corrupt
+
+
+@pytest.mark.parametrize("trust_reading", [False, True])
+def test_pair_failing_its_certificate_is_repaired_by_the_solve_path(digits, monkeypatch,
+                                                                    trust_reading):
+    # a pair whose answer is wrong (here: corrupted after its run on the worker, and
+    # read again) is not clean (its table contradicts the categories), or, where the
+    # reading is taken as clean (trust_reading: clean() forced True), fails its
+    # certificate; the solve path then repairs it (its attempts say so), and the fit is
+    # the one of the untouched runs, every pair certified
     X, y = digits
     ref = SVC(gamma=0.05).fit(X, y)
-    run = ovo.block_pairs_run
-    failed = []
+    failed, repaired = [], []
+    read, certify = ovo.clean, ovo.certify_result
 
-    def corrupt(*args):
-        run(*args)
-        lo, hi = args[-8:-6]
-        if lo <= 3 < hi:
-            (kd, diag, diag_start, class_start, pi, pj, offsets, yv, p, C) = args[:10]
-            alpha, _, out, dec, xi, num = args[-6:]
-            o, e = offsets[3], offsets[4]
-            alpha[o:e] *= 0.8                              # a wrong answer for pair 3
-            ni = class_start[pi[3] + 1] - class_start[pi[3]]
-            nj = class_start[pj[3] + 1] - class_start[pj[3]]
-            Kii = diag[diag_start[pi[3]]:][:ni * ni].reshape(ni, ni)
-            Kjj = diag[diag_start[pj[3]]:][:nj * nj].reshape(nj, nj)
-            K = batch.block_pair_matrix(kd, Kii, Kjj, class_start[pi[3]], class_start[pj[3]])
-            dual_qp_reading(K, yv[o:e], p[o:e], C[o:e], alpha[o:e], out[3, 4], 1e-6,
-                            category_threshold(1e-6), 1e-12, dec[o:e], xi[o:e], num[3])
-
-    def spy(res, alpha, num, certify):
-        verdict = read(res, alpha, num, certify)
+    def spy(res, alpha, num, cert_on):
+        verdict = read(res, alpha, num, cert_on)
         if not verdict:
             failed.append(dict(zip(READING, num, strict=True)))
-        return verdict
+        return True if trust_reading else verdict
 
-    read = ovo.clean
-    monkeypatch.setattr(ovo, "block_pairs_run", corrupt)
+    def through_path(est, problem, *rest):
+        repaired.append(problem)
+        return certify(est, problem, *rest)
+
+    monkeypatch.setattr(ovo, "_pair_run", _corrupting(ovo._pair_run, ovo.class_pairs(5)[3]))
     monkeypatch.setattr(ovo, "clean", spy)
+    monkeypatch.setattr(ovo, "certify_result", through_path)
     est = SVC(gamma=0.05).fit(X, y)
     # the multipliers at C, now at 0.8 C, read as free with y f < 1: the table fails
     assert len(failed) == 1 and failed[0]["bad_free"] > 0
-    assert est.certificate_.ok and est.solutions_[3].attempts
+    assert len(repaired) == 1 and repaired[0].y.size == est.solutions_[3].alpha.size
+    first = est.solutions_[3].attempts[0]
+    assert first["status"] == "optimal" and "table[0 < α < C]" in first["failed"]
+    assert est.certificate_.ok and est.solutions_[3].certificate.ok
     assert "fallback" in " ".join(est.solutions_[3].certificate.notes)
     assert not any(s.attempts for p, s in enumerate(est.solutions_) if p != 3)
     np.testing.assert_array_equal(est.support_, ref.support_)

@@ -206,9 +206,10 @@ def test_cache_size_and_shrinking_honoured(breast_cancer):
     runs = {kw: SVC(C=100, **dict(kw)).fit(X, y) for kw in
             ((), (("cache_size", 0.5),), (("shrinking", False),))}
     caches = {kw: est.solution_.raw.cache for kw, est in runs.items()}
-    assert caches[()]["n_slots"] == 569 and caches[()]["mean_active"] < 569
-    small = caches[(("cache_size", 0.5),)]
-    assert small["n_slots"] < 569 and small["cache_mb"] <= 0.5
+    # every row fits 200 MB: each computed at most once (or twice: on the active set,
+    # then whole); 0.5 MB holds 115 rows of 569: none computed fewer times
+    assert caches[()]["misses"] <= 2 * 569 and caches[()]["mean_active"] < 569
+    assert caches[(("cache_size", 0.5),)]["misses"] >= caches[()]["misses"]
     assert caches[(("shrinking", False),)]["mean_active"] == 569
     for est in runs.values():
         assert est.certificate_.ok

@@ -7,27 +7,17 @@ data are the samples of class i then those of class j (each in their original
 order), as in LIBSVM's ``svm_train``, so that SMO visits them in LIBSVM's order.
 
 Kernel values are shared across the pairs where that saves work: when the n × n
-kernel matrix fits the cache budget, each class's diagonal block is computed once and
-each off-diagonal block by the one pair that needs it (:class:`ClassBlocks`), so every
-pair gets its whole kernel matrix with every entry computed once (LIBSVM recomputes
-rows pair by pair); otherwise each pair's SMO computes and caches its own rows.
-Pairs that share the matrix and are solved by SMO are solved in compiled calls that
-release the GIL, on worker threads and on the fitting thread (work stealing).  On an
-RBF or polynomial kernel (:func:`_batched_pairs`) a call takes a run of pairs: each
-one's kernel block, SMO on it and the numbers of its certificate
-(:func:`~margin_opt.solvers.smo.batch.block_pairs_run`), from which the fitting thread
-makes its Solution and certificate (:mod:`margin_opt.problems.svm_batch`) while the
-workers go on; a pair whose reading is not the whole story is read, certified and
-repaired by the solve path (:func:`~margin_opt.problems.solve_path.finish`).  Other
-kernels' pairs take one call each (:func:`~margin_opt.solvers.smo.solve_block_pair`:
-the pair's kernel block and SMO, no Python between SMO's phases), a few pairs ahead of
-the fitting thread, which builds the pairs' problems and reads, certifies and repairs
-their answers in pair order.  Where the thread policy gives one thread (a parallel
-job's worker, busy cores) there is no pool: the calls run on the fitting thread.  At
-tol ≥ 1e-3 each pair's answer is the one the whole solve path gives, bit for bit;
-below, SMO's tail is one compiled Newton step instead of the polish (the same optimum
-within tol).  On any number of threads, whichever thread runs a pair, the fit is the
-same.
+kernel matrix fits the cache budget it is computed once and every pair copies its
+block out of it (:class:`ClassBlocks`; LIBSVM recomputes rows pair by pair);
+otherwise each pair's SMO computes and caches its own rows.  Pairs that share the
+matrix and are solved by SMO run on worker threads, a few pairs ahead of the fitting
+thread (the compiled SMO releases the GIL; the fitting thread takes a queued pair
+itself while it waits), and the fitting thread builds the pairs' problems and reads,
+certifies and repairs their answers in pair order
+(:func:`~margin_opt.problems.solve_path.finish`).  Where the thread policy gives one
+thread (a parallel job's worker, busy cores) there is no pool: the pairs run on the
+fitting thread.  Each pair's answer is the one the whole solve path gives on its
+block; on any number of threads, whichever thread runs a pair, the fit is the same.
 
 The fitted attributes are LIBSVM's layout (``support_`` grouped by class,
 ``dual_coef_`` of shape (k − 1, n_SV), ``intercept_`` of shape (k(k − 1)/2,)), and
@@ -46,30 +36,26 @@ C.-C. Chang and C.-J. Lin, "LIBSVM: a library for support vector machines", ACM 
 
 from __future__ import annotations
 
-import threading
-import time
 from collections import deque
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import nullcontext
 from dataclasses import dataclass, replace
 
-import numba
 import numpy as np
 import scipy.sparse as sp
 from sklearn.utils.multiclass import _ovr_decision_function
 
 from ..certificate import CompositeCertificate
 from ..exceptions import no_convergence_warnings
-from ..kkt import READING, category_threshold
-from ..parallel import current_policy, fit_threads, one_blas_thread
+from ..kernels import engine_gram
+from ..kkt import READING, category_threshold, dual_qp_reading
+from ..methods import get_method
+from ..parallel import core_threads, current_policy, one_blas_thread
 from ..problems.base import SV_THRESHOLD
 from ..problems.kernel_data import check_scale
 from ..problems.svm import SVMProblem
 from ..problems.svm_batch import clean, pair_solution
-from ..solvers.smo import block_pair_matrix, solve_block_pair, solve_smo_gram
-from ..solvers.smo import rows as _rows
-from ..solvers.smo.batch import block_pairs_run, pair_result
-from ..solvers.smo.batch import pair_settings as batch_settings
+from ..standard_forms import DualQP
 from ..validation import check_box_bounds
 from .base import backend_options, certify_result, solve_and_certify
 
@@ -132,15 +118,11 @@ SHARED_KERNELS = ("linear", "poly", "rbf")
 class ClassBlocks:
     """The kernel matrix of the training data grouped by class, shared by the pairs.
 
-    Pair (i, j) takes its block [[K_ii, K_ij], [K_ji, K_jj]].  For a named kernel on
-    dense data the diagonal blocks K_cc are computed once per class and the
-    off-diagonal one K_ji once, by the pair that needs it (K_ij is its transpose):
-    every entry once, by the compiled code of SMO's rows, and no n × n matrix stored —
-    copying the pairs' blocks out of a whole matrix streamed ~45 MB on digits and took
-    as long as computing them.  Otherwise (sparse data, a sigmoid or callable kernel)
-    the whole matrix is computed once and the pairs copy their blocks out of it.
-    The caller has checked that the kernel values are finite
-    (:func:`~margin_opt.problems.kernel_data.check_scale`).
+    The whole matrix is computed once (every entry once; LIBSVM recomputes rows pair by
+    pair) and pair (i, j) copies its block [[K_ii, K_ij], [K_ji, K_jj]] out of it.  The
+    caller has checked that the kernel values are finite
+    (:func:`~margin_opt.problems.kernel_data.check_scale`) and that the matrix fits the
+    cache budget.
 
     Parameters
     ----------
@@ -154,39 +136,19 @@ class ClassBlocks:
         sizes = np.array([m.size for m in members])
         self.stop = np.cumsum(sizes)
         self.start = self.stop - sizes
-        Xg = X[np.concatenate(members)]
-        self.K = None
-        if sp.issparse(Xg) or kernel.name not in _rows.KINDS:
-            self.K = kernel.gram(Xg)
-            return
-        self._kd, _ = _rows.named_kernel_arrays(Xg, kernel)
-        self._diag = [None] * sizes.size
-        self._lock = threading.Lock()
-
-    def diag(self, c) -> np.ndarray:
-        """K_cc, the kernel matrix of class c, computed on first use (by the thread that
-        first needs it: the pairs' worker threads)."""
-        with self._lock:
-            if self._diag[c] is None:
-                with one_blas_thread():     # small products: BLAS threads cost more
-                    self._diag[c] = _rows.symmetric_block(
-                        self._kd, np.arange(self.start[c], self.stop[c]))
-            return self._diag[c]
+        self.K = engine_gram(kernel, X[np.concatenate(members)], threads=core_threads())
 
     def pair(self, i, j) -> np.ndarray:
         """The kernel matrix of pair (i, j): class i's samples, then class j's."""
         ri = slice(self.start[i], self.stop[i])
         rj = slice(self.start[j], self.stop[j])
-        if self.K is not None:
-            ni = ri.stop - ri.start
-            B = np.empty((ni + rj.stop - rj.start,) * 2)
-            B[:ni, :ni] = self.K[ri, ri]
-            B[:ni, ni:] = self.K[ri, rj]
-            B[ni:, :ni] = self.K[rj, ri]
-            B[ni:, ni:] = self.K[rj, rj]
-            return B
-        with one_blas_thread():         # the compiled pairs' own block (exactly mirrored)
-            return block_pair_matrix(self._kd, self.diag(i), self.diag(j), ri.start, rj.start)
+        ni = ri.stop - ri.start
+        B = np.empty((ni + rj.stop - rj.start,) * 2)
+        B[:ni, :ni] = self.K[ri, ri]
+        B[:ni, ni:] = self.K[ri, rj]
+        B[ni:, :ni] = self.K[rj, ri]
+        B[ni:, ni:] = self.K[rj, rj]
+        return B
 
 
 def fit_one_vs_one(est, X, y_index, classes, weight, kernel, *, solver, on_pair=None
@@ -261,60 +223,76 @@ def fit_one_vs_one(est, X, y_index, classes, weight, kernel, *, solver, on_pair=
         return problem, backend_options(est, problem, solver), idx
 
     # Where the pairs share the kernel matrix and SMO solves them, each pair's kernel
-    # block and SMO run on a worker thread (BLAS and numba on one thread there, the GIL
-    # released), a few pairs ahead of this thread, which reads, certifies and repairs
-    # the answers in pair order (solve_path.finish).  Otherwise one pair at a time
-    # through the whole solve path: with ``on_pair`` (calibration: its own
-    # cross-validated fits, in pair order), a ``callback`` or ``verbose``, a warm start or the
-    # block algorithm (solve_smo's options), or another solver (pegasos draws from
-    # NumPy's global generator; cvxpy's fits are not worth it).
+    # block, SMO and its certificate's numbers run on a worker thread (BLAS on one
+    # thread there, the GIL released in SMO), a few pairs ahead of this thread, which
+    # makes their Solutions and certificates in pair order, and reads, certifies and
+    # repairs through the solve path (solve_path.finish) any pair whose reading is not
+    # the whole story.  Otherwise one pair at a time through the whole solve path: with
+    # ``on_pair`` (calibration: its own cross-validated fits, in pair order), a
+    # ``callback`` or ``verbose``, a warm start (solve_smo's options), or another solver
+    # (pegasos draws from NumPy's global generator; cvxpy's fits are not worth it).
     # (not the hard margin: its infeasibility is decided by the separability LP first)
     if on_pair is None and solver == "smo" and share and est.fit_intercept and \
             np.isfinite(est.C) and set(est.solver_options or {}) <= GRAM_OPTIONS and \
             not getattr(est, "verbose", False):
-        nthr = fit_threads()
+        nthr = core_threads()
         workers = _pair_workers(members, pairs, budget, nthr)
-        # the RBF distances of the pairs' own rows (their standard forms, a repair's
-        # rows) on the data centred once, not on a centred copy made per pair
+        # the RBF distances of the pairs' own rows (a repair's problem) on the data
+        # centred once, not on a centred copy made per pair
         Xc = X - X.mean(axis=0) if kernel.name == "rbf" and not sp.issparse(X) else None
+        C_rows = check_box_bounds(est.C, weight)
+        options = backend_options(est, None, solver, max_box=float(C_rows.max()))
+        # a reading is the whole story only for a kernel PSD by construction whose answer
+        # has no explicit primal weights (RBF; poly with coef0 ≥ 0): a linear kernel's
+        # certificate reads f through w, another kernel's has its PSD check
+        read_kernel = kernel.name == "rbf" or (kernel.name == "poly" and kernel.coef0 >= 0)
+        reading = (float(est.tol), category_threshold(float(est.tol)), SV_THRESHOLD) \
+            if read_kernel else None
+
+        def layout(pair):
+            """Pair (i, j)'s standard form (its kernel block attached by the worker)."""
+            i, j = pair
+            idx = np.concatenate([members[i], members[j]])
+            y = np.where(y_index[idx] == i, 1.0, -1.0)
+            qp = DualQP(X=None, kernel=kernel, y=y, p=-np.ones(idx.size), upper=C_rows[idx])
+            return _PairLayout(pair, idx, qp)
+
+        def repair(lay):
+            return pair_problem(lay.pair, Xc)[:2]
+
         done = []
-        batched = blocks.K is None and _read_compiled(kernel)
-        if batched:
-            with one_blas_thread():     # BLAS's pools limited once for the whole run
-                done = _batched_pairs(est, y_index, weight, members, pairs, blocks, solver,
-                                      workers, lambda pair: pair_problem(pair, Xc))
-        elif workers == 0:
-            # one thread (a parallel job's worker, a busy machine): no pool, each pair's
-            # compiled call on this thread, then its answer read and certified
-            with one_blas_thread():
+        with one_blas_thread():
+            if workers == 0:
+                # one thread (a parallel job's worker, a busy machine): no pool
                 for pair in pairs:
-                    problem, options, idx = pair_problem(pair, Xc)
-                    job = _Ran(_smo_on_block(blocks, *pair, problem._qp, options,
-                                             bool(est.certify)))
-                    done.append(_finish_pair(est, problem, options, idx, job))
-        else:
-            # pairs submitted and not yet read (each holds its kernel block once solved):
-            # one per worker, and up to _AHEAD more where the budget holds their blocks
-            window = max(workers, min(workers + _AHEAD,
-                                      _blocks_in_budget(members, pairs, budget) - 1))
-            with one_blas_thread(), ThreadPoolExecutor(
-                    workers, initializer=numba.set_num_threads, initargs=(1,)) as pool:
-                ahead = deque()
-                try:
-                    for pair in pairs:
-                        problem, options, idx = pair_problem(pair, Xc)
-                        # the layout (y, p, upper) only: its arrays are read, never written
-                        job = _PairJob(pool, (blocks, *pair, problem._qp, options,
-                                              bool(est.certify)))
-                        ahead.append((problem, options, idx, job))
-                        if len(ahead) > window:
-                            done.append(_finish_pair(est, *ahead.popleft(), _jobs(ahead)))
-                    while ahead:
-                        done.append(_finish_pair(est, *ahead.popleft(), _jobs(ahead)))
-                except BaseException:
-                    for *_, job in ahead:       # the error is raised now, not after them
-                        job.future.cancel()
-                    raise
+                    lay = layout(pair)
+                    job = _Ran(_pair_run(blocks, lay, options, reading, bool(est.certify)))
+                    done.append(_finish_pair(est, lay, job, repair))
+            else:
+                # pairs submitted and not yet read (each holds its kernel block once
+                # solved): one per worker, and up to _AHEAD more where the budget holds
+                # their blocks
+                window = max(workers, min(workers + _AHEAD,
+                                          _blocks_in_budget(members, pairs, budget) - 1))
+                with ThreadPoolExecutor(workers) as pool:
+                    ahead = deque()
+                    try:
+                        for pair in pairs:
+                            lay = layout(pair)
+                            job = _PairJob(pool, (blocks, lay, options, reading,
+                                                  bool(est.certify)))
+                            ahead.append((lay, job))
+                            if len(ahead) > window:
+                                lay0, job0 = ahead.popleft()
+                                done.append(_finish_pair(est, lay0, job0, repair,
+                                                         _jobs(ahead)))
+                        while ahead:
+                            lay0, job0 = ahead.popleft()
+                            done.append(_finish_pair(est, lay0, job0, repair, _jobs(ahead)))
+                    except BaseException:
+                        for _, job in ahead:    # the error is raised now, not after them
+                            job.future.cancel()
+                        raise
     else:
         done = [solve_pair(pair, p) for p, pair in enumerate(pairs)]
     solutions = [sol for sol, _, _ in done]
@@ -329,18 +307,35 @@ def fit_one_vs_one(est, X, y_index, classes, weight, kernel, *, solver, on_pair=
 GRAM_OPTIONS = {"tol", "gap_tol", "max_iter", "shrinking", "wss", "cache_size"}
 
 
-def _smo_on_block(blocks, i, j, qp, options, quiet):
-    """(K, result, mirrored): pair (i, j)'s kernel block and SMO's result on it, on a
-    worker thread, in one compiled call where the block is computed from the classes'
-    rows (then mirrored: exactly symmetric); else copied out of the whole matrix."""
+@dataclass
+class _PairLayout:
+    """A pair of the shared-matrix path: (i, j), its training rows, its standard form."""
+
+    pair: tuple
+    idx: np.ndarray
+    qp: DualQP
+
+
+def _pair_run(blocks, lay, options, reading, quiet):
+    """(K, result, reading) of one pair, on a worker thread: its kernel block copied out
+    of the shared matrix (exactly symmetric), SMO on it (the GIL released) and, where
+    SMO ended optimal and ``reading`` (tol, category threshold, SV threshold) is given,
+    its certificate's numbers (:func:`margin_opt.kkt.dual_qp_reading`:
+    ``(decision, xi, num)``; None otherwise)."""
     # one that stops short is repaired by finish when the fit is certified (``quiet``);
     # without a certificate nothing repairs it, and its ConvergenceWarning is issued
     with no_convergence_warnings() if quiet else nullcontext():
-        if blocks.K is None:
-            return *solve_block_pair(blocks._kd, blocks.diag(i), blocks.diag(j),
-                                     blocks.start[i], blocks.start[j], qp, **options), True
-        K = blocks.pair(i, j)
-        return K, solve_smo_gram(replace(qp, gram=K), **options), False
+        K = blocks.pair(*lay.pair)
+        res = get_method("smo").load()(replace(lay.qp, gram=K), **options)
+    if reading is None or res.status != "optimal" or \
+            not (np.isfinite(res.x).all() and np.isfinite(res.b)):
+        return K, res, None
+    m = K.shape[0]
+    decision, xi, num = np.empty(m), np.empty(m), np.empty(len(READING))
+    tol, tau, sv_threshold = reading
+    dual_qp_reading(K, lay.qp.y, lay.qp.p, lay.qp.upper, res.x, float(res.b), tol, tau,
+                    sv_threshold, decision, xi, num)
+    return K, res, (decision, xi, num)
 
 
 #: Pairs submitted beyond one per worker: queued work for the workers while this
@@ -349,7 +344,7 @@ _AHEAD = 2
 
 
 class _PairJob:
-    """A pair's compiled call (:func:`_smo_on_block`), queued for the workers; the fitting
+    """A pair's compiled call (:func:`_pair_run`), queued for the workers; the fitting
     thread runs it itself when it needs its answer, or is waiting for another, before a
     worker has started it.  On two cores the pairs' compiled calls (~0.6 ms each on
     digits) and the fitting thread's Python (~0.5 ms a pair) are equal shares: with
@@ -358,10 +353,10 @@ class _PairJob:
 
     def __init__(self, pool, args):
         self.args = args
-        self.future = pool.submit(_smo_on_block, *args)
+        self.future = pool.submit(_pair_run, *args)
 
     def _run(self):
-        return _smo_on_block(*self.args)
+        return _pair_run(*self.args)
 
     def take(self) -> bool:
         """Run the call on this thread if no worker has started it (False otherwise)."""
@@ -401,137 +396,31 @@ def _jobs(ahead):
     return (job for *_, job in ahead)
 
 
-def _read_compiled(kernel) -> bool:
-    """Whether the pairs' certificates are read in compiled code
-    (:func:`_batched_pairs`): a kernel PSD by construction whose answers have no
-    explicit primal weights (RBF; polynomial with coef0 ≥ 0).  A linear kernel's
-    certificate reads f through w, that of a kernel not PSD by construction has its
-    PSD check: the whole solve path's."""
-    return kernel.name == "rbf" or (kernel.name == "poly" and kernel.coef0 >= 0)
-
-
-#: Pairs per compiled call of :func:`_batched_pairs` where the pairs are shared by threads
-_CHUNK = 3
-
-
-class _PairsJob(_PairJob):
-    """A compiled call over a run of pairs (:func:`~margin_opt.solvers.smo.batch.
-    block_pairs_run`), queued for the workers, taken by the fitting thread as a pair's."""
-
-    def __init__(self, pool, args):
-        self.args = args
-        self.future = pool.submit(block_pairs_run, *args)
-
-    def _run(self):
-        return block_pairs_run(*self.args)
-
-
-def _batched_pairs(est, y_index, weight, members, pairs, blocks, solver, workers, problem_of):
-    """Solve and read every pair in compiled calls (:func:`~margin_opt.solvers.smo.batch.
-    block_pairs_run`: the pair's kernel block, SMO, its certificate's numbers), a few
-    pairs a call, on ``workers`` threads beside this one (0: one call here); then each
-    pair's Solution and certificate from its reading
-    (:func:`margin_opt.problems.svm_batch.pair_solution`), or, for a pair whose reading
-    is not its whole story (:func:`margin_opt.problems.svm_batch.clean`: stopped short,
-    a negligible multiplier, a certificate that fails), the whole solve path on its
-    kernel block (:func:`certify_result`: its repairs, warnings and errors).  Called
-    with BLAS on one thread (:func:`~margin_opt.parallel.one_blas_thread`).
-
-    Returns
-    -------
-    done : list of (Solution, Certificate or None, ndarray of int)
-        One per pair, in pair order.
-    """
-    t0 = time.perf_counter()
-    sizes = np.array([m.size for m in members], dtype=np.int64)
-    class_start = np.r_[0, np.cumsum(sizes)].astype(np.int64)
-    pi = np.array([i for i, _ in pairs], dtype=np.int64)
-    pj = np.array([j for _, j in pairs], dtype=np.int64)
-    m_pair = sizes[pi] + sizes[pj]
-    offsets = np.r_[0, np.cumsum(m_pair)].astype(np.int64)
-    rows = np.concatenate([members[c] for i, j in pairs for c in (i, j)])
-    y = np.where(y_index[rows] == np.repeat(pi, m_pair), 1.0, -1.0)
-    p = np.full(rows.size, -1.0)
-    C_rows = check_box_bounds(est.C, weight)
-    C = C_rows[rows]
-    starts = offsets[:-1]
-    max_box = np.maximum.reduceat(C, starts)
-    options = backend_options(est, None, solver, max_box=float(max_box.max()))
-    settings = batch_settings(m_pair, **options)
-    tol = float(est.tol)
-    diag = np.concatenate([blocks.diag(c).ravel() for c in range(sizes.size)])
-    diag_start = np.r_[0, np.cumsum(sizes * sizes)[:-1]].astype(np.int64)
-    alpha, grad = np.empty(rows.size), np.empty(rows.size)
-    decision, xi = np.empty(rows.size), np.empty(rows.size)
-    out = np.empty((len(pairs), 6))
-    num = np.empty((len(pairs), len(READING)))
-    fixed = (blocks._kd, diag, diag_start, class_start, pi, pj, offsets, y, p, C,
-             settings["tol"], settings["gap_tol"], settings["wss2"], settings["shrinking"],
-             settings["max_iter"], settings["stall_window"], settings["kn"],
-             settings["polish"], tol, category_threshold(tol), SV_THRESHOLD)
-    written = (alpha, grad, out, decision, xi, num)
-    alpha_scale = np.maximum(1.0, max_box)
-    n_fixed = np.add.reduceat((C == 0).astype(np.int64), starts)
+def _finish_pair(est, lay, job, repair, later=()):
+    """A pair's Solution and certificate, on the fitting thread: from its reading
+    (:func:`margin_opt.problems.svm_batch.pair_solution`) where that is its whole story
+    (:func:`margin_opt.problems.svm_batch.clean`), else by the whole solve path on its
+    problem (``repair(lay)``: (problem, options); :func:`certify_result`: its repairs,
+    warnings and errors)."""
+    K, res, read = job.result(later)
     certify = bool(est.certify)
-    done = [None] * len(pairs)
-
-    def read(lo, hi):
-        """Pairs lo … hi − 1's Solutions and certificates, from their readings."""
-        share = (time.perf_counter() - t0) / len(pairs)
-        # a run that stopped short warns where nothing will repair it (no certificate)
-        with no_convergence_warnings() if certify else nullcontext():
-            results = [pair_result(alpha[offsets[q]:offsets[q + 1]],
-                                   grad[offsets[q]:offsets[q + 1]], out[q],
-                                   p[offsets[q]:offsets[q + 1]], settings, q, options["tol"],
-                                   options.get("gap_tol"), share) for q in range(lo, hi)]
-        for q, res in zip(range(lo, hi), results, strict=True):
-            o, e = offsets[q], offsets[q + 1]
-            sol = cert = None
-            if clean(res, res.x, num[q], certify):
-                sol, cert = pair_solution(res.x, y[o:e], p[o:e], res.b, decision[o:e],
-                                          xi[o:e], num[q], res,
-                                          tol=tol if certify else None,
-                                          alpha_scale=float(alpha_scale[q]),
-                                          n_fixed=int(n_fixed[q]))
-            if sol is None or (certify and not cert.ok):
-                # the whole solve path on the pair's block: its repairs, warnings, errors
-                problem, pair_options, _ = problem_of(pairs[q])
-                problem.data.use_gram(blocks.pair(*pairs[q]), symmetric=True)
-                sol, cert = certify_result(est, problem, res, pair_options)
-            done[q] = (sol, cert, rows[o:e])
-
-    if workers == 0:
-        block_pairs_run(*fixed, 0, len(pairs), *written)
-        read(0, len(pairs))
-        return done
-    # runs of pairs queued for the workers; this thread takes those not started when it
-    # needs them, and reads each run's pairs while the workers go on
-    with ThreadPoolExecutor(workers, initializer=numba.set_num_threads,
-                            initargs=(1,)) as pool:
-        bounds = [(lo, min(lo + _CHUNK, len(pairs))) for lo in range(0, len(pairs), _CHUNK)]
-        jobs = [_PairsJob(pool, (*fixed, lo, hi, *written)) for lo, hi in bounds]
-        try:
-            for k, job in enumerate(jobs):
-                job.result(jobs[k + 1:])
-                read(*bounds[k])
-        except BaseException:
-            for job in jobs:
-                job.future.cancel()
-            raise
-    return done
-
-
-def _finish_pair(est, problem, options, idx, job, later=()):
-    """Pair's Solution and certificate (:func:`certify_result`), on the fitting thread."""
-    K, res, mirrored = job.result(later)
-    problem.data.use_gram(K, symmetric=mirrored)
-    sol, cert = certify_result(est, problem, res, options)
-    return sol, cert, idx
+    sol = cert = None
+    if read is not None and clean(res, res.x, read[2], certify):
+        upper = lay.qp.upper
+        sol, cert = pair_solution(res.x, lay.qp.y, lay.qp.p, float(res.b), *read, res,
+                                  tol=float(est.tol) if certify else None,
+                                  alpha_scale=max(1.0, float(upper.max())),
+                                  n_fixed=int(np.count_nonzero(upper == 0)))
+    if sol is None or (certify and not cert.ok):
+        problem, options = repair(lay)
+        problem.data.use_gram(K, symmetric=True)
+        sol, cert = certify_result(est, problem, res, options)
+    return sol, cert, lay.idx
 
 
 def _pair_workers(members, pairs, budget_mb, nthr):
     """Worker threads of the compiled pairs, for ``nthr`` threads
-    (:func:`margin_opt.parallel.fit_threads`, read once by the caller): the fitting
+    (:func:`margin_opt.parallel.core_threads`, read once by the caller): the fitting
     thread keeps a core (for its Python, and the calls no worker has started) and the
     workers share the others (on 2 cores one worker: two measured 5–15 % slower on
     digits), no more
@@ -550,9 +439,9 @@ def _pair_workers(members, pairs, budget_mb, nthr):
 
 def _pair_threads(members, pairs, budget_mb, nthr=None):
     """Pairs solved side by side: ``nthr`` threads (None: the thread policy's count,
-    :func:`margin_opt.parallel.fit_threads`), at most the number of pairs, and no more
+    :func:`margin_opt.parallel.core_threads`), at most the number of pairs, and no more
     than the cache budget holds (:func:`_blocks_in_budget`, one per thread)."""
-    nthr = fit_threads() if nthr is None else nthr
+    nthr = core_threads() if nthr is None else nthr
     return max(1, min(nthr, len(pairs), _blocks_in_budget(members, pairs, budget_mb)))
 
 

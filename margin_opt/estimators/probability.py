@@ -25,8 +25,8 @@ from sklearn.model_selection import KFold, StratifiedKFold
 from sklearn.utils import check_random_state
 
 from ..calibration import MIN_PROB, pairwise_coupling, sigmoid_fit, sigmoid_predict
+from ..methods import get_method
 from ..problems.svm import SVMProblem
-from ..solvers.smo import solve_smo_gram
 from .base import backend_options, solve_and_certify
 from .ovo import GRAM_OPTIONS, SHARED_KERNELS, class_pairs
 
@@ -88,7 +88,7 @@ def _fold_decision(problem, sub, sol, tr, te, K):
 def _on_pair_matrix(est, problem, solver, K) -> bool:
     """Whether the folds are solved on the pair's own kernel matrix ``K`` (their rows
     of it by index, no copy): SMO with an intercept, a finite C, a PSD kernel and no
-    option beyond those of :func:`~margin_opt.solvers.smo.solve_smo_gram`."""
+    option beyond those of the pairs' compiled runs (:data:`.ovo.GRAM_OPTIONS`)."""
     return (K is not None and solver == "smo" and problem.fit_intercept
             and problem.kernel.name in SHARED_KERNELS
             and set(est.solver_options or {}) <= GRAM_OPTIONS
@@ -103,7 +103,7 @@ def _fold_on_pair_matrix(est, problem, solver, K, tr, te):
     qp = problem._qp
     fold = replace(qp, y=qp.y[tr], p=qp.p[tr], upper=qp.upper[tr], gram=K,
                    index=tr if qp.index is None else qp.index[tr])
-    res = solve_smo_gram(fold, **backend_options(est, problem, solver))
+    res = get_method("smo").load()(fold, **backend_options(est, problem, solver))
     if not np.isfinite(res.b):
         return None
     sv = np.flatnonzero(res.x)
@@ -120,8 +120,8 @@ def cv_decision_values(est, problem, solver, seed):
     part with one class only scores its held-out samples +1 or −1, as LIBSVM does.
     Where the pair's kernel matrix is at hand (the one-vs-one pairs that share the
     classes' blocks) and SMO solves, each fold is solved on its rows of that matrix
-    (:func:`~margin_opt.solvers.smo.solve_smo_gram` with the fold's variables indexing
-    it) instead of on a copy: the same QP, to the same tolerance.
+    (:func:`~margin_opt.solvers.smo.solve_smo` with the fold's variables indexing it)
+    instead of on a copy: the same QP, to the same tolerance.
 
     Returns
     -------

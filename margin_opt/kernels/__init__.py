@@ -112,6 +112,79 @@ DENSE_COEF_BYTES = 2 ** 26
 _NAMED = ("linear", "poly", "rbf", "sigmoid")
 
 
+#: the kernels the compiled engine computes, by name (its ``KernelSpec.kind``)
+CORE_KINDS = {"linear": 0, "poly": 1, "rbf": 2, "sigmoid": 3}
+
+
+def core_spec(kernel):
+    """The compiled engine's ``KernelSpec`` of a named :class:`Kernel` (linear, poly,
+    rbf, sigmoid).
+
+    Raises
+    ------
+    ValueError
+        For a precomputed or callable kernel (the engine computes named kernels only).
+    """
+    from .._core import KernelSpec
+
+    if kernel.name not in CORE_KINDS:
+        raise ValueError(f"the compiled engine computes the named kernels {sorted(CORE_KINDS)}, "
+                         f"not {kernel.name!r}.")
+    gamma = float(kernel.gamma) if kernel.gamma is not None else 1.0
+    return KernelSpec(CORE_KINDS[kernel.name], gamma, float(kernel.coef0), int(kernel.degree))
+
+
+def canonical_csr(A) -> sp.csr_matrix:
+    """``A`` as a float64 CSR matrix with sorted, unique column indices (a copy only where
+    it is not one already)."""
+    A = sp.csr_matrix(A, dtype=np.float64)
+    if not A.has_canonical_format:
+        A = A.copy()
+        A.sum_duplicates()
+    return A
+
+
+def core_rows(X):
+    """The compiled engine's view (``Rows``) of dense or sparse X: C-contiguous float64
+    rows, or canonical CSR with int64 indices.  The arrays are held by the view, not
+    copied where they already have that form; ``X`` is never modified."""
+    from .._core import Rows
+
+    if sp.issparse(X):
+        A = canonical_csr(X)
+        return Rows.csr(A.data, A.indices.astype(np.int64, copy=False),
+                        A.indptr.astype(np.int64, copy=False), A.shape[1])
+    return Rows.dense(np.ascontiguousarray(X, dtype=np.float64))
+
+
+def engine_gram(kernel, X, threads=1) -> np.ndarray:
+    """The n × n kernel matrix of ``X``: from the compiled engine for a named kernel on
+    dense rows (one BLAS product per block of rows, the RBF distances on centred data,
+    a vectorized transform), else :meth:`Kernel.gram`.
+
+    Parameters
+    ----------
+    kernel : Kernel
+    X : {ndarray, sparse matrix} of shape (n_samples, n_features)
+    threads : int, default=1
+        Threads of the core's pool the blocks are dealt to.
+
+    Returns
+    -------
+    ndarray of shape (n_samples, n_samples)
+    """
+    if sp.issparse(X) or kernel.name not in CORE_KINDS:
+        return kernel.gram(X)
+    from .._core import kernel_matrix
+    from ..parallel import one_blas_thread
+
+    X = np.ascontiguousarray(X, dtype=np.float64)
+    out = np.empty((X.shape[0], X.shape[0]))
+    with one_blas_thread():          # the blocks' products on the pool's threads
+        kernel_matrix(core_spec(kernel), core_rows(X), out, int(threads))
+    return out
+
+
 @dataclass(frozen=True)
 class ColumnMap:
     """The non-empty columns of sparse training data, and data posed on them.

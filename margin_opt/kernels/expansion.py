@@ -41,15 +41,15 @@ import numpy as np
 import scipy.sparse as sp
 
 from .._core import Expansion as CoreExpansion
-from .._core import KernelSpec, Rows, Support, expansion_values
+from .._core import Support, expansion_values
 from ..parallel import core_threads, one_blas_thread
-from . import row_sq_norms
+from . import CORE_KINDS, canonical_csr, core_rows, core_spec, row_sq_norms
 
 __all__ = ["ExpansionOptions", "Expansion", "binary_expansion", "ovo_expansion",
            "joint_expansion", "evaluate"]
 
-#: the kernels the engine computes, by name (its ``KernelSpec.kind``)
-KINDS = {"linear": 0, "poly": 1, "rbf": 2, "sigmoid": 3}
+#: the kernels the engine computes, by name
+KINDS = CORE_KINDS
 
 
 @dataclass(frozen=True)
@@ -146,21 +146,6 @@ def _tiles(bounds, tile) -> np.ndarray:
     return np.array(out, dtype=np.int64).reshape(-1, 3)
 
 
-def _rows_of(A) -> Rows:
-    """The engine's view of a canonical CSR matrix (its arrays in int64 where they are
-    not)."""
-    return Rows.csr(A.data, A.indices.astype(np.int64, copy=False),
-                          A.indptr.astype(np.int64, copy=False), A.shape[1])
-
-
-def _csr(A):
-    A = sp.csr_matrix(A, dtype=np.float64)
-    if not A.has_canonical_format:
-        A = A.copy()
-        A.sum_duplicates()
-    return A
-
-
 def evaluate(kernel, X, support_vectors, ex: Expansion, *, support=None,
              options: ExpansionOptions | None = None, nthr: int | None = None) -> np.ndarray:
     """The values of the expansion ``ex`` at the queries X, block by block.
@@ -228,21 +213,19 @@ def evaluate(kernel, X, support_vectors, ex: Expansion, *, support=None,
         nthr = max(1, min(int(nthr), -(-n // 8)))
         bq = int(max(1, min(opts.max_rows, opts.block_bytes // (nthr * row_bytes))))
         nthr = max(1, min(nthr, -(-n // bq)))
-        spec = KernelSpec(KINDS[kernel.name],
-                          float(kernel.gamma) if kernel.gamma is not None else 1.0,
-                          float(kernel.coef0), int(kernel.degree))
+        spec = core_spec(kernel)
         if x_sparse:
-            Q, S = _csr(X), _csr(support_vectors)
-            queries = _rows_of(Q)
-            prepared = Support(_rows_of(S), row_sq_norms(S),
+            S = canonical_csr(support_vectors)
+            queries = core_rows(X)
+            prepared = Support(core_rows(S), row_sq_norms(S),
                                transpose=np.ascontiguousarray(S.T.toarray()))
         else:
             SV = (support_vectors.toarray() if sv_sparse
                   else np.asarray(support_vectors, dtype=np.float64))
             shift = SV.mean(axis=0) if kernel.name == "rbf" else np.zeros(d)
             SVc = np.ascontiguousarray(SV - shift)
-            queries = Rows.dense(np.ascontiguousarray(X, dtype=np.float64))
-            prepared = Support(Rows.dense(SVc), row_sq_norms(SVc), shift=shift)
+            queries = core_rows(X)
+            prepared = Support(core_rows(SVc), row_sq_norms(SVc), shift=shift)
         index = (np.ascontiguousarray(a, dtype=np.int64)
                  for a in (ex.a_slot, ex.a_col, ex.b_slot, ex.b_col))
         coefs = CoreExpansion(W, tiles, *index,

@@ -1,13 +1,13 @@
 """Many binary C-SVC problems read at once: the pairs of a one-vs-one fit.
 
-A one-vs-one fit solves k(k − 1)/2 small C-SVCs; reading and certifying each
-through the solve path (:func:`margin_opt.problems.solve_path.finish`: its problem
-object, Kβ by NumPy, the certificate's ~40 small array operations, its report) costs
-more than its SMO run.  Here the numbers of each pair's certificate are those that
-:func:`margin_opt.kkt.dual_qp_reading` measured in the compiled call that solved it,
-while its kernel matrix was at hand
-(:func:`margin_opt.solvers.smo.batch.block_pairs_run`), and this module only turns
-them into the pair's :class:`~margin_opt.solution.Solution` and
+A one-vs-one fit solves k(k − 1)/2 small C-SVCs; building each pair's problem object
+and reading and certifying it through the solve path
+(:func:`margin_opt.problems.solve_path.finish`: Kβ, the certificate's ~40 small array
+operations, its report) costs more than its SMO run.  Here the numbers of each pair's
+certificate are those that :func:`margin_opt.kkt.dual_qp_reading` measured on the
+worker thread that solved it, while its kernel matrix was at hand
+(:func:`margin_opt.estimators.ovo.fit_one_vs_one`), and this module only turns them
+into the pair's :class:`~margin_opt.solution.Solution` and
 :class:`~margin_opt.certificate.Certificate`: the same checks, tolerances, table and
 quantities as :meth:`SVMProblem.certify <margin_opt.problems.base.KernelProblem.certify>`
 of the same answer (its values to rounding: Kβ is summed in another order).
@@ -54,7 +54,7 @@ def clean(res, alpha, num, certify) -> bool:
 
 def pair_solution(alpha, y, p, b, decision, xi, num, res, *, tol=None, alpha_scale=1.0,
                   n_fixed=0, method="smo"):
-    """A pair's Solution (and certificate) from its compiled reading.
+    """A pair's Solution (and certificate) from its reading.
 
     Parameters
     ----------

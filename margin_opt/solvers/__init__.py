@@ -1,8 +1,7 @@
 """Backends: solvers that take a standard form (never a model or an estimator).
 
 One module per backend; the method registry (:mod:`margin_opt.methods`) names them
-and imports each on first use, so that the command line starts fast and numba
-compiles only what is run.
+and imports each on first use, so that the command line starts fast.
 
 A backend that takes the standard dual is called as ``fn(qp: DualQP, **options)``;
 one that takes the primal ERM as ``fn(erm: PrimalERM, **options)``.  Both return a
@@ -12,5 +11,3 @@ one that takes the primal ERM as ``fn(erm: PrimalERM, **options)``.  Both return
 ``w`` (or ``beta`` when kernelized) and ``b``; optionally ``history`` and
 ``timings``.
 """
-
-from ..jit import announce_compiles; announce_compiles()  # noqa: E702, I001

@@ -48,15 +48,16 @@ import warnings
 
 import numpy as np
 import scipy.sparse as sp
-from numba import njit
+from scipy.linalg.blas import daxpy as _daxpy
 from scipy.optimize import OptimizeResult
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
 
 from ..losses import Hinge, loss_value
+from ..parallel import one_blas_thread
 from ..validation import check_positive
 from . import _pegasos_kernels as _pk
-from .subgradient import _NO_MU, _check_erm, _check_gram, _check_int, _compiled_inputs
+from .subgradient import _NO_MU, _check_erm, _check_gram, _check_int, _float_inputs
 
 __all__ = ["perceptron", "CYCLE_TOL"]
 
@@ -67,97 +68,286 @@ CYCLE_TOL = 1e-9
 
 
 # --------------------------------------------------------------------------- hot loops
+#
+# An epoch visits the examples in ``order`` by blocks, each in one of two ways, chosen
+# by how often the block before corrected:
+#
+# - "search" (few corrections): the margins of the block's examples are computed at
+#   once with the current weights, the first example with yᵢfᵢ ≤ θ is corrected, and
+#   the margins of the rest of the block are computed again with the corrected weights
+#   (the examples before it were checked with the weights they saw, which had not
+#   changed); the block length adapts to the distance between corrections;
+# - "scan" (many corrections): the examples are checked one by one, each margin read
+#   from the margins at the block's start plus the corrections made since: a
+#   correction on example k changes the margin of a later example j by γsₖyₖxₖᵀxⱼ
+#   (the block's Gram matrix; one axpy) and w₀ by γsₖyₖ; the weights take the block's
+#   corrections at its end.  The kernel form keeps the margins of every point anyway.
+
+#: Block lengths of the search: the first, the smallest and the largest (and at most
+#: BLOCK_ELEMENTS values of a gathered block).
+BLOCK_START, BLOCK_MIN, BLOCK_MAX, BLOCK_ELEMENTS = 64, 16, 4096, 1 << 19
+
+#: Corrections per example visited above which the next block is scanned one by one.
+SCAN_RATE = 1.0 / 16.0
+
+#: A scanned block holds about sqrt(SCAN_WORK / d) examples (its Gram matrix costs
+#: d·length², its fixed cost is a few dozen vector operations), 16 to 256.
+SCAN_WORK = 250_000
+
+#: Sparse rows with at most this many columns are visited as dense blocks.
+DENSE_BLOCK_COLUMNS = 512
 
 
-@njit(cache=True)
-def _count(state, alpha, i, step, s, fit_intercept):
-    """The intercept's part of a correction (w₀ += s) and the dual representation's."""
-    if fit_intercept:
-        state[0] += s
-        state[1] += step
-    alpha[i] += step
+def _next_block(length, n_corrections, cap):
+    """The length of the next searched block: doubled after a block without
+    corrections, else about twice the mean distance between its corrections."""
+    return min(cap, max(BLOCK_MIN, (2 * length) // (n_corrections + 1)))
 
 
-@njit(cache=True)
+def _block_cap(d):
+    return max(BLOCK_MIN, min(BLOCK_MAX, BLOCK_ELEMENTS // max(d, 1)))
+
+
+def _scan_length(d):
+    return max(16, min(256, int(np.sqrt(SCAN_WORK / max(d, 1)))))
+
+
+def _is_identity(order, n):
+    return order.shape[0] == n and (n == 0 or (order[0] == 0 and order[-1] == n - 1
+                                               and bool(np.all(np.diff(order) == 1))))
+
+
+def _visit_labels(y, sw, rows):
+    """yᵢ of the examples ``rows``, NaN where sᵢ = 0 (never corrected: NaN·f ≤ θ is False)."""
+    return np.where(sw[rows] != 0.0, y[rows], np.nan)
+
+
+def _search_block(margins, yb, rows, sw, w_update, state, alpha, eta, theta, fit_intercept):
+    """Correct the examples of one block in turn, searching for each next correction.
+
+    ``margins(k)`` gives the decision values without w₀ of the block's examples
+    ``k, k + 1, …`` at the current weights; ``w_update(k, s)`` adds ``s·xₖ`` to the
+    weights.  Returns the positions in the block of the corrections and their steps.
+    """
+    done, steps = [], []
+    k0 = 0
+    nb = rows.shape[0]
+    while k0 < nb:
+        f = margins(k0)
+        f += state[0]
+        f *= yb[k0:]
+        viol = f <= theta
+        k = int(viol.argmax())
+        if not viol[k]:
+            break
+        k += k0
+        i = rows[k]
+        step = eta * sw[i]
+        s = step * yb[k]
+        w_update(k, s)
+        if fit_intercept:
+            state[0] += s
+            state[1] += step
+        alpha[i] += step
+        done.append(k)
+        steps.append(step)
+        k0 = k + 1
+    return done, steps
+
+
+def _scan_block(Xb, yb, rows, sw, w, state, alpha, eta, theta, fit_intercept):
+    """Correct the examples of one dense block ``Xb`` in turn, one check each (see the
+    notes above); ``w`` takes the corrections at the end.  Returns (positions, steps)."""
+    nb = rows.shape[0]
+    P = (Xb @ w).tolist()
+    Gf = np.ascontiguousarray(Xb @ Xb.T).reshape(-1)
+    corr = np.zeros(nb)
+    yl, sl, rl = yb.tolist(), sw[rows].tolist(), rows.tolist()
+    w0, sb = float(state[0]), float(state[1])
+    done, steps, coefs = [], [], []
+    for k in range(nb):
+        yk = yl[k]
+        if yk * (P[k] + corr.item(k) + w0) <= theta:
+            step = eta * sl[k]
+            s = step * yk
+            if k + 1 < nb:                       # corr[k+1:] += s·(XbXbᵀ)[k, k+1:]
+                _daxpy(Gf, corr, nb - k - 1, s, k * nb + k + 1, 1, k + 1, 1)
+            if fit_intercept:
+                w0 += s
+                sb += step
+            alpha[rl[k]] += step
+            done.append(k)
+            steps.append(step)
+            coefs.append(s)
+    state[0], state[1] = w0, sb
+    if done:
+        w += np.asarray(coefs) @ Xb[done]
+    return done, steps
+
+
+def _dense_epoch(blocks, n_visits, d, y, sw, w, state, alpha, abs_w, eta, theta, fit_intercept):
+    """The epoch of dense blocks: ``blocks(pos, end)`` gives (rows, Xb) of the visits
+    ``pos … end − 1``; returns the number of corrections."""
+    cap, scan_len = _block_cap(d), _scan_length(d)
+    length, pos, n_upd, scan = BLOCK_START, 0, 0, False
+    while pos < n_visits:
+        end = min(n_visits, pos + (scan_len if scan else length))
+        rows, Xb = blocks(pos, end)
+        yb = _visit_labels(y, sw, rows)
+        if scan:
+            done, steps = _scan_block(Xb, yb, rows, sw, w, state, alpha, eta, theta,
+                                      fit_intercept)
+        else:
+            def margins(k0, Xb=Xb):
+                return Xb[k0:] @ w
+
+            def w_update(k, s, Xb=Xb):
+                np.add(w, s * Xb[k], out=w)
+
+            done, steps = _search_block(margins, yb, rows, sw, w_update, state, alpha, eta,
+                                        theta, fit_intercept)
+        if done:
+            abs_w += np.asarray(steps) @ np.abs(Xb[done])
+        n_upd += len(done)
+        scan = len(done) > SCAN_RATE * (end - pos)
+        length = _next_block(end - pos, len(done), cap)
+        pos = end
+    return n_upd
+
+
 def _epoch_dense(X, y, sw, order, w, state, alpha, abs_w, eta, theta, fit_intercept):
     """One pass over dense rows in ``order``; returns the number of corrections.
 
     ``state = [w₀, Σ|steps on w₀|]``; ``abs_w`` accumulates Σ γsᵢ|xᵢⱼ| per feature.
+    All of ``w``, ``state``, ``alpha`` and ``abs_w`` are updated in place.
     """
-    d = X.shape[1]
-    n_upd = 0
-    for k in range(order.shape[0]):
-        i = order[k]
-        if sw[i] == 0.0:
-            continue
-        f = state[0]
-        for j in range(d):
-            f += w[j] * X[i, j]
-        if y[i] * f <= theta:
-            step = eta * sw[i]
-            s = step * y[i]
-            for j in range(d):
-                w[j] += s * X[i, j]
-                abs_w[j] += step * abs(X[i, j])
-            _count(state, alpha, i, step, s, fit_intercept)
-            n_upd += 1
-    return n_upd
+    identity = _is_identity(order, X.shape[0])
+
+    def blocks(pos, end):
+        rows = order[pos:end]
+        return rows, (X[pos:end] if identity else X[rows])
+
+    return _dense_epoch(blocks, order.shape[0], X.shape[1], y, sw, w, state, alpha, abs_w,
+                        eta, theta, fit_intercept)
 
 
-@njit(cache=True)
+def _csr_block(indptr, indices, data, rows, contiguous):
+    """The CSR arrays (data, indices, pointers) of the rows ``rows``, in their order."""
+    if contiguous:
+        lo, hi = indptr[rows[0]], indptr[rows[-1] + 1]
+        return data[lo:hi], indices[lo:hi], indptr[rows[0]:rows[-1] + 2] - lo
+    starts = indptr[rows]
+    lens = indptr[rows + 1] - starts
+    ptr = np.zeros(rows.shape[0] + 1, dtype=np.int64)
+    np.cumsum(lens, out=ptr[1:])
+    take = np.repeat(starts - ptr[:-1], lens) + np.arange(ptr[-1])
+    return data[take], indices[take], ptr
+
+
+def _dense_rows(bdata, bindices, bptr, d):
+    """The rows of a CSR block as a dense ndarray (duplicate entries summed)."""
+    nb = bptr.shape[0] - 1
+    row = np.repeat(np.arange(nb), np.diff(bptr))
+    flat = np.bincount(row * d + bindices, weights=bdata, minlength=nb * d)
+    return flat.reshape(nb, d)
+
+
 def _epoch_csr(indptr, indices, data, y, sw, order, w, state, alpha, abs_w, eta, theta,
                fit_intercept):
-    """One pass over CSR rows (``indptr``, ``indices``, ``data``); see :func:`_epoch_dense`."""
-    n_upd = 0
-    for k in range(order.shape[0]):
-        i = order[k]
-        if sw[i] == 0.0:
-            continue
-        f = state[0]
-        for p in range(indptr[i], indptr[i + 1]):
-            f += w[indices[p]] * data[p]
-        if y[i] * f <= theta:
-            step = eta * sw[i]
-            s = step * y[i]
-            for p in range(indptr[i], indptr[i + 1]):
-                w[indices[p]] += s * data[p]
-                abs_w[indices[p]] += step * abs(data[p])
-            _count(state, alpha, i, step, s, fit_intercept)
-            n_upd += 1
+    """One pass over CSR rows (``indptr``, ``indices``, ``data``); see :func:`_epoch_dense`.
+
+    With at most :data:`DENSE_BLOCK_COLUMNS` columns the blocks are made dense (the
+    very arithmetic of :func:`_epoch_dense` on the same rows); with more, the blocks
+    are searched, their margins summed over the stored entries.
+    """
+    n, d = y.shape[0], w.shape[0]
+    identity = _is_identity(order, n)
+    if d <= DENSE_BLOCK_COLUMNS:
+        def blocks(pos, end):
+            rows = order[pos:end]
+            return rows, _dense_rows(*_csr_block(indptr, indices, data, rows, identity), d)
+
+        return _dense_epoch(blocks, order.shape[0], d, y, sw, w, state, alpha, abs_w, eta,
+                            theta, fit_intercept)
+    length, pos, n_upd = BLOCK_START, 0, 0
+    while pos < order.shape[0]:
+        end = min(order.shape[0], pos + length)
+        rows = order[pos:end]
+        bdata, bind, bptr = _csr_block(indptr, indices, data, rows, identity)
+        brow = np.repeat(np.arange(rows.shape[0]), np.diff(bptr))
+
+        def margins(k0, bdata=bdata, bind=bind, bptr=bptr, brow=brow):
+            lo = bptr[k0]
+            return np.bincount(brow[lo:] - k0, weights=bdata[lo:] * w[bind[lo:]],
+                               minlength=bptr.shape[0] - 1 - k0)
+
+        def w_update(k, s, bdata=bdata, bind=bind, bptr=bptr):
+            lo, hi = bptr[k], bptr[k + 1]
+            np.add.at(w, bind[lo:hi], s * bdata[lo:hi])
+
+        done, steps = _search_block(margins, _visit_labels(y, sw, rows), rows, sw, w_update,
+                                    state, alpha, eta, theta, fit_intercept)
+        for k, step in zip(done, steps, strict=True):
+            lo, hi = bptr[k], bptr[k + 1]
+            np.add.at(abs_w, bind[lo:hi], step * np.abs(bdata[lo:hi]))
+        n_upd += len(done)
+        length = _next_block(end - pos, len(done), BLOCK_MAX)
+        pos = end
     return n_upd
 
 
-@njit(cache=True)
 def _epoch_gram(K, y, sw, order, f0, state, alpha, abs_f, eta, theta, fit_intercept):
-    """One pass of the kernel form on a Gram matrix ``K`` (ndarray of shape (n, n)).
+    """One pass of the kernel form on a Gram matrix ``K`` (C-contiguous ndarray of
+    shape (n, n)).
 
     ``f0 = Σⱼ αⱼyⱼK[:, j]`` (f without w₀) is kept for every training point, so a
     check costs O(1) and a correction O(n); ``abs_f`` accumulates Σ γsᵢ|K[:, i]|.
     """
     n = K.shape[0]
-    n_upd = 0
-    for k in range(order.shape[0]):
-        i = order[k]
-        if sw[i] == 0.0:
-            continue
-        if y[i] * (f0[i] + state[0]) <= theta:
-            step = eta * sw[i]
-            s = step * y[i]
-            for m in range(n):
-                f0[m] += s * K[i, m]
-                abs_f[m] += step * abs(K[i, m])
-            _count(state, alpha, i, step, s, fit_intercept)
-            n_upd += 1
+    Kf = K.reshape(-1)
+    length, pos, n_upd, scan = BLOCK_START, 0, 0, False
+    while pos < order.shape[0]:
+        end = min(order.shape[0], pos + (BLOCK_START if scan else length))
+        rows = order[pos:end]
+        yb = _visit_labels(y, sw, rows)
+        if scan:
+            yl, sl, rl = yb.tolist(), sw[rows].tolist(), rows.tolist()
+            w0, sb = float(state[0]), float(state[1])
+            done, steps = [], []
+            for k in range(rows.shape[0]):
+                i, yk = rl[k], yl[k]
+                if yk * (f0.item(i) + w0) <= theta:
+                    step = eta * sl[k]
+                    s = step * yk
+                    _daxpy(Kf, f0, n, s, i * n, 1, 0, 1)        # f0 += s·K[i]
+                    if fit_intercept:
+                        w0 += s
+                        sb += step
+                    alpha[i] += step
+                    done.append(k)
+                    steps.append(step)
+            state[0], state[1] = w0, sb
+        else:
+            def margins(k0, rows=rows):
+                return f0[rows[k0:]]
+
+            def w_update(k, s, rows=rows):
+                np.add(f0, s * K[rows[k]], out=f0)
+
+            done, steps = _search_block(margins, yb, rows, sw, w_update, state, alpha, eta,
+                                        theta, fit_intercept)
+        if done:
+            abs_f += np.asarray(steps) @ np.abs(K[rows[done]])
+        n_upd += len(done)
+        scan = len(done) > SCAN_RATE * (end - pos)
+        length = _next_block(end - pos, len(done), BLOCK_MAX)
+        pos = end
     return n_upd
 
 
-@njit(cache=True)
 def _criterion(f0, b, y, sw, loss_code, theta):
     """Σᵢ sᵢ ℓ(yᵢ, f0ᵢ + b) from the decision values without intercept."""
-    total = 0.0
-    for i in range(y.shape[0]):
-        total += sw[i] * loss_value(loss_code, theta, y[i], f0[i] + b)
-    return total
+    return float(sw @ loss_value(loss_code, theta, y, f0 + b))
 
 
 # --------------------------------------------------------------------------- driver
@@ -172,7 +362,7 @@ class _Iterate:
     """
 
     def __init__(self, erm, X, y, sw, kernel_gram):
-        X, y, sw = _compiled_inputs(X, y, sw)
+        X, y, sw = _float_inputs(X, y, sw)
         self.erm, self.X, self.y, self.sw = erm, X, y, sw
         self.kernelized = kernel_gram is not None
         n = erm.n_samples
@@ -197,11 +387,7 @@ class _Iterate:
         return _epoch_dense(self.X, self.y, self.sw, order, *args)
 
     def criterion(self):
-        """The mean weighted criterion J = (1/n) Σ sᵢ ℓ(yᵢ, fᵢ) (the PrimalERM scale).
-
-        Compiled single-threaded loops, as Pegasos' (a BLAS product here contends for
-        the cores and was measured 10× slower on a loaded machine).
-        """
+        """The mean weighted criterion J = (1/n) Σ sᵢ ℓ(yᵢ, fᵢ) (the PrimalERM scale)."""
         loss, X, b = self.erm.loss, self.X, self.state[0]
         args = (self.y, self.sw, self.vec, b, loss.code, loss.param)
         if self.kernelized:
@@ -315,29 +501,30 @@ def perceptron(erm, *, eta0=1.0, max_epochs=1000, shuffle=False, random_state=No
     n = erm.n_samples
     order = np.arange(n, dtype=np.int64)
 
-    hist_J, hist_upd = [it.criterion()], []
-    status, cycle = "max_iter", None
-    saved, saved_epoch, power, steps = None, 0, 1, 0
-    for epoch in range(1, max_epochs + 1):
-        if shuffle:
-            order = rng.permutation(n).astype(np.int64)
-        n_upd = it.epoch(order, eta, theta)
-        hist_upd.append(n_upd)
-        hist_J.append(it.criterion())
-        if n_upd == 0:
-            status = "optimal"
-            break
-        if saved is not None and it.returned_to(saved, cycle_tol):
-            status = "infeasible"
-            cycle = {"alpha_diff": it.alpha - saved[3], "epochs": (saved_epoch, epoch)}
-            break
-        steps += 1
-        if saved is None or steps == power:  # Brent: move the saved state, double the lag
-            saved, saved_epoch, steps = it.snapshot(), epoch, 0
-            power *= 2
-        if callback is not None and callback(epoch, it.vec, it.state[0], n_upd):
-            status = "stopped"
-            break
+    with one_blas_thread():  # products with X: no BLAS pool left spinning
+        hist_J, hist_upd = [it.criterion()], []
+        status, cycle = "max_iter", None
+        saved, saved_epoch, power, steps = None, 0, 1, 0
+        for epoch in range(1, max_epochs + 1):
+            if shuffle:
+                order = rng.permutation(n).astype(np.int64)
+            n_upd = it.epoch(order, eta, theta)
+            hist_upd.append(n_upd)
+            hist_J.append(it.criterion())
+            if n_upd == 0:
+                status = "optimal"
+                break
+            if saved is not None and it.returned_to(saved, cycle_tol):
+                status = "infeasible"
+                cycle = {"alpha_diff": it.alpha - saved[3], "epochs": (saved_epoch, epoch)}
+                break
+            steps += 1
+            if saved is None or steps == power:  # Brent: move the saved state, double the lag
+                saved, saved_epoch, steps = it.snapshot(), epoch, 0
+                power *= 2
+            if callback is not None and callback(epoch, it.vec, it.state[0], n_upd):
+                status = "stopped"
+                break
     nit = len(hist_upd)
     n_updates = int(sum(hist_upd))
     if status == "optimal":

@@ -33,8 +33,8 @@ from scipy.optimize import OptimizeResult
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
 
-from ..jit import read_only
 from ..losses import EPSILON_INSENSITIVE, HINGE
+from ..parallel import one_blas_thread
 from ..standard_forms import PrimalERM
 from ..validation import check_positive
 from . import _pegasos_kernels as _pk
@@ -485,31 +485,32 @@ def pegasos(erm, *, batch_size=1, max_iter=None, max_time=None, projection=True,
     steps_per_epoch = -(-n // batch_size)
     chunk = steps_per_epoch if max_time is None else max(1, 65536 // batch_size)
 
-    J0 = it.objective(*it.uncenter(it.v, 0.0))
-    hist_J, hist_time, hist_step = [J0], [time.perf_counter() - t_start], [0]
-    u_best, b_best, J_best = it.v.copy(), 0.0, J0
-    t, status, epoch = 0, "max_iter", 0
-    while epoch < max_iter and status == "max_iter":
-        epoch += 1
-        done = 0
-        while done < steps_per_epoch:
-            m = min(chunk, steps_per_epoch - done)
-            t = it.run(rng.randint(0, n, size=m * batch_size).astype(np.int64), t)
-            done += m
-            if max_time is not None and time.perf_counter() - t_start >= max_time:
+    with one_blas_thread():  # products with X: no BLAS pool left spinning
+        J0 = it.objective(*it.uncenter(it.v, 0.0))
+        hist_J, hist_time, hist_step = [J0], [time.perf_counter() - t_start], [0]
+        u_best, b_best, J_best = it.v.copy(), 0.0, J0
+        t, status, epoch = 0, "max_iter", 0
+        while epoch < max_iter and status == "max_iter":
+            epoch += 1
+            done = 0
+            while done < steps_per_epoch:
+                m = min(chunk, steps_per_epoch - done)
+                t = it.run(rng.randint(0, n, size=m * batch_size).astype(np.int64), t)
+                done += m
+                if max_time is not None and time.perf_counter() - t_start >= max_time:
+                    status = "stopped"
+                    break
+            u, b, Ku = it.current()
+            if exact:
+                b = best_intercept(erm, it.decision(u, Ku))
+            J = it.objective(u, b, Ku)
+            hist_J.append(J)
+            hist_time.append(time.perf_counter() - t_start)
+            hist_step.append(t)
+            if J < J_best:
+                u_best, b_best, J_best = u, b, J
+            if callback is not None and callback(epoch, u, b, J) and status == "max_iter":
                 status = "stopped"
-                break
-        u, b, Ku = it.current()
-        if exact:
-            b = best_intercept(erm, it.decision(u, Ku))
-        J = it.objective(u, b, Ku)
-        hist_J.append(J)
-        hist_time.append(time.perf_counter() - t_start)
-        hist_step.append(t)
-        if J < J_best:
-            u_best, b_best, J_best = u, b, J
-        if callback is not None and callback(epoch, u, b, J) and status == "max_iter":
-            status = "stopped"
     if status == "max_iter":
         message = (f"ran max_iter={max_iter} epochs ({t} steps); Pegasos has no stopping test: "
                    "compare history['J'] or certify the answer.")
@@ -530,12 +531,11 @@ def pegasos(erm, *, batch_size=1, max_iter=None, max_time=None, projection=True,
     return out
 
 
-def _compiled_inputs(X, y, sw):
-    """(X, y, sw) as the compiled epochs take them, in one specialization: dense X a
-    read-only C-contiguous view (a copy only where it is not C-contiguous float64), y
-    and sw contiguous float64."""
+def _float_inputs(X, y, sw):
+    """(X, y, sw) as the epochs take them: dense X C-contiguous float64 (a copy only
+    where it is not already), y and sw contiguous float64."""
     if X is not None and not sp.issparse(X):
-        X = read_only(np.ascontiguousarray(X, dtype=np.float64))
+        X = np.ascontiguousarray(X, dtype=np.float64)
     return (X, np.ascontiguousarray(y, dtype=np.float64),
             np.ascontiguousarray(sw, dtype=np.float64))
 
@@ -551,7 +551,7 @@ class _PegasosIterate:
 
     def __init__(self, erm, X, y, sw, kernel_gram, batch_size, projection, averaging):
         n = erm.n_samples
-        X, y, sw = _compiled_inputs(X, y, sw)
+        X, y, sw = _float_inputs(X, y, sw)
         self.erm, self.X, self.y, self.sw, self.n = erm, X, y, sw, n
         self.kernelized = kernel_gram is not None
         self.K = _check_gram(kernel_gram, n) if self.kernelized else None
@@ -564,7 +564,7 @@ class _PegasosIterate:
             self.Kc = self.K - row[:, None] - row[None, :] + row.mean()
         elif self.center:
             self.mu = np.asarray(X.mean(axis=0)).ravel()
-            self.Xc = X if sp.issparse(X) else read_only(X - self.mu)
+            self.Xc = X if sp.issparse(X) else X - self.mu
         d = n if self.kernelized else X.shape[1]
         self.v, self.v_avg, self.state = np.zeros(d), np.zeros(d), np.zeros(3)
         radius = optimum_radius(erm) if projection else 0.0
@@ -606,7 +606,7 @@ class _PegasosIterate:
         return np.asarray(self.X @ u).ravel()
 
     def objective(self, u, b, Ku):
-        """J at (u, b) (compiled, single-threaded loss loops)."""
+        """J at (u, b)."""
         erm, X, y, sw = self.erm, self.X, self.y, self.sw
         if self.kernelized:
             return _objective_from_f(erm, y, sw, float(u @ Ku), b, Ku + b)

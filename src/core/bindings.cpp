@@ -6,12 +6,14 @@
 #include <nanobind/nanobind.h>
 #include <nanobind/ndarray.h>
 
+#include <memory>
 #include <stdexcept>
 #include <string>
 
 #include "blas.hpp"
 #include "kernel.hpp"
 #include "pool.hpp"
+#include "smo.hpp"
 
 namespace nb = nanobind;
 using namespace nb::literals;
@@ -23,6 +25,7 @@ using F64_1 = nb::ndarray<const double, nb::ndim<1>, nb::c_contig, nb::device::c
 using F64_2 = nb::ndarray<const double, nb::ndim<2>, nb::c_contig, nb::device::cpu>;
 using I64_1 = nb::ndarray<const std::int64_t, nb::ndim<1>, nb::c_contig, nb::device::cpu>;
 using I64_2 = nb::ndarray<const std::int64_t, nb::ndim<2>, nb::c_contig, nb::device::cpu>;
+using Out1 = nb::ndarray<double, nb::ndim<1>, nb::c_contig, nb::device::cpu>;
 using Out2 = nb::ndarray<double, nb::ndim<2>, nb::c_contig, nb::device::cpu>;
 
 void require(bool ok, const std::string& what) {
@@ -165,6 +168,113 @@ void expansion_values(const mo::KernelSpec& kernel, const Rows& queries, const S
     mo::expansion_values(kernel, queries.view, support.view, ex.view, blocking, o);
 }
 
+// An SMO run (smo.hpp's Solver) with the data it reads kept alive.
+struct SMORun {
+    Rows rows;
+    F64_2 gram;
+    std::int64_t m = 0;
+    std::unique_ptr<mo::Solver> solver;
+};
+
+void make_smo(SMORun* self, const mo::KernelSpec& kernel, nb::object rows, nb::object gram,
+              F64_1 y, F64_1 p, F64_1 upper, I64_1 index, F64_1 alpha0, bool equality,
+              const mo::SolverSettings& settings, double dense_budget) {
+    new (self) SMORun();
+    mo::KernelSource src;
+    src.kernel = kernel;
+    src.dense_budget = dense_budget;
+    if (!gram.is_none()) {
+        self->gram = nb::cast<F64_2>(gram);
+        src.n = static_cast<std::int64_t>(self->gram.shape(0));
+        require(static_cast<std::int64_t>(self->gram.shape(1)) == src.n,
+                "the kernel matrix must be square");
+        src.gram = self->gram.data();
+    } else {
+        require(!rows.is_none(), "give the data rows or a kernel matrix");
+        self->rows = nb::cast<Rows>(rows);
+        src.rows = self->rows.view;
+        src.n = self->rows.view.n;
+    }
+    const std::int64_t m = static_cast<std::int64_t>(y.shape(0));
+    require(m >= 1, "the dual QP has no variables");
+    for (std::int64_t len : {static_cast<std::int64_t>(p.shape(0)),
+                             static_cast<std::int64_t>(upper.shape(0)),
+                             static_cast<std::int64_t>(index.shape(0)),
+                             static_cast<std::int64_t>(alpha0.shape(0))})
+        require(len == m, "y, p, upper, index and alpha0 must have one entry per variable");
+    for (std::int64_t t = 0; t < m; ++t) {
+        require(index(t) >= 0 && index(t) < src.n, "index must hold data rows in [0, n)");
+        require(y(t) == 1.0 || y(t) == -1.0, "y must hold the signs +-1");
+        require(alpha0(t) >= 0.0 && alpha0(t) <= upper(t), "alpha0 must lie in [0, upper]");
+    }
+    require(settings.threads >= 1, "threads must be at least 1");
+    mo::DualArrays qp;
+    qp.m = m;
+    qp.y = y.data();
+    qp.p = p.data();
+    qp.upper = upper.data();
+    qp.index = index.data();
+    qp.alpha0 = alpha0.data();
+    qp.equality = equality;
+    self->m = m;
+    if (src.gram == nullptr && !src.rows.sparse) mo::load_blas();
+    nb::gil_scoped_release release;
+    self->solver = std::make_unique<mo::Solver>(src, qp, settings);
+}
+
+int smo_run(SMORun& r, double tol, std::int64_t max_iter, std::int64_t stop_at) {
+    nb::gil_scoped_release release;
+    return r.solver->run(tol, max_iter, stop_at);
+}
+
+void smo_unshrink(SMORun& r) {
+    nb::gil_scoped_release release;
+    r.solver->unshrink();
+}
+
+void smo_assign(SMORun& r, I64_1 vars, F64_1 values) {
+    const std::int64_t c = static_cast<std::int64_t>(vars.shape(0));
+    require(static_cast<std::int64_t>(values.shape(0)) == c, "vars and values differ in length");
+    for (std::int64_t k = 0; k < c; ++k)
+        require(vars(k) >= 0 && vars(k) < r.m, "vars must hold variables in [0, m)");
+    nb::gil_scoped_release release;
+    r.solver->assign(vars.data(), values.data(), c);
+}
+
+void smo_q_block(SMORun& r, I64_1 rows, I64_1 cols, Out2 out) {
+    const std::int64_t nr = rows.shape(0), nc = cols.shape(0);
+    require(static_cast<std::int64_t>(out.shape(0)) == nr &&
+                static_cast<std::int64_t>(out.shape(1)) == nc,
+            "out must be of shape (len(rows), len(cols))");
+    for (const I64_1* a : {&rows, &cols})
+        for (std::int64_t k = 0; k < static_cast<std::int64_t>(a->shape(0)); ++k)
+            require((*a)(k) >= 0 && (*a)(k) < r.m, "rows and cols must hold variables in [0, m)");
+    double* o = out.data();
+    nb::gil_scoped_release release;
+    r.solver->q_block(rows.data(), nr, cols.data(), nc, o);
+}
+
+void smo_read(const SMORun& r, Out1 alpha, Out1 grad) {
+    require(static_cast<std::int64_t>(alpha.shape(0)) == r.m &&
+                static_cast<std::int64_t>(grad.shape(0)) == r.m,
+            "alpha and grad must have one entry per variable");
+    r.solver->read(alpha.data(), grad.data());
+}
+
+void kernel_matrix(const mo::KernelSpec& kernel, const Rows& rows, Out2 out, int threads) {
+    require(!rows.view.sparse, "kernel_matrix takes dense rows");
+    require(static_cast<std::int64_t>(out.shape(0)) == rows.view.n &&
+                static_cast<std::int64_t>(out.shape(1)) == rows.view.n,
+            "out must be of shape (n, n)");
+    require(threads >= 1, "threads must be at least 1");
+    require(rows.view.n < (1LL << 31) && rows.view.d < (1LL << 31),
+            "too many rows or features for BLAS's int dimensions");
+    mo::load_blas();
+    double* o = out.data();
+    nb::gil_scoped_release release;
+    mo::kernel_matrix(kernel, rows.view, threads, o);
+}
+
 }  // namespace
 
 NB_MODULE(_core, m) {
@@ -201,6 +311,49 @@ NB_MODULE(_core, m) {
     m.def("expansion_values", &expansion_values, "kernel"_a, "queries"_a, "support"_a,
           "expansion"_a, "out"_a, "threads"_a, "block_rows"_a,
           "out = the expansion's values at the queries, by blocks over `threads` threads.");
+    nb::class_<mo::SolverSettings>(m, "SolverSettings", "What an SMO run does: second_order "
+                                   "(WSS 2), shrinking, cache_bytes, threads, alpha_cap, "
+                                   "stall_window.")
+        .def(nb::init<>())
+        .def_rw("second_order", &mo::SolverSettings::second_order)
+        .def_rw("shrinking", &mo::SolverSettings::shrinking)
+        .def_rw("cache_bytes", &mo::SolverSettings::cache_bytes)
+        .def_rw("threads", &mo::SolverSettings::threads)
+        .def_rw("alpha_cap", &mo::SolverSettings::alpha_cap)
+        .def_rw("stall_window", &mo::SolverSettings::stall_window);
+
+    nb::class_<SMORun>(m, "SMO", "LIBSVM's SMO on the standard dual QP (smo.hpp).")
+        .def("__init__", &make_smo, "kernel"_a, "rows"_a.none(), "gram"_a.none(), "y"_a, "p"_a,
+             "upper"_a, "index"_a, "alpha0"_a, "equality"_a, "settings"_a, "dense_budget"_a)
+        .def("run", &smo_run, "tol"_a, "max_iter"_a, "stop_at"_a,
+             "Iterate to m - M <= tol, or to stop_at / max_iter iterations; a RunCode.")
+        .def("unshrink", &smo_unshrink, "Every variable active, its gradient exact.")
+        .def("assign", &smo_assign, "vars"_a, "values"_a,
+             "a[vars] = values, the gradient updated (every variable made active first).")
+        .def("q_block", &smo_q_block, "rows"_a, "cols"_a, "out"_a, "out = Q[rows, cols].")
+        .def("read", &smo_read, "alpha"_a, "grad"_a, "a and the gradient, in variable order.")
+        .def("set_threads", [](SMORun& r, int t) { r.solver->set_threads(t); }, "threads"_a)
+        .def("reset_progress", [](SMORun& r) { r.solver->reset_progress(); })
+        .def_prop_ro("iterations", [](const SMORun& r) { return r.solver->counters().iterations; })
+        .def_prop_ro("reconstructions",
+                     [](const SMORun& r) { return r.solver->counters().reconstructions; })
+        .def_prop_ro("shrinks", [](const SMORun& r) { return r.solver->counters().shrinks; })
+        .def_prop_ro("active_sum", [](const SMORun& r) { return r.solver->counters().active_sum; })
+        .def_prop_ro("last_gap", [](const SMORun& r) { return r.solver->counters().last_gap; })
+        .def_prop_ro("active_size", [](const SMORun& r) { return r.solver->active_size(); })
+        .def_prop_ro("hits", [](const SMORun& r) { return r.solver->hits(); })
+        .def_prop_ro("misses", [](const SMORun& r) { return r.solver->misses(); })
+        .def_prop_ro("full_misses", [](const SMORun& r) { return r.solver->full_misses(); })
+        .def_prop_ro("recuts", [](const SMORun& r) { return r.solver->recuts(); })
+        .def_prop_ro("layout", [](const SMORun& r) { return r.solver->layout(); });
+    m.attr("R_OPTIMAL") = static_cast<int>(mo::R_OPTIMAL);
+    m.attr("R_MAX_ITER") = static_cast<int>(mo::R_MAX_ITER);
+    m.attr("R_CHUNK") = static_cast<int>(mo::R_CHUNK);
+    m.attr("R_STALLED") = static_cast<int>(mo::R_STALLED);
+    m.attr("R_CAP") = static_cast<int>(mo::R_CAP);
+    m.def("kernel_matrix", &kernel_matrix, "kernel"_a, "rows"_a, "out"_a, "threads"_a,
+          "out = the n x n kernel matrix of dense rows (RBF centred first).");
+    m.attr("ROW_SPLIT_MIN") = mo::ROW_SPLIT_MIN;
     m.def("pool_workers", &mo::pool_workers, "Worker threads alive in the core's pool.");
     m.def("instruction_set", [] { return mo::block_kernels().name; },
           "The instruction-set build of the kernel loops this CPU runs.");

@@ -38,8 +38,6 @@ const BlockKernels& block_kernels() {
 #endif
 }
 
-namespace {
-
 double dense_d2(const double* x, const double* z, std::int64_t d) {
     double s = 0.0;
     for (std::int64_t f = 0; f < d; ++f) {
@@ -68,6 +66,18 @@ double sparse_d2(const RowsView& A, std::int64_t i, const RowsView& B, std::int6
     }
     return s;
 }
+
+void centre_rows(double* X, std::int64_t n, std::int64_t d) {
+    if (n == 0) return;
+    std::vector<double> mean(d, 0.0);
+    for (std::int64_t i = 0; i < n; ++i)
+        for (std::int64_t f = 0; f < d; ++f) mean[f] += X[i * d + f];
+    for (std::int64_t f = 0; f < d; ++f) mean[f] /= static_cast<double>(n);
+    for (std::int64_t i = 0; i < n; ++i)
+        for (std::int64_t f = 0; f < d; ++f) X[i * d + f] -= mean[f];
+}
+
+namespace {
 
 // One thread's share of expansion_values: blocks h, h + threads, ...
 struct BlockRun {
@@ -181,6 +191,46 @@ struct BlockRun {
 };
 
 }  // namespace
+
+void kernel_matrix(const KernelSpec& kernel, const RowsView& rows, int threads, double* out) {
+    const std::int64_t n = rows.n, d = rows.d;
+    std::vector<double> Xc(rows.X, rows.X + n * d), sq(n, 0.0);
+    if (kernel.kind == K_RBF) centre_rows(Xc.data(), n, d);
+    for (std::int64_t i = 0; i < n; ++i)
+        for (std::int64_t f = 0; f < d; ++f) sq[i] += Xc[i * d + f] * Xc[i * d + f];
+    constexpr std::int64_t B = 64;
+    const std::int64_t nblocks = (n + B - 1) / B;
+    parallel_for(threads, [&](int h) {
+        const BlockKernels& bk = block_kernels();
+        for (std::int64_t blk = h; blk < nblocks; blk += threads) {
+            const std::int64_t r0 = blk * B, nb = std::min(B, n - r0);
+            double* o = out + r0 * n;
+            if (d == 0) {
+                std::fill(o, o + nb * n, 0.0);
+            } else {
+                gemm_abt(static_cast<int>(nb), static_cast<int>(n), static_cast<int>(d),
+                         Xc.data() + r0 * d, static_cast<int>(d), Xc.data(),
+                         static_cast<int>(d), 0.0, o, static_cast<int>(n));
+            }
+            for (std::int64_t i = 0; i < nb; ++i) {
+                double* b = o + i * n;
+                const std::int64_t r = r0 + i;
+                if (kernel.kind == K_RBF && bk.squared_distances(b, n, sq[r], sq.data()) > 0) {
+                    for (std::int64_t k = 0; k < n; ++k)
+                        if (b[k] <= GUARD * (sq[r] + sq[k]))
+                            b[k] = dense_d2(Xc.data() + r * d, Xc.data() + k * d, d);
+                }
+                bk.transform(b, n, kernel);
+            }
+        }
+    });
+    // exactly symmetric: the upper triangle mirrored (a block product may round
+    // K[i, j] and K[j, i] apart)
+    parallel_for(threads, [&](int h) {
+        for (std::int64_t i = h; i < n; i += threads)
+            for (std::int64_t j = 0; j < i; ++j) out[i * n + j] = out[j * n + i];
+    });
+}
 
 void expansion_values(const KernelSpec& kernel, const RowsView& queries,
                       const SupportView& support, const ExpansionView& ex,

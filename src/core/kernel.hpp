@@ -68,6 +68,18 @@ void expansion_values(const KernelSpec& kernel, const RowsView& queries,
                       const SupportView& support, const ExpansionView& ex,
                       const Blocking& blocking, double* out);
 
+// ||x - z||^2 of two dense rows of d values, coordinate by coordinate.
+double dense_d2(const double* x, const double* z, std::int64_t d);
+// ||a_i - b_j||^2 of two CSR rows merged on their sorted column indices.
+double sparse_d2(const RowsView& A, std::int64_t i, const RowsView& B, std::int64_t j);
+// X (n x d, row-major) less its column means: RBF distances are unchanged, and fewer
+// digits cancel in ||x||^2 + ||z||^2 - 2 x.z.
+void centre_rows(double* X, std::int64_t n, std::int64_t d);
+
+// out (n x n, row-major, exactly symmetric) = K(x_i, x_j) of dense rows X (n x d;
+// centred here for RBF), by blocks of rows dealt to `threads` threads.
+void kernel_matrix(const KernelSpec& kernel, const RowsView& rows, int threads, double* out);
+
 // The per-instruction-set builds of the engine's inner loops (kernel.cpp compiled once
 // per level, chosen at run time by the CPU's features).
 struct BlockKernels {
@@ -80,8 +92,36 @@ struct BlockKernels {
     void (*sparse_dots)(double* b, std::int64_t m, const double* XT, std::int64_t ld,
                         std::int64_t lo, const double* data, const std::int64_t* indices,
                         std::int64_t q, std::int64_t qe);
+    // sparse_dots on a single-precision transpose (each product formed in double).
+    void (*sparse_dots_f32)(double* b, std::int64_t m, const float* XT, std::int64_t ld,
+                            std::int64_t lo, const double* data, const std::int64_t* indices,
+                            std::int64_t q, std::int64_t qe);
+    // b[k] = sum over f < d of x[f] XT[f * ld + lo + k] (in the order of f), k < m.
+    void (*dense_dots)(double* b, std::int64_t m, const double* XT, std::int64_t ld,
+                       std::int64_t lo, const double* x, std::int64_t d);
     // sum_k a[k] b[k], k < m, in a fixed order of partial sums.
     double (*dot)(const double* a, const double* b, std::int64_t m);
+    // SMO's passes (smo.cpp), over positions k < n, with F = y * gradient:
+    // the largest -F[k] where up[k] (-inf where none).
+    double (*up_max)(const double* F, const std::uint8_t* up, std::int64_t n);
+    // obj[k] = -(gmax + F[k])^2 / max(QD[k] + qdi - 2 K[d[k]], TAU) where low[k] and
+    // gmax + F[k] > 0, +inf elsewhere; returns the largest F[k] where low[k].
+    double (*pair_objectives)(const double* F, const std::uint8_t* low, const double* QD,
+                              const double* K, const std::int64_t* d, std::int64_t n,
+                              double gmax, double qdi, double tau, double* obj);
+    // the smallest v[k], k < n (+inf for n = 0).
+    double (*min_value)(const double* v, std::int64_t n);
+    // F[k] += ci Ki[d[k]] + cj Kj[d[k]]; returns up_max of the new F.
+    double (*pair_update)(double* F, const double* Ki, const double* Kj, const std::int64_t* d,
+                          std::int64_t n, double ci, double cj, const std::uint8_t* up);
+    // The last k < n with ok[k] (every k where ok is null) and s * v[k] == value; -1: none.
+    std::int64_t (*last_equal)(const double* v, double s, const std::uint8_t* ok,
+                               std::int64_t n, double value);
+    // F[k] += c K[d[k]].
+    void (*axpy_gather)(double* F, const double* K, const std::int64_t* d, std::int64_t n,
+                        double c);
+    // K[d[k]] = b[k] (d without repeats).
+    void (*scatter)(double* K, const std::int64_t* d, const double* b, std::int64_t n);
     const char* name;
 };
 

@@ -86,23 +86,66 @@ std::int64_t squared_distances(double* b, std::int64_t m, double sr, const doubl
 }
 
 // Four nonzeros per sweep over the tile (a quarter of the loads and stores of b), then
-// the rest; each entry sums its products in the row's order.
-void sparse_dots(double* b, std::int64_t m, const double* XT, std::int64_t ld, std::int64_t lo,
-                 const double* data, const std::int64_t* indices, std::int64_t q,
-                 std::int64_t qe) {
+// the rest; each entry sums its products in the row's order.  T: the transpose's type
+// (float where its values are all single-precision numbers: the same products in double,
+// half the memory traffic).
+template <class T>
+void sparse_dots_t(double* b, std::int64_t m, const T* XT, std::int64_t ld, std::int64_t lo,
+                   const double* data, const std::int64_t* indices, std::int64_t q,
+                   std::int64_t qe) {
     for (; q + 4 <= qe; q += 4) {
         const double v0 = data[q], v1 = data[q + 1], v2 = data[q + 2], v3 = data[q + 3];
-        const double* x0 = XT + indices[q] * ld + lo;
-        const double* x1 = XT + indices[q + 1] * ld + lo;
-        const double* x2 = XT + indices[q + 2] * ld + lo;
-        const double* x3 = XT + indices[q + 3] * ld + lo;
+        const T* x0 = XT + indices[q] * ld + lo;
+        const T* x1 = XT + indices[q + 1] * ld + lo;
+        const T* x2 = XT + indices[q + 2] * ld + lo;
+        const T* x3 = XT + indices[q + 3] * ld + lo;
         for (std::int64_t k = 0; k < m; ++k)
-            b[k] = (((b[k] + v0 * x0[k]) + v1 * x1[k]) + v2 * x2[k]) + v3 * x3[k];
+            b[k] = (((b[k] + v0 * static_cast<double>(x0[k])) + v1 * static_cast<double>(x1[k])) +
+                    v2 * static_cast<double>(x2[k])) + v3 * static_cast<double>(x3[k]);
     }
     for (; q < qe; ++q) {
         const double v = data[q];
-        const double* x = XT + indices[q] * ld + lo;
-        for (std::int64_t k = 0; k < m; ++k) b[k] += v * x[k];
+        const T* x = XT + indices[q] * ld + lo;
+        for (std::int64_t k = 0; k < m; ++k) b[k] += v * static_cast<double>(x[k]);
+    }
+}
+
+void sparse_dots(double* b, std::int64_t m, const double* XT, std::int64_t ld, std::int64_t lo,
+                 const double* data, const std::int64_t* indices, std::int64_t q,
+                 std::int64_t qe) {
+    sparse_dots_t(b, m, XT, ld, lo, data, indices, q, qe);
+}
+
+void sparse_dots_f32(double* b, std::int64_t m, const float* XT, std::int64_t ld,
+                     std::int64_t lo, const double* data, const std::int64_t* indices,
+                     std::int64_t q, std::int64_t qe) {
+    sparse_dots_t(b, m, XT, ld, lo, data, indices, q, qe);
+}
+
+// Tile by tile of 512 entries (4 KB of b, in L1), four features per sweep over the tile
+// (four streams of XT: what the prefetcher follows), the sums in the order of f.
+void dense_dots(double* b, std::int64_t m, const double* XT, std::int64_t ld, std::int64_t lo,
+                const double* x, std::int64_t d) {
+    constexpr std::int64_t TILE = 512;
+    for (std::int64_t s = 0; s < m; s += TILE) {
+        const std::int64_t e = m - s < TILE ? m - s : TILE;
+        double* bt = b + s;
+        for (std::int64_t k = 0; k < e; ++k) bt[k] = 0.0;
+        std::int64_t f = 0;
+        for (; f + 4 <= d; f += 4) {
+            const double v0 = x[f], v1 = x[f + 1], v2 = x[f + 2], v3 = x[f + 3];
+            const double* x0 = XT + f * ld + lo + s;
+            const double* x1 = x0 + ld;
+            const double* x2 = x1 + ld;
+            const double* x3 = x2 + ld;
+            for (std::int64_t k = 0; k < e; ++k)
+                bt[k] = (((bt[k] + v0 * x0[k]) + v1 * x1[k]) + v2 * x2[k]) + v3 * x3[k];
+        }
+        for (; f < d; ++f) {
+            const double v = x[f];
+            const double* xf = XT + f * ld + lo + s;
+            for (std::int64_t k = 0; k < e; ++k) bt[k] += v * xf[k];
+        }
     }
 }
 
@@ -117,14 +160,103 @@ double dot(const double* a, const double* b, std::int64_t m) {
     return ((acc[0] + acc[4]) + (acc[1] + acc[5])) + ((acc[2] + acc[6]) + (acc[3] + acc[7]));
 }
 
+// SMO's passes: plain loops that `omp simd` (-fopenmp-simd: no OpenMP runtime) lets the
+// compiler vectorize with their max / min reductions (no reassociation of sums).
+double up_max(const double* __restrict F, const std::uint8_t* __restrict up, std::int64_t n) {
+    double best = -INFINITY;
+#pragma omp simd reduction(max : best)
+    for (std::int64_t k = 0; k < n; ++k) {
+        const double v = up[k] ? -F[k] : -INFINITY;
+        best = best > v ? best : v;
+    }
+    return best;
+}
+
+double pair_objectives(const double* __restrict F, const std::uint8_t* __restrict low,
+                       const double* __restrict QD, const double* __restrict K,
+                       const std::int64_t* __restrict d, std::int64_t n, double gmax,
+                       double qdi, double tau, double* __restrict obj) {
+    double best = -INFINITY;
+#pragma omp simd reduction(max : best)
+    for (std::int64_t k = 0; k < n; ++k) {
+        const double f = F[k];
+        const bool ok = low[k] != 0;
+        const double v = ok ? f : -INFINITY;
+        best = best > v ? best : v;
+        const double diff = gmax + f;
+        double quad = qdi + QD[k] - 2.0 * K[d[k]];
+        quad = quad > 0.0 ? quad : tau;
+        const double o = -(diff * diff) / quad;
+        obj[k] = (ok & (diff > 0.0)) ? o : INFINITY;
+    }
+    return best;
+}
+
+double min_value(const double* __restrict v, std::int64_t n) {
+    double best = INFINITY;
+#pragma omp simd reduction(min : best)
+    for (std::int64_t k = 0; k < n; ++k) best = best < v[k] ? best : v[k];
+    return best;
+}
+
+double pair_update(double* __restrict F, const double* __restrict Ki,
+                   const double* __restrict Kj, const std::int64_t* __restrict d, std::int64_t n,
+                   double ci, double cj, const std::uint8_t* __restrict up) {
+    double best = -INFINITY;
+#pragma omp simd reduction(max : best)
+    for (std::int64_t k = 0; k < n; ++k) {
+        const double f = F[k] + (ci * Ki[d[k]] + cj * Kj[d[k]]);
+        F[k] = f;
+        const double v = up[k] ? -f : -INFINITY;
+        best = best > v ? best : v;
+    }
+    return best;
+}
+
+// Blocks of 64 from the end, each tested at once (a vectorized compare), then the one
+// that holds a match searched entry by entry.
+std::int64_t last_equal(const double* __restrict v, double s, const std::uint8_t* __restrict ok,
+                        std::int64_t n, double value) {
+    constexpr std::int64_t B = 64;
+    std::int64_t hi = n;
+    while (hi > 0) {
+        const std::int64_t lo = hi > B ? hi - B : 0;
+        bool any = false;
+        if (ok != nullptr) {
+            for (std::int64_t k = lo; k < hi; ++k) any |= (ok[k] != 0) & (s * v[k] == value);
+        } else {
+            for (std::int64_t k = lo; k < hi; ++k) any |= s * v[k] == value;
+        }
+        if (any)
+            for (std::int64_t k = hi - 1; k >= lo; --k)
+                if ((ok == nullptr || ok[k]) && s * v[k] == value) return k;
+        hi = lo;
+    }
+    return -1;
+}
+
+void axpy_gather(double* __restrict F, const double* __restrict K,
+                 const std::int64_t* __restrict d, std::int64_t n, double c) {
+#pragma omp simd
+    for (std::int64_t k = 0; k < n; ++k) F[k] += c * K[d[k]];
+}
+
+void scatter(double* __restrict K, const std::int64_t* __restrict d, const double* __restrict b,
+             std::int64_t n) {
+#pragma omp simd
+    for (std::int64_t k = 0; k < n; ++k) K[d[k]] = b[k];
+}
+
 }  // namespace
 
 #define MO_STR2(a) #a
 #define MO_STR(a) MO_STR2(a)
 
 const BlockKernels& MO_CAT(block_kernels_, MO_ISA)() {
-    static const BlockKernels k{transform, squared_distances, sparse_dots, dot,
-                                MO_STR(MO_ISA)};
+    static const BlockKernels k{transform,     squared_distances, sparse_dots, sparse_dots_f32,
+                                dense_dots,    dot,
+                                up_max,        pair_objectives,   min_value,   pair_update,
+                                last_equal,    axpy_gather,       scatter,     MO_STR(MO_ISA)};
     return k;
 }
 

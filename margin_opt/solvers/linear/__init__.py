@@ -16,6 +16,8 @@
     (a :class:`~margin_opt.standard_forms.CrammerSingerQP`).
 """
 
-from .dcd import DCDOptions, solve_dcd
+from ...jit import announce_compiles; announce_compiles()  # noqa: E702, I001
+
+from .dcd import DCDOptions, solve_dcd  # noqa: E402
 
 __all__ = ["solve_dcd", "DCDOptions"]

@@ -5,10 +5,11 @@
 C-SVC, the hard margin (u = ∞) and ε-SVR (2n variables through ``qp.index``)
 are all this one form (:class:`~margin_opt.standard_forms.DualQP`), so this is
 the only SMO in the project.  Q is never formed: kernel rows come on demand
-from a row cache of ``cache_size`` MB (when the whole n×n kernel fits the
-budget every row gets its own slot; otherwise least-recently-used rows are
-evicted).  The compiled loop lives in :mod:`.loop`; the package's
-modules are listed in :mod:`margin_opt.solvers.smo`.
+from a row cache of ``cache_size`` MB.  The iterations run in the compiled core
+(``margin_opt._core.SMO``: src/core/smo.hpp, LIBSVM's Cache, Kernel and Solver);
+this module runs the phases of a run (SMO to a loose tolerance, the Newton polish
+of :mod:`.polish`, SMO on, the duality-gap test), the callbacks, the thread count
+and the interruptions between chunks of iterations.
 
 References
 ----------
@@ -29,18 +30,12 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.optimize import OptimizeResult
 
+from ... import _core
 from ...exceptions import ConvergenceWarning, convergence_warnings_silenced
-from ...kkt import violating_pair_gap
-from ...parallel import FitThreads, one_blas_thread
-from . import blocks as _blocks
-from . import cache as _cache
-from . import loop as _loop
-from . import memory as _mem
-from . import packed as _pk
+from ...kernels import CORE_KINDS, core_rows, core_spec
+from ...kkt import relative_gap as _relative_gap
+from ...parallel import FitThreads, ThreadPolicy, all_blas_threads
 from . import polish as _pol
-from . import rows as _rows
-from . import shrink as _shrink
-from . import state as _st
 from .options import DEFAULT, SMOOptions, resolve
 
 __all__ = ["solve_smo", "run_status", "WSS", "SMOOptions"]
@@ -50,6 +45,19 @@ WSS = ("second-order", "first-order")
 
 _MB = 2 ** 20
 _DEFAULT_MAX_ITER = 10_000_000
+
+#: relative to the gradient's scale: an m − M target below it is rounding, and the gap
+#: test stops tightening there
+TOL_FLOOR = 1e-15
+#: where m − M met ``tol`` but the duality gap failed ``gap_tol``, the next m − M target
+#: is the last times 0.8·gap_tol / gap clipped to this range
+GAP_SHRINK = (0.25, 0.5)
+#: Newton polishes per run, at most
+POLISH_MAX = 4
+#: Newton rounds on the box QP where coordinate descent (no equality) stalls
+BOX_ROUNDS = 20
+#: bound variables let into a polish beyond half the free set's size
+ENTER_EXTRA = 64
 
 
 def _check_options(tol, cache_size, wss, max_iter, callback_every, m, shrinking=True,
@@ -158,50 +166,234 @@ def _start_point(alpha0, y, C, delta, equality):
     return _project(a, y, C, delta)
 
 
-def _kernel_arrays(qp, n_slots_budget, dense_budget=0, narrow_min_bytes=_rows.NARROW_MIN_BYTES):
-    """``(kd, gram, diag, csr)``: the :class:`~.rows.KernelArrays` of ``qp``;
-    where a full matrix is at hand (precomputed, given, or a callable kernel), that
-    matrix (a read-only or memory-mapped one is used as it is, never copied); the
-    kernel diagonal; the CSR data for sparse X (else None)."""
-    X = qp.X
-    kernel = qp.kernel
-    name = kernel.name
+def _kernel_source(qp, cache_size):
+    """``(spec, rows, gram)``: what the compiled solver reads its kernel values from: a
+    named kernel on the data rows, or a kernel matrix (given, precomputed, or a callable
+    kernel's, computed here; a read-only or memory-mapped one is read in place)."""
+    X, kernel = qp.X, qp.kernel
     gram = None
     if qp.gram is not None:
-        gram = np.ascontiguousarray(np.asarray(qp.gram), dtype=np.float64)
-    elif name == "precomputed":
-        gram = np.ascontiguousarray(X.toarray() if sp.issparse(X) else np.asarray(X),
-                                    dtype=np.float64)
-    elif name not in _rows.KINDS:
+        gram = np.asarray(qp.gram)
+    elif kernel.name == "precomputed":
+        gram = X.toarray() if sp.issparse(X) else np.asarray(X)
+    elif kernel.name not in CORE_KINDS:
         n = X.shape[0]
-        if n > n_slots_budget:
+        budget_rows = int(cache_size * _MB // (8 * n))
+        if n > budget_rows:
             raise ValueError(
                 f"a callable kernel needs the whole {n}×{n} kernel matrix "
-                f"({n * n * 8 / _MB:.0f} MB) but cache_size allows only {n_slots_budget} rows: "
+                f"({n * n * 8 / _MB:.0f} MB) but cache_size allows only {budget_rows} rows: "
                 "raise cache_size, pass the matrix with kernel='precomputed', or use a named "
                 "kernel (linear, poly, rbf, sigmoid) whose rows are computed on demand.")
-        gram = np.ascontiguousarray(kernel.gram(X), dtype=np.float64)
+        gram = kernel.gram(X)
     if gram is not None:
-        # the row cache holds the full matrix, and its compiled code needs it writable
-        # (it is never written when all rows are valid); a read-only input is copied
-        gram = np.require(gram, np.float64, ["C", "W"])
+        gram = np.ascontiguousarray(gram, dtype=np.float64)
         n = gram.shape[0]
-        if gram.shape != (n, n):
+        if gram.ndim != 2 or gram.shape != (n, n):
             raise ValueError(f"the kernel matrix must be square, got shape {gram.shape}.")
-        return _rows.arrays(_rows.K_PRECOMPUTED, n=n), gram, np.diag(gram).copy(), None
-    kd, csr = _rows.named_kernel_arrays(X, kernel, dense_budget, narrow_min_bytes)
-    return kd, None, np.asarray(kernel.diag(X), dtype=np.float64), csr
+        return _core.KernelSpec(0, 1.0, 0.0, 1), None, gram
+    return core_spec(kernel), core_rows(X), None
 
 
-def _unpermute(values, perm):
-    """Values at positions k belong to variable perm[k]: back to the original order."""
-    out = np.empty_like(values)
-    out[perm] = values
-    return out
+class _SMORun:
+    """One SMO run: the compiled solver, its phases (SMO, polish, gap test), its read-out."""
+
+    def __init__(self, qp, y, p, C, index, cache_size, alpha0, shrinking, wss, opts):
+        self.opts = opts
+        self.y, self.p, self.C = y, p, C
+        self.equality = bool(qp.equality)
+        self.delta = float(qp.delta)
+        self.budget = float(cache_size) * _MB
+        # rows shorter than the core's split never use a second thread: no load reading
+        small = max(qp.n_data, y.shape[0]) < _core.ROW_SPLIT_MIN
+        self.threads = FitThreads(ThreadPolicy(max_threads=1) if small else opts.threads,
+                                  core=True)
+        self.nthr = self.threads.threads
+        spec, rows, gram = _kernel_source(qp, cache_size)
+        alpha = _start_point(alpha0, y, C, self.delta, self.equality)
+        settings = _core.SolverSettings()
+        settings.second_order = wss == "second-order"
+        settings.shrinking = bool(shrinking)
+        settings.cache_bytes = self.budget
+        settings.threads = int(self.nthr)
+        settings.alpha_cap = float(opts.alpha_cap)
+        settings.stall_window = int(opts.stall_window(y.shape[0]))
+        # (no BLAS in the solver: kernel rows are the core's own loops)
+        self.smo = _core.SMO(spec, rows, gram, y, p, C, index, alpha, self.equality,
+                             settings, self.budget / 4)
+        self.n_polish = 0
+        self.rel_gap = np.nan
+        self._alpha = np.empty_like(y)
+        self._grad = np.empty_like(y)
+
+    def read(self):
+        """(α, ∇) in the caller's variable order (every variable made active first)."""
+        self.smo.unshrink()
+        self.smo.read(self._alpha, self._grad)
+        return self._alpha, self._grad
+
+    def intercept(self, alpha, grad) -> float:
+        """LIBSVM's b = −ρ: the mean of −yₜ∇ₜ over the free variables, else the midpoint
+        of the interval the bound ones leave."""
+        if not self.equality:
+            return 0.0
+        y, C = self.y, self.C
+        yG = y * grad
+        upper = alpha >= C
+        lower = (alpha <= 0.0) & ~upper           # a zero bound counts as the upper one
+        free = ~(upper | lower)
+        if free.any():
+            return -float(yG[free].mean())
+        ub_set = (upper & (y < 0)) | (lower & (y > 0))
+        lb_set = (upper & (y > 0)) | (lower & (y < 0))
+        ub = float(yG[ub_set].min()) if ub_set.any() else np.inf
+        lb = float(yG[lb_set].max()) if lb_set.any() else -np.inf
+        return -(ub + lb) / 2.0
+
+    def relative_gap(self, alpha, grad, b) -> float:
+        """:func:`margin_opt.kkt.relative_gap` of P = ½αᵀQα + Σ uₜξₜ (ξₜ = max(0, −(∇ₜ +
+        yₜb)), finite uₜ) and D = −(½αᵀQα + pᵀα), in O(m) from the gradient."""
+        quad = float(alpha @ (grad - self.p))
+        boxed = np.isfinite(self.C) & (self.C > 0)    # a zero bound's slack costs nothing
+        slack = np.minimum(grad[boxed] + self.y[boxed] * b, 0.0)
+        P = 0.5 * quad - float(self.C[boxed] @ slack)
+        D = -(0.5 * quad + float(self.p @ alpha))
+        return float(_relative_gap(P, D))
+
+    def polish(self, tol, force=False) -> bool:
+        """One Newton step (:func:`.polish.newton_step`) on the free set and the bound
+        variables that violate the optimality conditions by more than 0.1·``tol`` (the
+        largest, at most half as many as the free ones and 64 more: those SMO's tail
+        would bring in), where it costs less than the SMO work done so far
+        (``force``: whatever it costs, SMO has stalled); True where taken."""
+        overhead = self.opts.polish_overhead
+        if (self.n_polish >= POLISH_MAX and not force) or \
+                not (force or _pol.worth_it(0, self.smo.active_sum, overhead)):
+            return False
+        alpha, grad = self.read()
+        C, y = self.C, self.y
+        free = (alpha > 0.0) & (alpha < C)
+        # s = ∇ + y b: ≥ 0 at α = 0, ≤ 0 at α = C, 0 where free (the slack's sign)
+        s = grad + y * self.intercept(alpha, grad)
+        viol = np.where((alpha <= 0.0) & ~free, -s, 0.0) + \
+            np.where((alpha >= C) & ~free, s, 0.0)
+        cand = np.flatnonzero(viol > 0.1 * tol)
+        room = int(free.sum()) // 2 + ENTER_EXTRA
+        if cand.size > room:
+            cand = cand[np.argsort(-viol[cand], kind="stable")[:room]]
+        F = np.union1d(np.flatnonzero(free), cand)
+        if F.size == 0 or F.size > min(self.opts.polish_max_free, _pol.max_free(self.budget)):
+            return False
+        if not force and not _pol.worth_it(F.size, float(self.smo.active_sum), overhead):
+            return False
+        Q = np.empty((F.size, F.size))
+        self.smo.q_block(F, F, Q)
+        with all_blas_threads(self.opts.threads):    # SMO waits: the factorization
+            new = _pol.newton_step(Q, grad[F], alpha[F], C[F], y[F], self.equality)
+        if new is None:
+            return False
+        self.smo.assign(F, new)
+        self.n_polish += 1
+        return True
+
+    def solve(self, tol, gap_tol, polish, max_iter, callback, callback_every):
+        """SMO to ``tol`` (through the polish when asked) and the gap test; (code, stopped)."""
+        opts = self.opts
+        stops = [x for x in opts.polish_at if x > tol] if polish else []
+        phase = stops.pop(0) if stops else tol
+        floor = None
+        stall_polishes = 0
+        while True:
+            code, stopped = self.iterate(phase, max_iter, callback, callback_every)
+            if stopped or code in (_core.R_MAX_ITER, _core.R_CAP):
+                return code, stopped
+            if code == _core.R_STALLED:
+                # one more chance with the equality; without it (coordinate descent, which
+                # moves one bound at a time) Newton rounds on the box QP, as many as it takes
+                rounds = 1 if self.equality else BOX_ROUNDS
+                if polish and stall_polishes < rounds and self.polish(phase, force=True):
+                    stall_polishes += 1
+                    continue
+                return code, stopped
+            if phase > tol:                              # a polish stop reached
+                self.polish(phase)
+                phase = stops.pop(0) if stops else tol
+                continue
+            if gap_tol is None:
+                return code, stopped
+            alpha, grad = self.read()
+            self.rel_gap = self.relative_gap(alpha, grad, self.intercept(alpha, grad))
+            if self.rel_gap <= gap_tol:
+                return code, stopped
+            if floor is None:
+                floor = TOL_FLOOR * max(1.0, float(np.abs(grad).max()))
+            if phase <= floor:
+                return _core.R_STALLED, stopped
+            # "optimal" must certify: go on at a tighter m − M, by the factor the gap
+            # asks for (the gap shrinks about in proportion), by 2 to 4
+            shrink = min(GAP_SHRINK[1], max(GAP_SHRINK[0], 0.8 * gap_tol / self.rel_gap))
+            phase = max(floor, min(phase, float(self.smo.last_gap)) * shrink)
+
+    def iterate(self, tol, max_iter, callback, callback_every):
+        """The compiled iterations to ``tol``, in chunks between callbacks, looks at the
+        load (the thread count) and returns to Python (a pending Ctrl-C); (code, stopped)."""
+        smo = self.smo
+        start = int(smo.iterations)
+        next_cb = start + int(callback_every) if callback is not None else None
+        check = self.opts.thread_check_iter if self.threads.watching else 0
+        next_check = start + check if check > 0 else None
+        work = self.opts.interrupt_work
+        every = max(100, work // max(1, self.y.shape[0])) if work > 0 else 0
+        next_int = start + every if every > 0 else None
+        while True:
+            stop_at = min(x for x in (max_iter, next_cb, next_check, next_int) if x is not None)
+            code = smo.run(tol, max_iter, stop_at)
+            if code != _core.R_CHUNK:
+                return code, False
+            it = int(smo.iterations)
+            if next_int is not None and it >= next_int:
+                next_int = it + every
+            if next_check is not None and it >= next_check:
+                next_check = it + check
+                n = self.threads.refresh()
+                if n != self.nthr:
+                    self.nthr = n
+                    smo.set_threads(n)
+            if next_cb is None or it < next_cb:
+                continue
+            next_cb = it + int(callback_every)
+            alpha, grad = self.read()
+            inter = OptimizeResult(x=alpha.copy(), fun=float(0.5 * alpha @ (grad + self.p)),
+                                   gap=float(smo.last_gap), nit=it)
+            try:
+                callback(inter)
+            except StopIteration:
+                return code, True
+
+    def result(self, code, stopped, tol, gap_tol, max_iter):
+        """The OptimizeResult of :func:`solve_smo` (timings added by the caller)."""
+        smo = self.smo
+        alpha, grad = self.read()
+        alpha, grad = alpha.copy(), grad.copy()
+        nit, gap = int(smo.iterations), float(smo.last_gap)
+        b = self.intercept(alpha, grad)
+        rel_gap = self.relative_gap(alpha, grad, b)
+        status, msg = run_status(code, stopped, nit, gap, rel_gap, tol, gap_tol, max_iter,
+                                 self.opts.alpha_cap)
+        fun = float(0.5 * alpha @ (grad + self.p))
+        cache = {"layout": smo.layout, "hits": int(smo.hits), "misses": int(smo.misses),
+                 "recuts": int(smo.recuts), "reconstructions": int(smo.reconstructions),
+                 "mean_active": float(smo.active_sum / max(nit, 1)),
+                 "max_threads": int(self.threads.allowed), "threads": int(self.nthr),
+                 "thread_changes": int(self.threads.changes)}
+        return OptimizeResult(
+            x=alpha, b=b, grad=grad, fun=fun, nit=nit, status=status,
+            success=status == "optimal", message=msg, gap=gap, duality_gap=rel_gap,
+            n_polish=self.n_polish, cache=cache)
 
 
-def solve_smo(qp, *, tol=1e-3, gap_tol=None, polish=True, block_size=None, cache_size=200,
-              shrinking=True, wss="second-order", max_iter=None, alpha0=None, callback=None,
+def solve_smo(qp, *, tol=1e-3, gap_tol=None, polish=True, cache_size=200, shrinking=True,
+              wss="second-order", max_iter=None, alpha0=None, callback=None,
               callback_every=1000, options=None):
     """Solve a :class:`~margin_opt.standard_forms.DualQP` by SMO (LIBSVM's algorithm).
 
@@ -222,33 +414,20 @@ def solve_smo(qp, *, tol=1e-3, gap_tol=None, polish=True, block_size=None, cache
         gradient).  While it fails, SMO goes on at a tighter m − M.  None: m − M only
         (LIBSVM's rule).
     polish : bool, default=True
-        For ``tol`` below 1e-3: run SMO to 1e-3, take a Newton step on the free
-        multipliers (:mod:`margin_opt.solvers.smo.polish`), then run SMO on to
-        ``tol``; likewise after a stall.  The stopping rule is the same; the long
-        first-order tail is skipped.  For dense data or a given kernel matrix, the first
-        polish's factorization starts on a second thread once m − M ≤ 10 × 1e-3
-        (:class:`margin_opt.solvers.smo.polish.EarlyFactor`; ``cache["early_factor"]``).  Where
-        the row cache holds every row, a second polish follows at once with the bound
-        variables that violate the optimality conditions let in.
-    block_size : int or None, default=None
-        Working-set decomposition (:mod:`margin_opt.solvers.smo.blocks`, opt-in):
-        each outer step solves the subproblem of ``block_size`` violating variables
-        by this SMO on single-precision kernel rows from matrix products and updates
-        the gradient once; the gradient is then recomputed in double and pair steps
-        confirm the tolerance.  None or 0: pair steps only (LIBSVM's algorithm), the
-        faster of the two as measured here (docs/smo.md).
+        SMO stops at m − M = 1e-3 and 1e-5 (those above ``tol``,
+        :attr:`SMOOptions.polish_at`) for a Newton step on the free multipliers and the
+        bound ones that violate the optimality conditions
+        (:mod:`margin_opt.solvers.smo.polish`), then runs on to ``tol``; likewise once
+        after a stall (repeatedly, without the equality).  The stopping rule is the
+        same; the long first-order tail is skipped.  A step is taken only where it
+        costs less than the SMO work done so far (:func:`.polish.worth_it`).
     cache_size : float, default=200
-        Kernel row cache in MB (2**20 bytes), float64 rows of length n_data.  When
-        the whole kernel fits, every row gets a slot and is computed at most once
-        (more often only on the active columns).  Memory is this plus O(n·d), and
-        with the Newton polish up to half of it again (its factor, kept between the
-        polishes of a run, a quarter; its gradient update's blocks another quarter; no
-        polish where the free set is larger than that allows, see
-        :func:`.polish.max_free`).  For sparse X a dense copy of
-        the columns (faster whole rows) is kept when it fits a quarter of the budget,
-        and is counted in it.  The cache's memory is kept for the next run in the
-        process (:mod:`margin_opt.solvers.smo.memory`: no page faults for memory
-        already touched; ``memory.release()`` frees it).
+        Kernel row cache in MB (2**20 bytes), float64 rows of length n_data (or of
+        the active variables, once shrinking leaves few).  Memory is this plus O(n·d),
+        and with the Newton polish the free set's block Q_FF (no polish where it
+        would exceed a quarter of the budget, see :func:`.polish.max_free`).  For
+        sparse X a dense transpose of the data (faster rows) is kept where it fits a
+        quarter of the budget (in single precision where its values allow).
     shrinking : bool, default=True
         LIBSVM's shrinking heuristic; the gradient is reconstructed before the
         final check, so the answer is the same as without it.
@@ -318,39 +497,24 @@ def solve_smo(qp, *, tol=1e-3, gap_tol=None, polish=True, block_size=None, cache
     n_data = qp.n_data
     if index.min() < 0 or index.max() >= n_data:
         raise ValueError(f"qp.index must hold data rows in [0, {n_data}).")
-    if block_size is None:
-        block_size = 0
-    elif isinstance(block_size, bool) or int(block_size) != block_size or block_size < 0 or \
-            block_size == 1:
-        raise ValueError(f"block_size must be None, 0 or an integer ≥ 2, got {block_size!r}.")
-    run = _SMORun(qp, y, p, C, index, cache_size, alpha0, shrinking, n_data, opts)
-    if block_size and not run.equality:
-        block_size = 0                      # coordinate descent has no blocks
-    run.q = run.q_used = int(block_size)
-    run.shrinking_wanted = run.shrinking
-    if run.q:
-        run.shrinking = False
+    run = _SMORun(qp, y, p, C, index, cache_size, alpha0, shrinking, wss, opts)
     t1 = time.perf_counter()
-    try:
-        code, stopped = run.solve(float(tol), gap_tol, bool(polish), wss == "second-order",
-                                  max_iter, callback, callback_every)
-        run.polish_factor = None
-        t2 = time.perf_counter()
-        out = run.result(code, stopped, tol, gap_tol, max_iter)
-    finally:
-        run.release()
+    code, stopped = run.solve(float(tol), gap_tol, bool(polish), max_iter, callback,
+                              callback_every)
+    t2 = time.perf_counter()
+    out = run.result(code, stopped, tol, gap_tol, max_iter)
     out.timings = {"setup": t1 - t0, "solve": t2 - t1, "total": time.perf_counter() - t0}
     return out
 
 
 def run_status(code, stopped, nit, gap, rel_gap, tol, gap_tol, max_iter, alpha_cap=None):
-    """(status, message) of an SMO run that ended with ``code`` (``state.R_*``);
+    """(status, message) of an SMO run that ended with ``code`` (``margin_opt._core.R_*``);
     ``ConvergenceWarning`` for "max_iter" and "stalled" (unless silenced on this thread).
 
     Parameters
     ----------
     code : int
-        The run's ``state.R_*`` code.
+        The run's code (``margin_opt._core.R_*``).
     stopped : bool
         Stopped by the callback.
     nit : int
@@ -373,19 +537,19 @@ def run_status(code, stopped, nit, gap, rel_gap, tol, gap_tol, max_iter, alpha_c
         alpha_cap = DEFAULT.alpha_cap
     if stopped:
         status, msg = "stopped", f"stopped by the callback after {nit} iterations."
-    elif code == _st.R_OPTIMAL:
+    elif code == _core.R_OPTIMAL:
         status = "optimal"
         msg = f"m(α) − M(α) = {gap:.3g} ≤ tol = {tol:g}"
         if gap_tol is not None:
             msg += f" and duality gap {rel_gap:.3g} ≤ gap_tol = {gap_tol:g}"
         msg += f" after {nit} iterations."
-    elif code == _st.R_CAP:
+    elif code == _core.R_CAP:
         status = "stalled"
         msg = (f"a multiplier exceeded {alpha_cap:g} after {nit} iterations: the dual "
                "diverges (with upper = ∞, the hard margin, the classes are probably not "
                "separable in the feature space; a separability LP decides). Use a finite "
                "C, or an exact method.")
-    elif code == _st.R_STALLED:
+    elif code == _core.R_STALLED:
         status = "stalled"
         msg = (f"SMO stopped making progress after {nit} iterations: m(α) − M(α) = "
                f"{gap:.3g} (tol {tol:g}), duality gap {rel_gap:.3g}"
@@ -401,338 +565,3 @@ def run_status(code, stopped, nit, gap, rel_gap, tol, gap_tol, max_iter, alpha_c
     if status in ("max_iter", "stalled") and not convergence_warnings_silenced():
         warnings.warn(msg, ConvergenceWarning, stacklevel=4)
     return status, msg
-
-
-class _SMORun:
-    """The arrays of one SMO run and its phases: set up, iterate (and polish), read out.
-
-    The per-variable arrays (α, ∇, Ḡ, y, p, C, QD, index) are permuted in place by
-    shrinking; ``perm[k]`` is the original variable at position k.
-    """
-
-    def __init__(self, qp, y, p, C, index, cache_size, alpha0, shrinking, n_data,
-                 opts: SMOOptions = DEFAULT):
-        self.opts = opts
-        self.pool = opts.memory if opts.memory is not None else _mem.POOL
-        budget_rows = int(cache_size * _MB // (8 * n_data))
-        self.kd, self.gram, diag, self.csr = _kernel_arrays(
-            qp, budget_rows, dense_budget=cache_size * _MB / 4,
-            narrow_min_bytes=opts.narrow_min_bytes)
-        self.threads = FitThreads(opts.threads)     # the count, re-read as the load changes
-        self.nthr = self.threads.threads
-        m = y.shape[0]
-        # a run that can never split a row or a pass runs serial code (state.py): its
-        # compiled functions hold no parallel ones (a first small fit compiles less)
-        self.serial = self.threads.allowed <= 1 or (n_data < opts.row_par_min and
-                                                    m < opts.pass_par_min)
-        self.kd = _rows.for_smo(self.kd, m, self.nthr, opts.row_par_min,
-                                self.threads.allowed, serial=self.serial)
-        cache_mb = cache_size - (self.kd.XT.nbytes / _MB if self.kd.sparse else 0.0)
-        self.budget = cache_mb * _MB
-        self.n_data = n_data
-        self.equality = bool(qp.equality)
-        self.delta = float(qp.delta)
-        self.alpha = _start_point(alpha0, y, C, float(qp.delta), self.equality)
-        self.QD = np.ascontiguousarray(diag[index])
-        self.cc, self.n_slots = _cache.make_cache(self.gram, n_data, cache_mb, y.shape[0],
-                                                     opts.packed_rows, self.pool)
-        # Ḡ by data row: LIBSVM's Ḡₜ = yₜ·G_bar[index[t]] (see loop.init_gradient)
-        self.G, self.G_bar = np.empty(m), np.zeros(n_data)
-        self.perm = np.arange(m, dtype=np.int64)
-        self.index = index.copy()
-        self.all_cols = self.kd.all_cols
-        self.st = _loop.start_state(m, self.opts.unshrink_start)
-        self.fout = np.array([np.inf, np.inf])
-        self.stall_window = opts.stall_window(m)
-        self.n_polish = 0
-        self.polish_factor = None       # the Cholesky factor kept between polishes
-        self.early = None               # the first polish's factor, computed beside SMO
-        self.early_state = "none"       # then "started", "used" or "discarded"
-        self.q, self.q_used, self.rows, self.rows_block = 0, 0, None, 0
-        self.rel_gap = np.nan
-        self.y, self.p, self.C = y.copy(), p.copy(), C.copy()   # never the caller's arrays
-        if np.any(self.alpha > 0.0):
-            _loop.init_gradient(self.alpha, self.G, self.G_bar, self.y, self.p, self.C,
-                                *self._args())
-        else:       # α = 0 (a cold start): ∇ = p and Ḡ = 0, what init_gradient would give
-            self.G[:] = self.p
-        self.shrinking = bool(shrinking) and self.equality
-
-    def _source(self):
-        """Where the polish reads kernel rows (:class:`.polish.KernelSource`)."""
-        return _pol.KernelSource(_rows.plain(self.kd), self.gram, self.csr, self.cc, self.st,
-                                 self.nthr, self.n_data)
-
-    def _duals(self):
-        """The arrays the polish reads and updates (:class:`.polish.Duals`)."""
-        return _pol.Duals(self.alpha, self.G, self.G_bar, self.y, self.C, self.index,
-                          self.delta if self.equality else None, self.perm)
-
-    def _args(self):
-        return self.index, self.st, self.kd, self.cc, self.all_cols
-
-    def release(self):
-        """Give the row cache's memory back for the next run (:mod:`.memory`);
-        the run can no longer iterate."""
-        self._take_early()                 # the thread reads the data: done before we return
-        if self.gram is None and self.cc is not None:
-            self.pool.give(self.cc.cache)
-        self.cc = None
-
-    def _take_early(self):
-        """The early factor (:class:`.polish.EarlyFactor`), waited for; None where there is none."""
-        early, self.early = self.early, None
-        return early.take() if early is not None else None
-
-    def _look_early(self, tol):
-        """At a look at m − M during the first phase: start the early factorization once
-        m − M ≤ EARLY_AT·tol; True when done looking (started, or not wanted)."""
-        if float(self.fout[0]) > self.opts.early_at * tol:
-            return False
-        self.early = _pol.start(self._source(), self.alpha, self.C, self.perm, self.index,
-                                self.st[_st.S_ACTIVE_SUM], self.budget, self.opts)
-        if self.early is not None:
-            self.early_state = "started"
-        return True
-
-    def _unshrink(self):
-        with one_blas_thread():      # the gradient reconstruction's BLAS in numba's threads
-            while not _shrink.unshrink(self.alpha, self.G, self.G_bar, self.y, self.p, self.C,
-                                       self.QD, self.index, self.perm, self.st, self.kd,
-                                       self.cc, self.all_cols):
-                self._reconstruct_by_tiles()
-
-    def _reconstruct_by_tiles(self):
-        """The gradient reconstruction that the compiled code left to Python (by BLAS
-        tiles: :func:`.shrink.reconstruct_by_tiles`)."""
-        _shrink.reconstruct_by_tiles(self.alpha, self.G, self.G_bar, self.y, self.p, self.C,
-                                     self.index, self.st, self.kd, self.cc)
-
-    def _polish(self, force=False, extra=None):
-        """Newton polish of the free set (shrunk variables, all at a bound, keep stale
-        gradients until the next unshrinking); resets the progress mark.
-        ``force``: even where it costs more than SMO's tail would (SMO has stalled)."""
-        if self.n_polish >= self.opts.polish_max:
-            return False
-        had_early = self.early is not None
-        early = self._take_early()
-        if early is not None and self.polish_factor is None:
-            self.polish_factor = early   # extended or pinned to the free set as it is now
-        with one_blas_thread():      # BLAS threads spin after a call and slow SMO's loop
-            done, self.polish_factor = _pol.polish(
-                self._source(), self._duals(), self.polish_factor, self.budget,
-                self.st[_st.S_ACTIVE_SUM], force, extra, self.opts)
-        if had_early:                # "discarded": it failed, or too much of F changed
-            used = done and early is not None and self.polish_factor is early
-            self.early_state = "used" if used else "discarded"
-        if done:
-            self.n_polish += 1
-            _loop.after_polish(self.st, self.fout, self.opts.unshrink_start)
-            if self.st[_st.S_ACTIVE] < self.alpha.shape[0]:
-                # polished on the active set: the shrunk gradients are stale until the
-                # next unshrinking reconstructs them (never taken as exact)
-                self.st[_st.S_FULL_ITER] = -1
-        return done
-
-    def _box_newton(self, tol):
-        """Projected Newton rounds (:func:`.polish.box_newton`) where coordinate descent
-        (no equality) has stalled; True where they decreased the objective (at most
-        ``polish_max`` times a run)."""
-        if self.n_polish >= self.opts.polish_max:
-            return False
-        with one_blas_thread():
-            done = _pol.box_newton(self._source(), self._duals(), self.budget, tol,
-                                   self.opts.box_rounds, self.opts)
-        if done:
-            self.n_polish += 1
-            _loop.after_polish(self.st, self.fout, self.opts.unshrink_start)
-        return done > 0
-
-    def relative_gap(self):
-        """:func:`margin_opt.kkt.relative_gap` at SMO's intercept (see :func:`.loop.objectives`)."""
-        b = float(_loop.calculate_b(self.alpha, self.G, self.y, self.C)) if self.equality else 0.0
-        return float(_loop.relative_gap(self.alpha, self.G, self.y, self.p, self.C, b))
-
-    def solve(self, tol, gap_tol, polish, wss2, max_iter, callback, callback_every):
-        """SMO to ``tol`` (through the polish when asked) and the gap test; (code, stopped)."""
-        opts = self.opts
-        phase = max(tol, opts.polish_tol) if polish else tol
-        floor = opts.tol_floor * max(1.0, float(np.abs(self.G).max()))
-        stall_polished = False
-        while True:
-            early = polish and phase > tol and self.n_polish == 0 and \
-                self.early_state == "none" and opts.early_factor and \
-                _pol.possible(self._source())
-            # at the polish tolerance SMO stops once the active variables are optimal:
-            # the polish comes before the unshrinking, so that one gradient
-            # reconstruction (SMO's next unshrinking) follows both
-            code, stopped = self.iterate(phase, wss2, max_iter, callback, callback_every, early,
-                                         stop_active=polish and phase > tol)
-            if stopped or code in (_st.R_MAX_ITER, _st.R_CAP):
-                return code, stopped
-            if code == _st.R_STALLED:
-                if polish and not self.equality and self._box_newton(tol):
-                    continue                     # coordinate descent resumes from there
-                if polish and not stall_polished and self._polish(force=True):
-                    stall_polished = True                # one more chance, no more
-                    continue
-                return code, stopped
-            if phase > tol:                              # optimal at the polish tolerance
-                polished = self._polish()
-                # further polishes where they are cheap: the factor is kept and the
-                # gradient update reads its rows from a cache that holds them all
-                again = polished and self.n_slots >= self.n_data
-                if again:
-                    self._unshrink()             # what follows reads every gradient
-                if again and opts.enter_polish:
-                    # the bound variables that SMO's tail would bring into the free set,
-                    # let into a second polish at once (the factor extended by them)
-                    extra = _pol.entering(self, min_violation=0.1 * tol, opts=opts)
-                    if extra.size:
-                        self._polish(extra=extra)
-                # SMO stops again for another polish where m − M is still above it
-                # (m − M from the gradient: every variable active and exact after a polish)
-                gap = violating_pair_gap(self.y, self.alpha, self.G, self.C) if again else 0.0
-                nxt = [x for x in opts.polish_at if tol < x < min(phase, gap)] if again else []
-                phase = nxt[0] if nxt else tol
-                if not nxt:
-                    self.polish_factor = None    # no further polish planned: memory back
-                continue
-            if gap_tol is None:
-                return code, stopped
-            self.rel_gap = self.relative_gap()
-            if self.rel_gap <= gap_tol:
-                return code, stopped
-            if phase <= floor:
-                return _st.R_STALLED, stopped
-            # "optimal" must certify: go on at a tighter m − M, by the factor the gap asks
-            # for, by 2 to 4
-            lo, hi = opts.gap_shrink
-            phase = float(_loop.tighter_phase(phase, floor, float(self.fout[0]), gap_tol,
-                                              self.rel_gap, lo, hi))
-            self.st[_st.S_UNSHRINK] = self.opts.unshrink_start
-
-    def iterate(self, tol, wss2, max_iter, callback, callback_every, early=False,
-                stop_active=False):
-        """Run the compiled loop, in chunks between callbacks, looks at m − M for the
-        early factor (with ``early`` and no callback) and looks at the load (the thread
-        count, :class:`margin_opt.parallel.FitThreads`); (code, stopped).  Every
-        variable is active at the end, except with ``stop_active``, where the run may
-        end as ``R_ACTIVE_OPTIMAL``: optimal on the active set, the others left shrunk
-        (their gradients not reconstructed)."""
-        early = early and callback is None
-        a, G, y, p, C, st = self.alpha, self.G, self.y, self.p, self.C, self.st
-        st[_st.S_STOP_ACTIVE] = int(bool(stop_active))
-        if self.q:
-            with one_blas_thread():
-                if self.rows is None:
-                    capacity = max(2 * self.q, int(self.budget // (4 * self.n_data)))
-                    self.rows = _blocks.BlockRows(self.kd, self.gram, self.csr, capacity,
-                                                  self.opts.block_chunk)
-                code = _blocks.run_blocks(solve_smo, self.rows, a, G, y, C, self.index, st,
-                                          self.fout, self.stall_window, tol, self.q, max_iter,
-                                          self.opts)
-                self.rows_block = self.rows.computed
-                # from here on in double: the exact gradient, then pair steps (which
-                # confirm the tolerance on it), the single-precision rows released
-                _blocks.exact_gradient(self.kd, self.gram, self.csr, self.budget / 4, a, y, p,
-                                       C, self.index, G, self.G_bar)
-            self.q_used, self.q, self.rows = self.q, 0, None
-            self.shrinking = self.shrinking_wanted
-            if code != _st.R_OPTIMAL:
-                return code, False
-        # the next iteration at which each look is due (None: never), from here on
-        start = int(st[_st.S_ITER])
-        next_cb = start + int(callback_every) if callback is not None else None
-        next_look = start + self.opts.early_chunk if early else None
-        check = self.opts.thread_check_iter if self.threads.watching else 0
-        next_check = start + check if check > 0 else None
-        # back in Python every interrupt_iter iterations: a pending Ctrl-C is raised there
-        work = self.opts.interrupt_work
-        every = max(100, work // max(1, a.shape[0])) if work > 0 else 0
-        next_int = start + every if every > 0 else None
-        while True:
-            stop_at = min(x for x in (max_iter, next_cb, next_look, next_check, next_int)
-                          if x is not None)
-            if self.equality:
-                with one_blas_thread():   # unshrinking calls BLAS in numba's threads
-                    code = _st.R_RECONSTRUCT
-                    while code == _st.R_RECONSTRUCT:
-                        code = _loop.smo_run_steps(
-                            a, G, self.G_bar, y, p, C, self.QD, self.index, self.perm, st,
-                            self.kd, self.cc, self.all_cols, tol, wss2, self.shrinking,
-                            max_iter, stop_at, self.opts.alpha_cap, self.stall_window,
-                            self.fout, self.pthr, self.opts.pass_par_min)
-                        if code == _st.R_RECONSTRUCT:
-                            self._reconstruct_by_tiles()
-            else:
-                code = _loop.coordinate_run(a, G, y, C, self.QD, self.index, st, self.kd,
-                                            self.cc, self.all_cols, tol, max_iter, stop_at,
-                                            self.opts.alpha_cap, self.stall_window, self.fout)
-            if code != _st.R_CHUNK:
-                break
-            it = int(st[_st.S_ITER])
-            if next_int is not None and it >= next_int:
-                next_int = it + every
-            if next_check is not None and it >= next_check:
-                next_check = it + check
-                self._refresh_threads()
-            if next_look is not None and it >= next_look:
-                next_look = None if self._look_early(tol) else it + self.opts.early_chunk
-            if next_cb is None or it < next_cb:
-                continue
-            next_cb = it + int(callback_every)
-            inter = OptimizeResult(x=_unpermute(a, self.perm), fun=float(0.5 * a @ (G + p)),
-                                   gap=float(self.fout[0]), nit=int(st[_st.S_ITER]))
-            try:
-                callback(inter)
-            except StopIteration:
-                self._unshrink()
-                return code, True
-        if code != _st.R_ACTIVE_OPTIMAL:
-            self._unshrink()
-        return code, False
-
-    def _refresh_threads(self):
-        """The thread count re-read (:meth:`FitThreads.refresh`) and, where it changed,
-        handed to the kernel rows and the passes from the next chunk on."""
-        n = self.threads.refresh()
-        if n != self.nthr:
-            self.nthr = n
-            if not self.serial:
-                self.kd = self.kd._replace(nthr=n)
-
-    @property
-    def pthr(self):
-        """The passes' thread count as the compiled loop takes it (None: a serial run)."""
-        return None if self.serial else self.nthr
-
-    def result(self, code, stopped, tol, gap_tol, max_iter):
-        """The OptimizeResult of :func:`solve_smo` (timings added by the caller)."""
-        st, a, G, y = self.st, self.alpha, self.G, self.y
-        nit, gap = int(st[_st.S_ITER]), float(self.fout[0])
-        rel_gap = self.relative_gap()
-        status, msg = run_status(code, stopped, nit, gap, rel_gap, tol, gap_tol, max_iter,
-                                 self.opts.alpha_cap)
-        b = float(_loop.calculate_b(a, G, y, self.C)) if self.equality else 0.0
-        fun = float(0.5 * a @ (G + self.p))
-        cache = {"n_slots": int(self.n_slots),
-                 "full_matrix": self.gram is not None or self.n_slots >= self.all_cols.size,
-                 "cache_mb": float(self.cc.cache.nbytes / _MB),
-                 "rows_full": int(st[_st.S_ROWS_FULL]), "rows_partial": int(st[_st.S_ROWS_PARTIAL]),
-                 "hits": int(st[_st.S_HITS]), "misses": int(st[_st.S_MISSES]),
-                 "packed_layouts": int(self.cc.pmeta[_pk.P_BUILDS]),
-                 "packed_rows_kept": int(self.cc.pmeta[_pk.P_KEPT]),
-                 "packed_rebuilds": int(self.cc.pmeta[_pk.P_REBUILDS]),
-                 "reconstructions": int(st[_st.S_RECONSTRUCT]),
-                 "reconstructions_blas": int(st[_st.S_GEMM]),
-                 "mean_active": float(st[_st.S_ACTIVE_SUM] / max(nit, 1)),
-                 "block_size": int(self.q_used), "rows_block": int(self.rows_block),
-                 "early_factor": self.early_state,
-                 "max_threads": int(self.threads.allowed), "threads": int(self.nthr),
-                 "serial": bool(self.serial),
-                 "thread_changes": int(self.threads.changes)}
-        return OptimizeResult(
-            x=_unpermute(a, self.perm), b=b, grad=_unpermute(G, self.perm), fun=fun, nit=nit,
-            status=status, success=status == "optimal", message=msg, gap=gap,
-            duality_gap=rel_gap, n_polish=self.n_polish, cache=cache)
