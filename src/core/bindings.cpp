@@ -222,9 +222,10 @@ void make_smo(SMORun* self, const mo::KernelSpec& kernel, nb::object rows, nb::o
     self->solver = std::make_unique<mo::Solver>(src, qp, settings);
 }
 
-int smo_run(SMORun& r, double tol, std::int64_t max_iter, std::int64_t stop_at) {
+int smo_run(SMORun& r, double tol, std::int64_t max_iter, std::int64_t stop_at,
+            double then_tol, double min_work) {
     nb::gil_scoped_release release;
-    return r.solver->run(tol, max_iter, stop_at);
+    return r.solver->run(tol, max_iter, stop_at, then_tol, min_work);
 }
 
 void smo_unshrink(SMORun& r) {
@@ -325,8 +326,10 @@ NB_MODULE(_core, m) {
     nb::class_<SMORun>(m, "SMO", "LIBSVM's SMO on the standard dual QP (smo.hpp).")
         .def("__init__", &make_smo, "kernel"_a, "rows"_a.none(), "gram"_a.none(), "y"_a, "p"_a,
              "upper"_a, "index"_a, "alpha0"_a, "equality"_a, "settings"_a, "dense_budget"_a)
-        .def("run", &smo_run, "tol"_a, "max_iter"_a, "stop_at"_a,
-             "Iterate to m - M <= tol, or to stop_at / max_iter iterations; a RunCode.")
+        .def("run", &smo_run, "tol"_a, "max_iter"_a, "stop_at"_a, "then_tol"_a = -1.0,
+             "min_work"_a = 0.0,
+             "Iterate to m - M <= tol, or to stop_at / max_iter iterations; a RunCode. "
+             "Where tol is reached with less work than min_work, on to then_tol.")
         .def("unshrink", &smo_unshrink, "Every variable active, its gradient exact.")
         .def("assign", &smo_assign, "vars"_a, "values"_a,
              "a[vars] = values, the gradient updated (every variable made active first).")

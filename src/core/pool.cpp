@@ -1,7 +1,10 @@
 // The thread pool of parallel_for (pool.hpp).
 //
-// Workers are started on the first job that needs them and then kept, sleeping on a
-// condition variable between jobs (no spinning: a busy machine loses no CPU to them).
+// Workers are started on the first job that needs them and then kept. After a job a
+// worker watches for the next one for SPIN_NS (SMO asks for a split kernel row every
+// ~0.1 ms: a sleep and a wake per row cost ~25 % of a9a's run), then sleeps on a
+// condition variable (a busy machine loses no more than that to it); the caller waits
+// for the workers' shares the same way.
 // A fork leaves the child with only the forking thread: a pthread_atfork handler
 // forgets the parent's workers there (their memory is leaked on purpose, the threads do
 // not exist) and the child's first parallel job starts its own.
@@ -10,7 +13,10 @@
 
 #include <pthread.h>
 
+#include <immintrin.h>
+
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <mutex>
 #include <thread>
@@ -19,17 +25,34 @@
 namespace margin_opt {
 namespace {
 
+// How long a worker (or the caller) watches for the next job (its share's end) before
+// it sleeps.
+constexpr std::int64_t SPIN_NS = 50000;
+
 struct PoolState {
-    std::mutex lock;                 // guards everything below
+    std::mutex lock;                 // guards the fields below, and the changes of the atomics
     std::condition_variable wake;    // workers wait here for a new generation
     std::condition_variable done;    // the caller waits here for remaining == 0
     std::vector<std::thread> workers;
     const std::function<void(int)>* job = nullptr;
     int nthr = 0;                    // the job's h range
-    int remaining = 0;               // workers' h still running
-    std::uint64_t generation = 0;
+    std::atomic<int> remaining{0};   // workers' h still running
+    std::atomic<std::uint64_t> generation{0};
     bool busy = false;               // a caller holds the pool
 };
+
+// Watches `ready` for SPIN_NS; true where it became true.
+template <class Ready>
+bool spin_until(Ready ready) {
+    const auto start = std::chrono::steady_clock::now();
+    for (int k = 0;; ++k) {
+        if (ready()) return true;
+        _mm_pause();
+        if ((k & 63) == 63 && std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                  std::chrono::steady_clock::now() - start).count() > SPIN_NS)
+            return ready();
+    }
+}
 
 PoolState* state = nullptr;          // created on first use; replaced in a forked child
 std::mutex create_lock;
@@ -50,17 +73,27 @@ PoolState& get_state() {
 
 void worker_main(PoolState* s, int index) {
     std::uint64_t seen = 0;
-    std::unique_lock<std::mutex> g(s->lock);
     for (;;) {
-        s->wake.wait(g, [&] { return s->generation != seen; });
-        seen = s->generation;
+        const auto fresh = [&] { return s->generation.load(std::memory_order_acquire) != seen; };
+        if (!spin_until(fresh)) {
+            std::unique_lock<std::mutex> g(s->lock);
+            s->wake.wait(g, fresh);
+        }
+        const std::function<void(int)>* job;
+        int nthr;
+        {
+            std::lock_guard<std::mutex> g(s->lock);
+            seen = s->generation.load(std::memory_order_acquire);
+            job = s->job;
+            nthr = s->nthr;
+        }
         const int h = index + 1;
-        if (h >= s->nthr) continue;          // this job needs fewer threads
-        const std::function<void(int)>* job = s->job;
-        g.unlock();
+        if (h >= nthr || job == nullptr) continue;   // this job needs fewer threads
         (*job)(h);
-        g.lock();
-        if (--s->remaining == 0) s->done.notify_one();
+        if (s->remaining.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+            { std::lock_guard<std::mutex> g(s->lock); }
+            s->done.notify_one();
+        }
     }
 }
 
@@ -87,13 +120,19 @@ void parallel_for(int nthr, const std::function<void(int)>& job) {
         }
         s.job = &job;
         s.nthr = nthr;
-        s.remaining = nthr - 1;
-        ++s.generation;
+        s.remaining.store(nthr - 1, std::memory_order_relaxed);
+        s.generation.fetch_add(1, std::memory_order_release);
     }
     s.wake.notify_all();
     job(0);
-    std::unique_lock<std::mutex> g(s.lock);
-    s.done.wait(g, [&] { return s.remaining == 0; });
+    const auto finished = [&] { return s.remaining.load(std::memory_order_acquire) == 0; };
+    std::unique_lock<std::mutex> g(s.lock, std::defer_lock);
+    if (!spin_until(finished)) {
+        g.lock();
+        s.done.wait(g, finished);
+    } else {
+        g.lock();
+    }
     s.job = nullptr;
     s.busy = false;
 }

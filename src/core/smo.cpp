@@ -125,47 +125,51 @@ double KernelItems::direct_d2(std::int64_t a, std::int64_t b) const {
 void KernelItems::range(std::int64_t r, const double* XT, const float* XTf, std::int64_t ld,
                         const double* sq, const std::int64_t* rows, std::int64_t lo,
                         std::int64_t hi, double* out) const {
-    const std::int64_t m = hi - lo;
-    if (m <= 0) return;
-    double* b = out + lo;
+    if (hi <= lo) return;
     if (layout_ == GRAM) {
         const double* g = gram_ + r * n_;
         if (rows == nullptr) {
-            std::copy(g + lo, g + hi, b);
+            std::copy(g + lo, g + hi, out + lo);
         } else {
-            for (std::int64_t k = 0; k < m; ++k) b[k] = g[rows[lo + k]];
+            for (std::int64_t k = lo; k < hi; ++k) out[k] = g[rows[k]];
         }
         return;
     }
+    // tile by tile of ROW_TILE entries: the tile's inner products, distances and kernel
+    // values while it is in L1
     const BlockKernels& bk = block_kernels();
-    switch (layout_) {
-        case DENSE:
-            bk.dense_dots(b, m, XT, ld, lo, X_.data() + r * d_, d_);
-            break;
-        case SPARSE_T:
-            std::fill(b, b + m, 0.0);
-            if (narrow_) {
-                bk.sparse_dots_f32(b, m, XTf, ld, lo, rows_.data, rows_.indices,
+    for (std::int64_t t0 = lo; t0 < hi; t0 += ROW_TILE) {
+        const std::int64_t m = std::min(ROW_TILE, hi - t0);
+        double* b = out + t0;
+        switch (layout_) {
+            case DENSE:
+                bk.dense_dots(b, m, XT, ld, t0, X_.data() + r * d_, d_);
+                break;
+            case SPARSE_T:
+                std::fill(b, b + m, 0.0);
+                if (narrow_) {
+                    bk.sparse_dots_f32(b, m, XTf, ld, t0, rows_.data, rows_.indices,
+                                       rows_.indptr[r], rows_.indptr[r + 1]);
+                } else {
+                    bk.sparse_dots(b, m, XT, ld, t0, rows_.data, rows_.indices,
                                    rows_.indptr[r], rows_.indptr[r + 1]);
-            } else {
-                bk.sparse_dots(b, m, XT, ld, lo, rows_.data, rows_.indices, rows_.indptr[r],
-                               rows_.indptr[r + 1]);
-            }
-            break;
-        default:
-            for (std::int64_t k = 0; k < m; ++k)
-                b[k] = sparse_dot(rows_, r, rows == nullptr ? lo + k : rows[lo + k]);
-            break;
-    }
-    if (kernel_.kind == K_RBF) {
-        const double sr = sq_[r];
-        if (bk.squared_distances(b, m, sr, sq + lo) > 0) {
-            for (std::int64_t k = 0; k < m; ++k)
-                if (b[k] <= GUARD * (sr + sq[lo + k]))
-                    b[k] = direct_d2(r, rows == nullptr ? lo + k : rows[lo + k]);
+                }
+                break;
+            default:
+                for (std::int64_t k = 0; k < m; ++k)
+                    b[k] = sparse_dot(rows_, r, rows == nullptr ? t0 + k : rows[t0 + k]);
+                break;
         }
+        if (kernel_.kind == K_RBF) {
+            const double sr = sq_[r];
+            if (bk.squared_distances(b, m, sr, sq + t0) > 0) {
+                for (std::int64_t k = 0; k < m; ++k)
+                    if (b[k] <= GUARD * (sr + sq[t0 + k]))
+                        b[k] = direct_d2(r, rows == nullptr ? t0 + k : rows[t0 + k]);
+            }
+        }
+        bk.transform(b, m, kernel_);
     }
-    bk.transform(b, m, kernel_);
 }
 
 void KernelItems::split(std::int64_t r, const double* XT, const float* XTf, std::int64_t ld,
@@ -655,8 +659,22 @@ void Solver::unshrink() {
     active_ = m_;
 }
 
-int Solver::run(double tol, std::int64_t max_iter, std::int64_t stop_at) {
-    return equality_ ? run_pairs(tol, max_iter, stop_at) : run_coordinate(tol, max_iter, stop_at);
+int Solver::run(double tol, std::int64_t max_iter, std::int64_t stop_at, double then_tol,
+                double min_work) {
+    // a run in chunks (callbacks, interruptions) goes on where the last chunk switched
+    if (switched_from_ == tol && switched_to_ == then_tol) tol = then_tol;
+    for (;;) {
+        const int code = equality_ ? run_pairs(tol, max_iter, stop_at)
+                                   : run_coordinate(tol, max_iter, stop_at);
+        // a stop on the way (a polish's) that the work so far does not pay for: on to
+        // then_tol in the same call
+        if (code != R_OPTIMAL || !(then_tol >= 0.0 && then_tol < tol) ||
+            counters_.active_sum >= min_work)
+            return code;
+        switched_from_ = tol;
+        switched_to_ = then_tol;
+        tol = then_tol;
+    }
 }
 
 int Solver::run_pairs(double tol, std::int64_t max_iter, std::int64_t stop_at) {

@@ -60,6 +60,8 @@ struct SolverSettings {
 // every value is a single-precision number (binary features, counts, float32 data): the
 // same kernel values, half the memory traffic.
 constexpr double NARROW_MIN_BYTES = 4.0 * (1 << 20);
+// A row is computed tile by tile of this many entries (4 KB: its sums stay in L1).
+constexpr std::int64_t ROW_TILE = 512;
 // Rows at least this long are split over the threads (measured: docs/smo.md).
 constexpr std::int64_t ROW_SPLIT_MIN = 4096;
 // A row asked for on the active set is computed whole where the active set holds more
@@ -209,8 +211,12 @@ class Solver {
   public:
     Solver(const KernelSource& src, const DualArrays& qp, const SolverSettings& settings);
     // Iterate until m - M <= tol (every variable active and its gradient exact), or the
-    // iteration count reaches stop_at (R_CHUNK) or max_iter (R_MAX_ITER), or a stall.
-    int run(double tol, std::int64_t max_iter, std::int64_t stop_at);
+    // iteration count reaches stop_at (R_CHUNK) or max_iter (R_MAX_ITER), or a stall;
+    // where tol is reached with less work done (active variables summed over the
+    // iterations) than min_work, go on to then_tol (negative: none; counters().last_gap
+    // says which was reached).
+    int run(double tol, std::int64_t max_iter, std::int64_t stop_at, double then_tol,
+            double min_work);
     // Every variable active, its gradient reconstructed.
     void unshrink();
     // Sets a[v] = value[k] for the variables v = vars[k] (every variable active), the
@@ -271,6 +277,7 @@ class Solver {
     std::vector<std::int64_t> var_of_, pos_of_;   // position <-> the caller's variable
     std::int64_t active_;
     std::int64_t shrink_counter_;
+    double switched_from_ = -1.0, switched_to_ = -1.0;   // run()'s last switch of tol
     bool fresh_ = false;                     // fresh_max_ is the largest -F over I_up now
     double fresh_max_ = -INFINITY;
     double mark_gap_ = INFINITY;             // the progress test's last mark

@@ -304,9 +304,14 @@ class _SMORun:
         floor = None
         stall_polishes = 0
         while True:
-            code, stopped = self.iterate(phase, max_iter, callback, callback_every)
+            # at a polish stop that the work so far cannot pay for (a small problem), the
+            # compiled run goes on to tol without returning (the polish's fixed cost)
+            code, stopped = self.iterate(phase, max_iter, callback, callback_every,
+                                         then_tol=tol if phase > tol else -1.0)
             if stopped or code in (_core.R_MAX_ITER, _core.R_CAP):
                 return code, stopped
+            if phase > tol and code == _core.R_OPTIMAL and self.smo.last_gap <= tol:
+                phase, stops = tol, []                   # went on to tol: no polish
             if code == _core.R_STALLED:
                 # one more chance with the equality; without it (coordinate descent, which
                 # moves one bound at a time) Newton rounds on the box QP, as many as it takes
@@ -334,9 +339,12 @@ class _SMORun:
             shrink = min(GAP_SHRINK[1], max(GAP_SHRINK[0], 0.8 * gap_tol / self.rel_gap))
             phase = max(floor, min(phase, float(self.smo.last_gap)) * shrink)
 
-    def iterate(self, tol, max_iter, callback, callback_every):
+    def iterate(self, tol, max_iter, callback, callback_every, then_tol=-1.0):
         """The compiled iterations to ``tol``, in chunks between callbacks, looks at the
-        load (the thread count) and returns to Python (a pending Ctrl-C); (code, stopped)."""
+        load (the thread count) and returns to Python (a pending Ctrl-C); (code, stopped).
+        ``then_tol`` (below ``tol``; negative: none): where ``tol`` is reached with less
+        SMO work than a polish's fixed cost (:attr:`SMOOptions.polish_overhead`), on to
+        ``then_tol``."""
         smo = self.smo
         start = int(smo.iterations)
         next_cb = start + int(callback_every) if callback is not None else None
@@ -347,7 +355,7 @@ class _SMORun:
         next_int = start + every if every > 0 else None
         while True:
             stop_at = min(x for x in (max_iter, next_cb, next_check, next_int) if x is not None)
-            code = smo.run(tol, max_iter, stop_at)
+            code = smo.run(tol, max_iter, stop_at, then_tol, self.opts.polish_overhead)
             if code != _core.R_CHUNK:
                 return code, False
             it = int(smo.iterations)
