@@ -298,18 +298,9 @@ void RowCache::recut(std::int64_t new_len, const std::int64_t* from, Keep keep,
 
 // ------------------------------------------------------------------ QRows
 
-namespace {
-bool identity_index(const DualArrays& qp, std::int64_t n) {
-    if (qp.m != n) return false;
-    for (std::int64_t t = 0; t < qp.m; ++t)
-        if (qp.index[t] != t) return false;
-    return true;
-}
-}  // namespace
 
 QRows::QRows(const KernelSource& src, const DualArrays& qp, double cache_bytes)
-    : shared_(!identity_index(qp, src.n)),
-      m_(qp.m),
+    : m_(qp.m),
       n_(src.n),
       items_(src),
       cache_(src.n, src.n, cache_bytes),
@@ -324,7 +315,7 @@ QRows::QRows(const KernelSource& src, const DualArrays& qp, double cache_bytes)
     for (std::int64_t t = 0; t < qp.m; ++t) iota_[t] = t;
     span_.resize(qp.m);
     buf_.resize(std::max(qp.m, src.n));
-    if (!shared_) {
+    {
         slot_of_.assign(n_, -1);
         for (std::int64_t r = 0; r < n_; ++r) slot_of_[r] = r;
     }
@@ -346,7 +337,7 @@ RowRef QRows::row(std::int64_t t, std::int64_t active, bool full, int threads) {
     ++cache_.misses;
     // a whole row where asked, or where the active set is most of the data (it stays
     // valid when the active set grows again): in data order, in place
-    if (shared_ || (width_ == n_ && (full || 8 * active > WHOLE_ROW_EIGHTHS * m_))) {
+    if (width_ == n_ && (full || 8 * active > WHOLE_ROW_EIGHTHS * n_)) {
         if (full) ++full_misses_;
         items_.whole_row(r, k, threads);
         *valid = RowCache::FULL;
@@ -367,7 +358,7 @@ RowRef QRows::row(std::int64_t t, std::int64_t active, bool full, int threads) {
 void QRows::shrunk(std::int64_t active, std::int64_t n_free) {
     // packing pays where the rows SMO keeps asking for (the free variables') do not fit
     // whole; otherwise it would only cost the whole rows of the G_bar updates
-    if (shared_ || 2 * active > width_ || active < 2 || n_free <= cache_.capacity()) return;
+    if (10 * active > REPACK_TENTHS * width_ || active < 2 || n_free <= cache_.capacity()) return;
     // the new slots: the active positions' data rows, in position order
     std::vector<std::int64_t> from(active);
     for (std::int64_t s = 0; s < active; ++s) from[s] = slot_of_[data_at_[s]];
@@ -385,7 +376,7 @@ void QRows::shrunk(std::int64_t active, std::int64_t n_free) {
 
 void QRows::new_generation() {
     ++generation_;
-    if (shared_ || width_ == n_) return;
+    if (width_ == n_) return;
     // back to whole rows in data order: the packed rows cannot serve every position
     cache_.recut(n_, nullptr, [](std::int64_t) { return false; }, RowCache::NONE);
     for (std::int64_t r = 0; r < n_; ++r) slot_of_[r] = r;
@@ -394,11 +385,6 @@ void QRows::new_generation() {
 }
 
 const double* QRows::span(std::int64_t t, std::int64_t lo, std::int64_t hi, int threads) {
-    if (shared_) {                          // a data row: from the cache, gathered
-        const RowRef q = row(t, m_, true, threads);
-        for (std::int64_t s = lo; s < hi; ++s) span_[s] = q.K[q.at[s]];
-        return span_.data();
-    }
     if (span_cols_.stamp != stamp_ || span_cols_.lo != lo || span_cols_.count != hi - lo) {
         items_.gather(data_at_.data() + lo, hi - lo, &span_cols_);
         span_cols_.stamp = stamp_;
@@ -409,7 +395,7 @@ const double* QRows::span(std::int64_t t, std::int64_t lo, std::int64_t hi, int 
 }
 
 void QRows::swap(std::int64_t i, std::int64_t j) {
-    ++stamp_;
+    ++stamp_;                               // the active columns' copy is out of date
     std::swap(y_[i], y_[j]);
     std::swap(QD_[i], QD_[j]);
     std::swap(data_at_[i], data_at_[j]);

@@ -60,6 +60,9 @@ struct SolverSettings {
 // every value is a single-precision number (binary features, counts, float32 data): the
 // same kernel values, half the memory traffic.
 constexpr double NARROW_MIN_BYTES = 4.0 * (1 << 20);
+// The cache is re-cut (packed) once the active positions are at most this many tenths of
+// a row's slots.
+constexpr std::int64_t REPACK_TENTHS = 7;
 // A row is computed tile by tile of this many entries (4 KB: its sums stay in L1).
 constexpr std::int64_t ROW_TILE = 512;
 // Rows at least this long are split over the threads (measured: docs/smo.md).
@@ -163,11 +166,12 @@ class RowCache {
     std::int64_t head_ = -1, tail_ = -1;     // least and most recently used
 };
 
-// Kernel rows for the solver's positions (LIBSVM's SVC_Q / SVR_Q).  One kernel item per
-// variable (C-SVC, the pairs of one-vs-one): rows are computed on the active positions
-// only, and once shrinking has left at most half of a row's slots active the cache is
-// re-cut to the active data rows (packed: more rows in the same memory).  Or data rows
-// shared by several variables through `index` (epsilon-SVR's 2n variables): whole rows.
+// Kernel rows for the solver's positions (LIBSVM's SVC_Q / SVR_Q): each position reads
+// the row of its data row (`index`: one per variable for C-SVC, two for epsilon-SVR's 2n
+// variables).  Rows are computed whole while most positions are active, else on the
+// active positions only; once shrinking has left at most half of a row's slots active
+// and the free variables' rows do not fit, the cache is re-cut to the active positions
+// (packed: more rows in the same memory).
 class QRows {
   public:
     QRows(const KernelSource& src, const DualArrays& qp, double cache_bytes);
@@ -176,7 +180,7 @@ class QRows {
     // K(position t, position s) for s in [lo, hi), at [s] of the returned row (valid
     // until the next call; not cached).
     const double* span(std::int64_t t, std::int64_t lo, std::int64_t hi, int threads);
-    // After shrinking: packs the cache where `active` fills at most half of a row's slots
+    // After shrinking: packs the cache where `active` fills at most 7/10 of a row's slots
     // and the n_free free variables' rows do not fit whole.
     void shrunk(std::int64_t active, std::int64_t n_free);
     // The active set grew: rows computed on the active positions are no longer enough.
@@ -190,7 +194,6 @@ class QRows {
     const char* layout() const { return items_.layout(); }
 
   private:
-    bool shared_;
     std::int64_t m_, n_;
     KernelItems items_;
     Columns active_cols_, span_cols_;        // the active positions' columns; a span's
