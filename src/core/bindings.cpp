@@ -242,6 +242,16 @@ void smo_assign(SMORun& r, I64_1 vars, F64_1 values) {
     r.solver->assign(vars.data(), values.data(), c);
 }
 
+void smo_assign_with_gradient(SMORun& r, I64_1 vars, F64_1 values, F64_1 dG) {
+    const std::int64_t c = static_cast<std::int64_t>(vars.shape(0));
+    require(static_cast<std::int64_t>(values.shape(0)) == c, "vars and values differ in length");
+    require(static_cast<std::int64_t>(dG.shape(0)) == r.m, "dG must have one entry per variable");
+    for (std::int64_t k = 0; k < c; ++k)
+        require(vars(k) >= 0 && vars(k) < r.m, "vars must hold variables in [0, m)");
+    nb::gil_scoped_release release;
+    r.solver->assign_with_gradient(vars.data(), values.data(), c, dG.data());
+}
+
 void smo_q_block(SMORun& r, I64_1 rows, I64_1 cols, Out2 out) {
     const std::int64_t nr = rows.shape(0), nc = cols.shape(0);
     require(static_cast<std::int64_t>(out.shape(0)) == nr &&
@@ -333,6 +343,8 @@ NB_MODULE(_core, m) {
         .def("unshrink", &smo_unshrink, "Every variable active, its gradient exact.")
         .def("assign", &smo_assign, "vars"_a, "values"_a,
              "a[vars] = values, the gradient updated (every variable made active first).")
+        .def("assign_with_gradient", &smo_assign_with_gradient, "vars"_a, "values"_a, "dG"_a,
+             "a[vars] = values with the gradient's change dG = Q[:, vars] (values - a[vars]).")
         .def("q_block", &smo_q_block, "rows"_a, "cols"_a, "out"_a, "out = Q[rows, cols].")
         .def("read", &smo_read, "alpha"_a, "grad"_a, "a and the gradient, in variable order.")
         .def("set_threads", [](SMORun& r, int t) { r.solver->set_threads(t); }, "threads"_a)

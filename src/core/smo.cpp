@@ -743,6 +743,22 @@ void Solver::assign(const std::int64_t* vars, const double* values, std::int64_t
     reset_progress();
 }
 
+void Solver::assign_with_gradient(const std::int64_t* vars, const double* values,
+                                  std::int64_t count, const double* dG) {
+    unshrink();
+    fresh_ = false;
+    for (std::int64_t t = 0; t < m_; ++t) F_[t] += y_[t] * dG[var_of_[t]];
+    for (std::int64_t k = 0; k < count; ++k) {
+        const std::int64_t t = pos_of_[vars[k]];
+        const bool was_upper = is_upper(t);
+        alpha_[t] = values[k];
+        set_status(t);
+        if (was_upper != is_upper(t))       // G_bar: a whole row, for the few that cross C
+            add_row(t, 0.0, true, was_upper ? -upper_[t] : upper_[t]);
+    }
+    reset_progress();
+}
+
 void Solver::q_block(const std::int64_t* rows, std::int64_t nr, const std::int64_t* cols,
                      std::int64_t nc, double* out) {
     for (std::int64_t r = 0; r < nr; ++r) {

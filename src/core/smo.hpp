@@ -225,6 +225,10 @@ class Solver {
     // Sets a[v] = value[k] for the variables v = vars[k] (every variable active), the
     // gradient and G_bar updated by Q's rows.
     void assign(const std::int64_t* vars, const double* values, std::int64_t count);
+    // The same, with the gradient's change dG = Q[:, vars] (values - a[vars]) given (in the
+    // caller's order, computed by the caller from the kernel engine).
+    void assign_with_gradient(const std::int64_t* vars, const double* values,
+                              std::int64_t count, const double* dG);
     // out (rows x cols) = Q[rows, cols], variables in the caller's order.
     void q_block(const std::int64_t* rows, std::int64_t nr, const std::int64_t* cols,
                  std::int64_t nc, double* out);

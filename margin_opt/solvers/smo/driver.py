@@ -32,7 +32,8 @@ from scipy.optimize import OptimizeResult
 
 from ... import _core
 from ...exceptions import ConvergenceWarning, convergence_warnings_silenced
-from ...kernels import CORE_KINDS, core_rows, core_spec
+from ...kernels import CORE_KINDS, core_rows, core_spec, engine_gram
+from ...kernels.expansion import binary_expansion, evaluate
 from ...kkt import relative_gap as _relative_gap
 from ...parallel import FitThreads, ThreadPolicy, all_blas_threads
 from . import polish as _pol
@@ -210,6 +211,7 @@ class _SMORun:
                                   core=True)
         self.nthr = self.threads.threads
         spec, rows, gram = _kernel_source(qp, cache_size)
+        self.X, self.kernel, self.gram, self.index = qp.X, qp.kernel, gram, index
         alpha = _start_point(alpha0, y, C, self.delta, self.equality)
         settings = _core.SolverSettings()
         settings.second_order = wss == "second-order"
@@ -286,15 +288,34 @@ class _SMORun:
             return False
         if not force and not _pol.worth_it(F.size, float(self.smo.active_sum), overhead):
             return False
-        Q = np.empty((F.size, F.size))
-        self.smo.q_block(F, F, Q)
+        yF = y[F]
+        Q = yF[:, None] * self._kernel_block(self.index[F]) * yF[None, :]
         with all_blas_threads(self.opts.threads):    # SMO waits: the factorization
-            new = _pol.newton_step(Q, grad[F], alpha[F], C[F], y[F], self.equality)
+            new = _pol.newton_step(Q, grad[F], alpha[F], C[F], yF, self.equality)
         if new is None:
             return False
-        self.smo.assign(F, new)
+        self.smo.assign_with_gradient(F, new, self._gradient_change(F, new - alpha[F]))
         self.n_polish += 1
         return True
+
+    def _kernel_block(self, rows) -> np.ndarray:
+        """K[rows, rows] over data rows, from the kernel engine (or the given matrix)."""
+        if self.gram is not None:
+            return self.gram[np.ix_(rows, rows)]
+        return engine_gram(self.kernel, self.X[rows], threads=self.nthr)
+
+    def _gradient_change(self, F, delta) -> np.ndarray:
+        """Q[:, F] Δ (the gradient's change, every variable): y ∘ (K β)[index] with β the
+        coefficients yΔ summed by data row, K β by the kernel engine's expansion."""
+        beta = np.zeros(self.gram.shape[0] if self.gram is not None else self.X.shape[0])
+        np.add.at(beta, self.index[F], self.y[F] * delta)
+        rows = np.flatnonzero(beta)
+        if self.gram is not None:
+            f = self.gram[rows].T @ beta[rows]       # K symmetric: its rows, contiguous
+        else:
+            ex = binary_expansion(beta[rows][None, :], [0.0])
+            f = evaluate(self.kernel, self.X, self.X[rows], ex, nthr=self.nthr)[:, 0]
+        return self.y * f[self.index]
 
     def solve(self, tol, gap_tol, polish, max_iter, callback, callback_every):
         """SMO to ``tol`` (through the polish when asked) and the gap test; (code, stopped)."""
