@@ -233,15 +233,6 @@ void smo_unshrink(SMORun& r) {
     r.solver->unshrink();
 }
 
-void smo_assign(SMORun& r, I64_1 vars, F64_1 values) {
-    const std::int64_t c = static_cast<std::int64_t>(vars.shape(0));
-    require(static_cast<std::int64_t>(values.shape(0)) == c, "vars and values differ in length");
-    for (std::int64_t k = 0; k < c; ++k)
-        require(vars(k) >= 0 && vars(k) < r.m, "vars must hold variables in [0, m)");
-    nb::gil_scoped_release release;
-    r.solver->assign(vars.data(), values.data(), c);
-}
-
 void smo_assign_with_gradient(SMORun& r, I64_1 vars, F64_1 values, F64_1 dG) {
     const std::int64_t c = static_cast<std::int64_t>(vars.shape(0));
     require(static_cast<std::int64_t>(values.shape(0)) == c, "vars and values differ in length");
@@ -341,8 +332,6 @@ NB_MODULE(_core, m) {
              "Iterate to m - M <= tol, or to stop_at / max_iter iterations; a RunCode. "
              "Where tol is reached with less work than min_work, on to then_tol.")
         .def("unshrink", &smo_unshrink, "Every variable active, its gradient exact.")
-        .def("assign", &smo_assign, "vars"_a, "values"_a,
-             "a[vars] = values, the gradient updated (every variable made active first).")
         .def("assign_with_gradient", &smo_assign_with_gradient, "vars"_a, "values"_a, "dG"_a,
              "a[vars] = values with the gradient's change dG = Q[:, vars] (values - a[vars]).")
         .def("q_block", &smo_q_block, "rows"_a, "cols"_a, "out"_a, "out = Q[rows, cols].")

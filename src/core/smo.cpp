@@ -727,22 +727,6 @@ int Solver::run_coordinate(double tol, std::int64_t max_iter, std::int64_t stop_
     }
 }
 
-void Solver::assign(const std::int64_t* vars, const double* values, std::int64_t count) {
-    unshrink();
-    fresh_ = false;
-    for (std::int64_t k = 0; k < count; ++k) {
-        const std::int64_t t = pos_of_[vars[k]];
-        const double da = values[k] - alpha_[t];
-        if (da == 0.0) continue;
-        const bool was_upper = is_upper(t);
-        alpha_[t] = values[k];
-        set_status(t);
-        const bool now_upper = is_upper(t);
-        add_row(t, da, was_upper != now_upper, was_upper ? -upper_[t] : upper_[t]);
-    }
-    reset_progress();
-}
-
 void Solver::assign_with_gradient(const std::int64_t* vars, const double* values,
                                   std::int64_t count, const double* dG) {
     unshrink();

@@ -222,11 +222,10 @@ class Solver {
             double min_work);
     // Every variable active, its gradient reconstructed.
     void unshrink();
-    // Sets a[v] = value[k] for the variables v = vars[k] (every variable active), the
-    // gradient and G_bar updated by Q's rows.
-    void assign(const std::int64_t* vars, const double* values, std::int64_t count);
-    // The same, with the gradient's change dG = Q[:, vars] (values - a[vars]) given (in the
-    // caller's order, computed by the caller from the kernel engine).
+    // Sets a[v] = values[k] for the variables v = vars[k] (every variable made active
+    // first), with the gradient's change dG = Q[:, vars] (values - a[vars]) given in the
+    // caller's order (the caller computes it by the kernel engine); G_bar updated by Q's
+    // rows for the variables that reach or leave their upper bound.
     void assign_with_gradient(const std::int64_t* vars, const double* values,
                               std::int64_t count, const double* dG);
     // out (rows x cols) = Q[rows, cols], variables in the caller's order.
