@@ -113,9 +113,9 @@ _FORK_SCRIPT = textwrap.dedent("""
     from margin_opt.solvers.smo import SMOOptions, solve_smo
     from margin_opt.standard_forms import DualQP
 
-    # rows of 5000 entries are split over the core's pool (src/core/smo.hpp's
+    # rows of 9000 entries are split over the core's pool (src/core/smo.hpp's
     # ROW_SPLIT_MIN), whatever the load: the parent runs parallel jobs before it forks
-    X, y = make_classification(5000, 20, random_state=0)
+    X, y = make_classification(9000, 20, random_state=0)
     y = np.where(y > 0, 1.0, -1.0)
     QP = DualQP(X=X, kernel=make_kernel("rbf", X, gamma=0.05), y=y, p=-np.ones_like(y),
                 upper=np.ones_like(y))
@@ -164,7 +164,7 @@ def test_a_run_changes_its_thread_count_with_the_load_and_keeps_its_iterates():
     if _cores() < 2:
         pytest.skip("one core here")
     busy = os.cpu_count()          # every CPU of the machine taken by others
-    X, y = make_classification(5000, 10, flip_y=0.1, random_state=3)   # rows split
+    X, y = make_classification(9000, 10, flip_y=0.1, random_state=3)   # rows split
     X = StandardScaler().fit_transform(X)
     y = np.where(y > 0, 1.0, -1.0)
     qp = DualQP(X=X, kernel=make_kernel("rbf", X, gamma=0.1), y=y, p=-np.ones_like(y),

@@ -1110,7 +1110,7 @@ def test_shrinking_on_and_off_same_answer(form):
 
 
 def test_answer_does_not_depend_on_the_thread_count():
-    # kernel rows of 5000 entries are split over the threads (row entries are computed
+    # kernel rows of 9000 entries are split over the threads (row entries are computed
     # one by one, whichever thread computes them): one thread, two, and a count that the
     # load readings change every 50 iterations give the same iterates, bit for bit
     import itertools
@@ -1118,7 +1118,7 @@ def test_answer_does_not_depend_on_the_thread_count():
     from margin_opt.parallel import ThreadPolicy
     from margin_opt.solvers.smo import SMOOptions
 
-    X, y = make_classification(5000, 6, n_informative=4, flip_y=0.05, random_state=0)
+    X, y = make_classification(9000, 6, n_informative=4, flip_y=0.05, random_state=0)
     qp = svc_qp(StandardScaler().fit_transform(X), y, 1.0, "rbf", gamma=0.2)
     readings = itertools.count()
     flipping = ThreadPolicy(max_threads=2, check_every=0.0,

@@ -65,8 +65,10 @@ constexpr double NARROW_MIN_BYTES = 4.0 * (1 << 20);
 constexpr std::int64_t REPACK_TENTHS = 7;
 // A row is computed tile by tile of this many entries (4 KB: its sums stay in L1).
 constexpr std::int64_t ROW_TILE = 512;
-// Rows at least this long are split over the threads (measured: docs/smo.md).
-constexpr std::int64_t ROW_SPLIT_MIN = 4096;
+// Rows at least this long are split over the threads (docs/performance.md: at 4096, the
+// rows of n = 5000 split; 10 % faster alone, 1.6x slower in a process where oneDAL's
+// threads had just run).
+constexpr std::int64_t ROW_SPLIT_MIN = 8192;
 // A row asked for on the active set is computed whole where the active set holds more
 // than this many eighths of the positions.
 constexpr std::int64_t WHOLE_ROW_EIGHTHS = 7;
