@@ -35,7 +35,7 @@ from ...exceptions import ConvergenceWarning, convergence_warnings_silenced
 from ...kernels import CORE_KINDS, core_rows, core_spec, engine_gram
 from ...kernels.expansion import binary_expansion, evaluate
 from ...kkt import relative_gap as _relative_gap
-from ...parallel import FitThreads, ThreadPolicy, all_blas_threads
+from ...parallel import FitThreads, ThreadPolicy, one_blas_thread
 from . import polish as _pol
 from .options import DEFAULT, SMOOptions, resolve
 
@@ -290,7 +290,9 @@ class _SMORun:
             return False
         yF = y[F]
         Q = yF[:, None] * self._kernel_block(self.index[F]) * yF[None, :]
-        with all_blas_threads(self.opts.threads):    # SMO waits: the factorization
+        # one BLAS thread: LAPACK's sums depend on its thread count, and the answer must
+        # not (two fits at once, a joblib worker, a busy machine: the same iterates)
+        with one_blas_thread():
             new = _pol.newton_step(Q, grad[F], alpha[F], C[F], yF, self.equality)
         if new is None:
             return False
