@@ -347,7 +347,6 @@ NB_MODULE(_core, m) {
         .def_prop_ro("active_size", [](const SMORun& r) { return r.solver->active_size(); })
         .def_prop_ro("hits", [](const SMORun& r) { return r.solver->hits(); })
         .def_prop_ro("misses", [](const SMORun& r) { return r.solver->misses(); })
-        .def_prop_ro("full_misses", [](const SMORun& r) { return r.solver->full_misses(); })
         .def_prop_ro("recuts", [](const SMORun& r) { return r.solver->recuts(); })
         .def_prop_ro("layout", [](const SMORun& r) { return r.solver->layout(); });
     m.attr("R_OPTIMAL") = static_cast<int>(mo::R_OPTIMAL);

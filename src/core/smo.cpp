@@ -307,12 +307,10 @@ QRows::QRows(const KernelSource& src, const DualArrays& qp, double cache_bytes)
       y_(qp.y, qp.y + qp.m),
       data_at_(qp.index, qp.index + qp.m),
       slot_at_(qp.index, qp.index + qp.m),
-      iota_(qp.m),
       width_(src.n) {
     const std::vector<double> kd = items_.diagonal();
     QD_.resize(qp.m);
     for (std::int64_t t = 0; t < qp.m; ++t) QD_[t] = kd[data_at_[t]];
-    for (std::int64_t t = 0; t < qp.m; ++t) iota_[t] = t;
     span_.resize(qp.m);
     buf_.resize(std::max(qp.m, src.n));
     {
@@ -338,7 +336,6 @@ RowRef QRows::row(std::int64_t t, std::int64_t active, bool full, int threads) {
     // a whole row where asked, or where the active set is most of the data (it stays
     // valid when the active set grows again): in data order, in place
     if (width_ == n_ && (full || 8 * active > WHOLE_ROW_EIGHTHS * n_)) {
-        if (full) ++full_misses_;
         items_.whole_row(r, k, threads);
         *valid = RowCache::FULL;
         return RowRef{k, slot_at_.data()};

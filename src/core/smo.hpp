@@ -205,11 +205,8 @@ class QRows {
     std::vector<std::int64_t> data_at_;      // position -> data row
     std::vector<std::int64_t> slot_at_;      // position -> slot of a cached row
     std::vector<std::int64_t> slot_of_;      // data row -> slot (-1: none)
-    std::vector<std::int64_t> iota_;         // 0 .. m-1: rows in position order
     std::int64_t width_;                     // slots of a cached row
     std::int64_t generation_ = 0;
-  public:
-    std::int64_t full_misses_ = 0;
 };
 
 class Solver {
@@ -248,7 +245,6 @@ class Solver {
     std::int64_t active_size() const { return active_; }
     std::int64_t hits() const { return Q_.hits(); }
     std::int64_t recuts() const { return Q_.recuts(); }
-    std::int64_t full_misses() const { return Q_.full_misses_; }
     std::int64_t misses() const { return Q_.misses(); }
     const char* layout() const { return Q_.layout(); }
 
