@@ -110,10 +110,15 @@ def test_read_only_inputs_are_taken_without_a_copy_and_left_unchanged():
 
 
 def test_idle_workers_sleep():
-    """After a parallel call the pool's workers wait on a condition variable: the
-    process uses no CPU while it sleeps (a spinning worker would use ~all of it)."""
+    """After a parallel call the pool's workers watch for the next job for 50 µs, then
+    wait on a condition variable: the process uses no CPU while it sleeps (a spinning
+    worker would use ~all of it).  BLAS on one thread, as the library calls the core
+    (OpenBLAS's own workers spin ~0.1 s after a call)."""
+    from margin_opt.parallel import one_blas_thread
+
     Q, SV, w = _dense_problem(n=2000)
-    _engine(Q, SV, w, 0.3, threads=2)
+    with one_blas_thread():
+        _engine(Q, SV, w, 0.3, threads=2)
     assert _core.pool_workers() >= 1
     t0 = time.process_time()
     time.sleep(0.5)
