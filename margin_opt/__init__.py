@@ -6,7 +6,7 @@ residuals, complementary slackness, duality gap, support-vector table) check any
 solver's answer.
 
 ``import margin_opt`` is quick: it imports none of the public names' modules (nor
-cvxpy, numba, matplotlib); each is imported when its name is first read
+cvxpy or matplotlib); each is imported when its name is first read
 (``margin_opt.SVC``, ``from margin_opt import SVC``).
 """
 

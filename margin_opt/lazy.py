@@ -1,7 +1,7 @@
 """Modules loaded on first use: a short cold start.
 
-``import margin_opt`` imports none of cvxpy, numba or matplotlib; each is imported the
-first time a call needs it.  Two pieces do this:
+``import margin_opt`` imports neither cvxpy nor matplotlib; each is imported the first
+time a call needs it.  Two pieces do this:
 
 - :func:`lazy_module` stands for a module (``cp = lazy_module("cvxpy")``) and imports
   it on the first attribute read (``cp.Variable``), so a module that builds cvxpy

@@ -13,7 +13,7 @@ solver), ``backend`` (a compiled solver that takes a standard form, never a mode
 answer is certified, e.g. LIBSVM through scikit-learn).  A *variant* runs another
 method with fixed options (``cvxpy-hinge`` is ``cvxpy-primal`` with
 ``formulation="hinge"``).  Backends are imported on first use, so the command line
-starts fast and numba compiles only what is run.
+starts fast and loads only what is run.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ __all__ = ["Method", "METHODS", "get_method", "method_names", "stopping_options"
            "LINEAR_MIN_SAMPLES"]
 
 #: The linear kernel goes to dual coordinate descent (``dcd``) from this many samples
-#: on (below, SMO's few kernel rows cost less than its compile; see auto_method)
+#: on (below, SMO's few kernel rows cost little; see auto_method)
 LINEAR_MIN_SAMPLES = 2000
 
 
@@ -144,11 +144,11 @@ METHODS = {m.name: m for m in (
            accuracy=1e-4, solve_as="cvxpy-primal", options={"formulation": "loss"},
            estimator=False),
     Method("smo", "backend", "dual", ("svc", "svr"),
-           "SMO with LIBSVM's second-order working sets (numba): the fast default",
+           "SMO with LIBSVM's second-order working sets (compiled core): the fast default",
            standard_form="DualQP", backend="margin_opt.solvers.smo:solve_smo",
            accuracy=1e-5, stopping="certified_gap", verify_options={"tol": 1e-6, "gap_tol": 9e-7}),
     Method("dcd", "backend", "dual", ("svc", "svr", "svc-l2", "svr-l2"),
-           "dual coordinate descent with w explicit (liblinear's, numba): linear kernel",
+           "dual coordinate descent with w explicit (liblinear's): linear kernel",
            standard_form="DualQP", backend="margin_opt.solvers.linear:solve_dcd",
            accuracy=1e-6, stopping="certified_gap", explicit_w=True,
            verify_options={"tol": 1e-6, "gap_tol": 9e-7}),

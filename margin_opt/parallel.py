@@ -1,33 +1,27 @@
-"""The thread policy: how many threads a fit may use (numba's and BLAS's).
+"""The thread policy: how many threads a fit may use (the compiled core's and BLAS's).
 
 Every layer asks here; nothing else decides.  The rules, and why:
 
-1. **The threading layer.**  numba's TBB layer (the ``tbb`` package is a dependency)
-   is the one SMO splits its work over: a process that has used it can fork (numba
-   shuts TBB's workers down before a fork and starts them again in the child), its
-   idle workers sleep instead of spinning, and the thread that opens a parallel region
-   runs every part no worker has taken, so a core taken by another process slows a
-   region instead of stalling it.  GNU OpenMP ("omp", numba's choice where TBB cannot
-   be loaded) spins in its barriers, so two fitting processes with two threads each
-   on two cores took 100× longer than with one thread each (a9a.t: 205 s against
-   2.3 s), and a child forked after its first use is killed at its first parallel
-   region: under it, threads are used only where no other work is running
-   (rule 3) and never in a forked child.  The "workqueue" layer's launches (~60 µs)
-   cost more than a kernel row of 20 000 columns: one thread.
-2. **Inside a parallel job**: joblib's process workers set ``NUMBA_NUM_THREADS`` to
-   their share of the cores (``cpu_count // n_jobs``), as they do for OpenMP and BLAS,
-   and numba honours it, like :func:`numba.set_num_threads` and ``NUMBA_NUM_THREADS``
-   set by the user: the count here never exceeds :func:`numba.get_num_threads`.
+1. **The compiled core's pool** (``margin_opt._core``, ``src/core/pool.cpp``) runs the
+   parallel loops: SMO's kernel rows, prediction's expansions, the certificates' sums.
+   Its idle workers sleep (after a short watch for the next call), a forked child
+   starts its own pool on its first parallel call, and every block is computed by the
+   same code whatever thread takes it: nothing to refuse here but the counts below.
+2. **The user's limits and parallel jobs**: never more threads than the cores this
+   process may use (its CPU affinity), than :data:`THREADS_ENV` sets
+   (``MARGIN_OPT_NUM_THREADS``, else ``OMP_NUM_THREADS``, which joblib's process
+   workers set to their share of the cores, ``cpu_count // n_jobs``: one thread each
+   for two jobs on two cores), nor than :attr:`ThreadPolicy.max_threads`.
 3. **Busy cores**: where the tasks of other processes that are running at the moment
    (``/proc/loadavg``'s runnable count less this process's running threads) leave
    fewer free cores than threads, a fit uses the free ones (at least one).  The
    reading is taken when a fit starts and again during it
    (:class:`FitThreads`), at most every :attr:`ThreadPolicy.check_every` seconds: a
-   reading with fewer free cores takes threads away at once (a region whose worker
-   thread has lost its core waits for it; with two agreeing readings needed either
-   way, one SMO fit at n = 20 000 took 5.4 s against 0.95 s once, under a load that
-   came and went, not reproduced since), and two readings in a row must agree to give
-   them back.
+   reading with fewer free cores takes threads away at once (a parallel call whose
+   worker thread has lost its core waits for it; with two agreeing readings needed
+   either way, one SMO fit at n = 20 000 took 5.4 s against 0.95 s once, under a load
+   that came and went, not reproduced since), and two readings in a row must agree to
+   give them back.
 
 The answer never depends on the thread count: every split computes each entry by the
 same code, and reductions break ties by position.
@@ -44,18 +38,13 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 
 __all__ = ["ThreadPolicy", "FitThreads", "use_policy", "current_policy", "fit_threads",
-           "core_threads", "threading_layer", "one_blas_thread", "all_blas_threads",
-           "THREADS_ENV", "show_config"]
+           "core_threads", "one_blas_thread", "all_blas_threads", "THREADS_ENV",
+           "show_config"]
 
 #: the environment variables that bound the compiled core's pool, the first one set
 #: wins: margin_opt's own, then OpenMP's, which joblib's process workers set to their
 #: share of the cores (``cpu_count // n_jobs``), as scikit-learn's OpenMP loops read it
 THREADS_ENV = ("MARGIN_OPT_NUM_THREADS", "OMP_NUM_THREADS")
-
-#: layers whose parallel regions are cheap enough for SMO's rows and passes
-_CHEAP_LAYERS = ("tbb", "omp")
-_touch = None
-_forked_child = False           # set in a child created by fork (os.register_at_fork)
 
 
 def _before_fork():
@@ -69,8 +58,7 @@ def _after_fork_in_parent():
 def _after_fork_in_child():
     """A forked child has only the forking thread: the contexts other threads had open
     are gone (a limit they held stays set, one thread, and is never lifted here)."""
-    global _forked_child, _lock, _lifted
-    _forked_child = True
+    global _lock, _lifted
     _lock = threading.Lock()
     mine = _inside.get(threading.get_ident())   # the forking thread's own contexts
     _inside.clear()
@@ -78,33 +66,6 @@ def _after_fork_in_child():
         _inside[threading.get_ident()] = mine
     else:
         _lifted = 0                             # a lift is by the one thread inside
-
-
-def _launch():
-    """One tiny parallel region, which makes numba choose (and start) its layer."""
-    global _touch
-    if _touch is None:
-        from numba import njit, prange
-
-        @njit(parallel=True, cache=True)
-        def touch(a):
-            for h in prange(a.shape[0]):
-                a[h] = h
-
-        _touch = touch
-    import numpy as np
-    _touch(np.zeros(2))
-
-
-def threading_layer() -> str:
-    """The threading layer numba uses ("tbb", "omp" or "workqueue"), starting it once if
-    no parallel region has run yet in this process."""
-    import numba
-    try:
-        return numba.threading_layer()
-    except ValueError:
-        _launch()
-        return numba.threading_layer()
 
 
 def _runnable_tasks() -> int | None:
@@ -158,8 +119,8 @@ class ThreadPolicy:
     Parameters
     ----------
     max_threads : int or None, default=None
-        An upper bound of one's own (None: :func:`numba.get_num_threads`, which honours
-        ``NUMBA_NUM_THREADS``, :func:`numba.set_num_threads` and joblib's workers).
+        An upper bound of one's own, below the cores and :data:`THREADS_ENV` (None: no
+        bound but those).
     watch_load : bool, default=True
         Rule 3: use only the cores that other processes leave free.
     check_every : float, default=0.05
@@ -171,7 +132,7 @@ class ThreadPolicy:
         Worker threads that solve a one-vs-one fit's pairs side by side
         (:func:`margin_opt.estimators.ovo.fit_one_vs_one`, where the pairs share the
         kernel matrix and SMO solves them).  None: by the rules above, one fewer than
-        :func:`fit_threads` (the fitting thread keeps a core), at least 1, no more than
+        :func:`core_threads` (the fitting thread keeps a core), at least 1, no more than
         the pairs or the cache budget's blocks.  An int ≥ 1 is taken as given, beyond
         those rules (a test of the threaded path on any machine, a benchmark); the
         answer is the same for any count.
@@ -228,20 +189,6 @@ def current_policy() -> ThreadPolicy:
     return _policy.get()
 
 
-def _allowed(policy: ThreadPolicy) -> int:
-    """Threads rules 1 and 2 allow (before the load is looked at)."""
-    import numba
-    n = min(int(numba.get_num_threads()), _cores())     # never more threads than cores
-    if policy.max_threads is not None:
-        n = min(n, int(policy.max_threads))
-    if n <= 1:
-        return 1
-    layer = threading_layer()
-    if layer not in _CHEAP_LAYERS or (layer == "omp" and _forked_child):
-        return 1
-    return n
-
-
 def _env_threads() -> int | None:
     """The bound :data:`THREADS_ENV` sets (None: none set, or not a positive integer)."""
     for name in THREADS_ENV:
@@ -256,9 +203,8 @@ def _env_threads() -> int | None:
 
 
 def _core_allowed(policy: ThreadPolicy) -> int:
-    """Threads rule 2 allows the compiled core's pool: the cores, within
-    :data:`THREADS_ENV` and ``policy.max_threads`` (the pool survives a fork and its
-    idle workers sleep: rule 1 has nothing to refuse)."""
+    """Threads rule 2 allows the compiled core's pool (before the load is looked at):
+    the cores, within :data:`THREADS_ENV` and ``policy.max_threads``."""
     n = _cores()
     env = _env_threads()
     if env is not None:
@@ -282,26 +228,6 @@ def _free(policy: ThreadPolicy, n: int) -> int:
     return max(1, min(n, free))
 
 
-def fit_threads(policy: ThreadPolicy | None = None) -> int:
-    """Threads for one fit's compiled loops now: numba's count, within the rules of
-    :mod:`margin_opt.parallel` (the layer, a parallel job, the cores other processes
-    leave free), at least 1.
-
-    Parameters
-    ----------
-    policy : ThreadPolicy, optional
-        The rules' settings (default: the one of :func:`use_policy`, else
-        ``ThreadPolicy()``).
-
-    Returns
-    -------
-    int
-        The thread count, ≥ 1.
-    """
-    policy = policy or _policy.get()
-    return _free(policy, _allowed(policy))
-
-
 def core_threads(policy: ThreadPolicy | None = None) -> int:
     """Threads for a call of the compiled core (``margin_opt._core``) now: the cores,
     within :data:`THREADS_ENV` (a joblib worker's share), ``policy.max_threads`` and
@@ -322,10 +248,28 @@ def core_threads(policy: ThreadPolicy | None = None) -> int:
     return _free(policy, _core_allowed(policy))
 
 
+def fit_threads(policy: ThreadPolicy | None = None) -> int:
+    """Threads for one fit's compiled loops now: :func:`core_threads` (the compiled
+    core's pool runs them all), at least 1.
+
+    Parameters
+    ----------
+    policy : ThreadPolicy, optional
+        The rules' settings (default: the one of :func:`use_policy`, else
+        ``ThreadPolicy()``).
+
+    Returns
+    -------
+    int
+        The thread count, ≥ 1.
+    """
+    return core_threads(policy)
+
+
 class FitThreads:
     """The thread count of one running fit, re-read while it runs.
 
-    ``threads`` starts as :func:`fit_threads`; :meth:`refresh` (called between chunks
+    ``threads`` starts as :func:`core_threads`; :meth:`refresh` (called between chunks
     of iterations) reads the load again at most every ``policy.check_every`` seconds,
     lowers the count at once to a reading's free cores, and raises it when two readings
     in a row agree on a higher one.
@@ -335,14 +279,14 @@ class FitThreads:
     policy : ThreadPolicy, optional
         The rules' settings (default: the one of :func:`use_policy`, else
         ``ThreadPolicy()``).
-    core : bool, default=False
-        Threads of the compiled core's pool (:func:`core_threads`' rules), else numba's
-        (:func:`fit_threads`').
+    core : bool, default=True
+        Accepted for the callers that name it: the count is always that of the compiled
+        core's pool (:func:`core_threads`' rules), the only pool a fit runs on.
     """
 
-    def __init__(self, policy: ThreadPolicy | None = None, core: bool = False):
+    def __init__(self, policy: ThreadPolicy | None = None, core: bool = True):
         self.policy = policy or _policy.get()
-        self.allowed = _core_allowed(self.policy) if core else _allowed(self.policy)
+        self.allowed = _core_allowed(self.policy)
         self.threads = _free(self.policy, self.allowed)
         self.changes = 0
         self._pending = None
@@ -416,13 +360,12 @@ def one_blas_thread():
     (45 pairs of ~360 samples on digits).  Nested uses (from any thread) cost nothing:
     the first to enter sets the limit and the last to leave restores it.
 
-    Why one thread: where numba's threads do the work, BLAS is called from each of them
-    (one thread each), and a pool woken by any BLAS call from Python (a dot product of
-    20 000 values is split over the pool) keeps its threads spinning for a while after
-    the call, taking a core from numba's threads (60–160 ms of CPU per SVC fit at
-    n = 20 000).  OpenMP's limits are left alone: they are per thread, so a limit set
-    by the thread that opens the first context could not be restored by the thread
-    that closes the last.
+    Why one thread: where the compiled core's threads do the work, a BLAS pool woken by
+    any BLAS call from Python (a dot product of 20 000 values is split over the pool)
+    keeps its threads spinning for a while after the call, taking a core from the
+    core's threads (60–160 ms of CPU per SVC fit at n = 20 000).  OpenMP's limits are
+    left alone: they are per thread, so a limit set by the thread that opens the first
+    context could not be restored by the thread that closes the last.
     """
     global _controller
     me = threading.get_ident()
@@ -474,8 +417,7 @@ def all_blas_threads(policy: ThreadPolicy | None = None):
 
 def show_config(file=None) -> dict:
     """Print, and return, what runs the compiled loops in this process: the compiled
-    core's instruction-set build and its threads, numba's threading layer (the solvers
-    it still runs), BLAS.
+    core's instruction-set build and its threads, BLAS.
 
     Parameters
     ----------
@@ -486,13 +428,8 @@ def show_config(file=None) -> dict:
     -------
     config : dict
         ``version``, ``core_isa`` ("base", "v3" = AVX2 + FMA, "v4" = AVX-512),
-        ``core_threads`` (:func:`core_threads` now), ``numba_layer`` (None where numba
-        is not installed), ``blas`` (threadpoolctl's entries: library, version and
-        threads).
-
-    Notes
-    -----
-    Reading numba's layer starts it (one tiny parallel region), as a first fit would.
+        ``core_threads`` (:func:`core_threads` now), ``blas`` (threadpoolctl's entries:
+        library, version and threads).
     """
     import sys
     from importlib.metadata import PackageNotFoundError, version
@@ -504,10 +441,6 @@ def show_config(file=None) -> dict:
     except PackageNotFoundError:        # run from a source tree that was not installed
         __version__ = "unknown"
 
-    try:
-        layer = threading_layer()
-    except ImportError:
-        layer = None
     import scipy.linalg  # noqa: F401  (its BLAS loaded before the look)
     from threadpoolctl import threadpool_info
 
@@ -515,13 +448,13 @@ def show_config(file=None) -> dict:
              "threads": i.get("num_threads")} for i in threadpool_info()
             if i.get("user_api") == "blas"]
     config = {"version": __version__, "core_isa": instruction_set(),
-              "core_threads": core_threads(), "numba_layer": layer, "blas": blas}
+              "core_threads": core_threads(), "blas": blas}
     if file is not False:
         names = {"base": "x86-64 baseline", "v3": "x86-64-v3, AVX2 + FMA",
                  "v4": "x86-64-v4, AVX-512"}
         b = ", ".join(f"{e['library']} {e['version']} ({e['threads']} threads)" for e in blas)
         print(f"margin_opt {__version__}: compiled core for {names.get(config['core_isa'])}, "
-              f"{config['core_threads']} thread(s); numba layer {layer}; BLAS {b or 'none'}",
+              f"{config['core_threads']} thread(s); BLAS {b or 'none'}",
               file=file or sys.stdout)
     return config
 

@@ -1,15 +1,9 @@
 """Shared fixtures: small real data sets and the shared data folder."""
 
-import os
-
 import numpy as np
 import pytest
 
 from margin_opt.datasets import load_dataset, shared_data_dir
-
-# the line margin_opt writes when numba first compiles its code depends on the state of
-# numba's cache: silenced, so that no test's stderr does (test_cold_start checks the line)
-os.environ.setdefault("MARGIN_OPT_QUIET", "1")
 
 
 @pytest.fixture(scope="session")

@@ -60,24 +60,6 @@ def test_cli_bench_passes_sizes(capsys):
     assert "takes no --sizes" in capsys.readouterr().err
 
 
-def test_numba_start_svc_is_scikit_learns_svc_after_numbas_start():
-    """The conditions suite's floor: scikit-learn's answer, picklable for a worker."""
-    import pickle
-    import sys
-
-    import numpy as np
-    from sklearn.datasets import load_iris
-    from sklearn.svm import SVC
-
-    from margin_opt.bench.conditions import NumbaStartSVC
-    X, y = load_iris(return_X_y=True)
-    clf = pickle.loads(pickle.dumps(NumbaStartSVC(C=3.0))).fit(X, y)
-    ref = SVC(C=3.0).fit(X, y)
-    np.testing.assert_array_equal(clf.support_, ref.support_)
-    np.testing.assert_allclose(clf.decision_function(X), ref.decision_function(X))
-    assert "numba" in sys.modules
-
-
 def test_linear_suite_crammer_singer_rows():
     # the Crammer–Singer rows of `bench linear` on a tiny 10-class text-like set: ours
     # certified, its primal objective at most liblinear's (scikit-learn's

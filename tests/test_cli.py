@@ -152,7 +152,7 @@ def test_version(capsys):
     assert exc.value.code == 0
     line = capsys.readouterr().out.strip()       # what runs, in show_config's one line
     assert line.startswith(f"margin_opt {margin_opt.__version__}: compiled core for x86-64")
-    assert "\n" not in line and "numba layer" in line and "BLAS" in line
+    assert "\n" not in line and "thread(s); BLAS" in line
 
 
 def test_every_option_has_help_and_shows_its_default():

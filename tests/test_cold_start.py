@@ -1,5 +1,6 @@
 """A short cold start: ``import margin_opt`` loads no heavy dependency; a fit loads
-what it uses; the first compilation of the solvers says so on stderr, once.
+what it uses, and nothing is compiled at run time (the compiled core is built by the
+install).
 
 Each check runs in a fresh interpreter (a subprocess), where ``sys.modules`` shows
 what an import or a fit really loaded.
@@ -15,12 +16,11 @@ from importlib import import_module
 from pathlib import Path
 
 import margin_opt
-from margin_opt.jit import MESSAGE, QUIET_ENV
 
 REPO = Path(__file__).resolve().parent.parent
 
 #: what ``import margin_opt`` must not load (each is loaded on first use)
-HEAVY = ("cvxpy", "numba", "matplotlib", "scipy.optimize", "scipy.sparse.linalg")
+HEAVY = ("cvxpy", "matplotlib", "scipy.optimize", "scipy.sparse.linalg")
 
 
 def run_python(code, **env):
@@ -93,66 +93,10 @@ def test_a_certified_fit_does_not_import_cvxpy():
     assert proc.stdout.split() == ["True", "False", "False"]
 
 
-# ---------------------------------------------------------------------- the compile line
-
-#: a numba function of a margin_opt module (as margin_opt.jit tells its own), cached in a
-#: file of the test's folder: the probe needs no margin_opt solver to be compiled
-PROBE_MODULE = """
-from numba import njit
-
-
-@njit(cache=True)
-def ours(x):
-    return x + 2.0
-"""
-
-PROBE = """
-    import sys
-    from numba import njit
-    import margin_opt
-    from margin_opt.jit import announce_compiles
-
-    margin_opt.__path__.append({folder!r})       # margin_opt._cold_start_probe
-    from margin_opt import _cold_start_probe
-
-    announce_compiles()
-
-    @njit
-    def not_ours(x):
-        return x + 1.0
-
-    not_ours(1.0)
-    print("-- after a function of another package", file=sys.stderr, flush=True)
-    _cold_start_probe.ours(1.0)
-    _cold_start_probe.ours(1)
-"""
-
-
-def test_the_first_compilation_is_announced_once(tmp_path):
-    cache = str(tmp_path / "numba_cache")
-    (tmp_path / "_cold_start_probe.py").write_text(PROBE_MODULE, encoding="utf-8")
-    probe = PROBE.format(folder=str(tmp_path))
-    cold = run_python(probe, NUMBA_CACHE_DIR=cache, **{QUIET_ENV: None}).stderr
-    assert cold.count(MESSAGE) == 1, cold
-    assert cold.index("-- after") < cold.index(MESSAGE)   # silent for others' functions
-    assert len(MESSAGE.splitlines()) == 1
-    warm = run_python(probe, NUMBA_CACHE_DIR=cache, **{QUIET_ENV: None}).stderr
-    assert MESSAGE not in warm, "a load from numba's cache is not a compilation"
-    quiet = run_python(probe, NUMBA_CACHE_DIR=str(tmp_path / "other"), **{QUIET_ENV: "1"})
-    assert MESSAGE not in quiet.stderr
-
-
-def test_one_specialization_whatever_the_caller_passes():
-    """numba compiles a function once per combination of argument types it meets, and
-    each costs seconds of a cold start: a constant passed from compiled code is a
-    Literal, prange's index unsigned, a memory map or a joblib worker's data read-only,
-    a slice non-contiguous.  The fits and predictions below meet each kind; no
-    margin_opt function is compiled for a Literal or an unsigned index, whatever the
-    caller holds (the perceptron, plain NumPy, gives the same iterates on read-only
-    and Fortran-ordered data)."""
+def test_read_only_and_strided_inputs_give_the_same_answers():
+    """A read-only array (a memory map, a joblib worker's data), a Fortran-ordered one
+    and a slice give the answers of a plain array."""
     import numpy as np
-    from numba import types
-    from numba.core.dispatcher import Dispatcher
     from sklearn.datasets import load_iris
 
     from margin_opt import SVC, Perceptron
@@ -167,29 +111,11 @@ def test_one_specialization_whatever_the_caller_passes():
     a = Perceptron(max_epochs=50).fit(frozen, yb)
     b = Perceptron(max_epochs=50).fit(np.asfortranarray(X), np.repeat(yb, 2)[::2])
     np.testing.assert_array_equal(a.coef_, b.coef_)       # the same iterates either way
-    from margin_opt.datasets import make_text_like
-    from margin_opt.problems.multiclass import MulticlassSVMProblem
-    from margin_opt.solvers.linear.crammer_singer import CSOptions
-    Xt, yt = make_text_like(n_samples=300, n_features=600, nnz_per_row=20, n_classes=5)
-    cs = MulticlassSVMProblem(Xt, yt, C=1.0, fit_intercept=False).solve(   # the tail's
-        "sequential-dual", tol=1e-6, options=CSOptions(polish_max=0, extrapolate=2))  # steps
-    assert cs.certificate.ok
-
-    odd = []
-    for name, module in list(sys.modules.items()):
-        if not name.startswith("margin_opt"):
-            continue
-        for attr, obj in list(vars(module).items()):
-            if isinstance(obj, Dispatcher) and obj.py_func.__module__ == name:
-                odd += [(name, attr, str(t)) for sig in obj.signatures for t in sig
-                        if isinstance(t, types.Literal) or t == types.uint64]
-    assert odd == []
 
 
-def test_kernel_svms_fit_and_predict_without_numba():
+def test_kernel_svms_fit_and_predict_without_a_run_time_compiler():
     """SVC and SVR (SMO in the compiled core, built by the install) fit, certify, predict
-    and unpickle in a fresh process without importing numba: nothing is compiled at run
-    time for them (issue 44; the linear solvers are still numba)."""
+    and unpickle in a fresh process without importing a run-time compiler (issue 44)."""
     proc = run_python("""
         import pickle, sys
         import numpy as np
@@ -212,3 +138,73 @@ def test_kernel_svms_fit_and_predict_without_numba():
         print("numba" in sys.modules)
     """)
     assert proc.stdout.strip() == "False", proc.stdout
+
+
+#: every estimator exported by margin_opt fitted and used on tiny data, and every
+#: registry method an SVC or SVR takes as its ``solver`` (a few iterations for the
+#: first-order ones); prints whether a run-time compiler was imported
+EVERY_FIT = """
+    import inspect, sys, warnings
+    import numpy as np
+    import scipy.sparse as sp
+    from sklearn.base import is_classifier, is_regressor
+    from sklearn.datasets import load_iris, make_regression
+
+    import margin_opt
+    from margin_opt.methods import METHODS, method_names
+
+    warnings.simplefilter("ignore")                  # few iterations: not converged
+    X, y = load_iris(return_X_y=True)
+    rows = np.r_[0:15, 50:65, 100:115]               # 45 rows, three classes
+    X, y = X[rows], y[rows]
+    yb = (y > 0).astype(int)
+    Xr, t = make_regression(40, 4, noise=0.5, random_state=0)
+    small = {"n_estimators": 3, "max_epochs": 20}    # where the constructor takes them
+    used = []
+    for name in margin_opt.__all__:
+        cls = getattr(margin_opt, name)
+        if not (inspect.isclass(cls) and hasattr(cls, "fit") and hasattr(cls, "predict")):
+            continue
+        params = inspect.signature(cls).parameters
+        est = cls(**{k: v for k, v in small.items() if k in params})
+        if is_classifier(est):
+            est.fit(X, yb).predict(X)
+            for data in ((X, y), (sp.csr_matrix(X), yb)):   # where the estimator takes them
+                try:
+                    est.fit(*data).predict(data[0])
+                except (TypeError, ValueError):
+                    pass
+        elif is_regressor(est):
+            est.fit(Xr, t).predict(Xr)
+        else:
+            continue
+        used.append(name)
+    for model, cls, data in (("svc", margin_opt.SVC, (X, y)), ("svc", margin_opt.SVC, (X, yb)),
+                             ("svr", margin_opt.SVR, (Xr, t))):
+        for m in method_names(model, estimator=True):
+            first_order = METHODS[m].iterative
+            est = cls(kernel="linear", solver=m, certify=not first_order,
+                      solver_options={"max_iter": 50} if first_order else None)
+            est.fit(*data).predict(data[0])
+            used.append(cls.__name__ + "/" + m)
+    for multi in ("ovr", "crammer_singer"):
+        margin_opt.LinearSVC(multi_class=multi).fit(X, y).predict(X)
+    margin_opt.LinearSVC(dual=False).fit(X, yb).predict(X)
+    margin_opt.LinearSVR(loss="squared_epsilon_insensitive").fit(Xr, t).predict(Xr)
+    margin_opt.show_config(file=False)
+    print(" ".join(used))
+    print("numba" in sys.modules)
+"""
+
+
+def test_no_estimator_nor_method_imports_a_run_time_compiler():
+    """Fitting and predicting with every exported estimator, and with every method an
+    SVC or SVR takes as its solver, imports no run-time compiler in a fresh process:
+    every compiled loop is the core's, built by the install."""
+    proc = run_python(EVERY_FIT)
+    used, loaded = proc.stdout.strip().splitlines()[-2:]
+    estimators = {n for n in margin_opt.__all__ if hasattr(getattr(margin_opt, n), "fit")
+                  and hasattr(getattr(margin_opt, n), "predict")}
+    assert estimators <= set(used.split()), used
+    assert {"SVC/smo", "SVC/dcd", "SVR/smo", "SVR/dcd"} <= set(used.split()), used
+    assert loaded == "False", "a fit imported a run-time compiler"

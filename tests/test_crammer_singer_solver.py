@@ -279,15 +279,14 @@ def test_bench_data_subsamples_equal_the_cvxpy_optimum(data):
 
 
 def test_block_order_is_a_permutation_of_blocks_and_keeps_the_optimum():
-    from margin_opt.solvers.linear.crammer_singer import _shuffle
+    from margin_opt._core import CSState, cs_shuffle
 
     rng = np.random.default_rng(0)
     order = rng.permutation(103).astype(np.int64)
-    state = np.array([12345], dtype=np.uint64)
-    tmp = np.empty(2 * order.size, dtype=np.int64)
+    state = CSState(rng=12345)
     for block in (1, 4, 16):
         before = order[:97].copy()
-        _shuffle(order, 97, state, block, tmp, np.zeros(103, dtype=np.bool_))
+        cs_shuffle(order, 97, block, state, 103)
         assert sorted(order[:97]) == sorted(before)               # a permutation
         if block > 1:                  # the sorted entries' blocks, each kept contiguous
             srt = np.sort(before)

@@ -1,5 +1,5 @@
 """The Newton polish on ε-SVR at n = 1500, dense rows, a given kernel matrix and CSR
-rows (the problems on which the numba solver's early factorization beside SMO was
+rows (the problems on which the earlier solver's early factorization beside SMO was
 tested; the compiled solver factorizes at the polish itself).
 
 References: LIBSVM at tol 1e-10 (the same problem, an independent solver), the same

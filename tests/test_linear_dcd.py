@@ -247,7 +247,6 @@ def test_newton_cg_step_is_the_face_minimizer():
     """Inside a wide box, one Newton-CG step (CG run to convergence) lands on the
     minimizer of the face's augmented Lagrangian, solved here in closed form."""
     from margin_opt.solvers.linear import face
-    from margin_opt.solvers.linear.dcd import _row_arrays
 
     rng = np.random.default_rng(0)
     X = sp.random(30, 50, density=0.2, random_state=1, format="csr")
@@ -256,7 +255,7 @@ def test_newton_cg_step_is_the_face_minimizer():
     v, lin, D = rng.random(30), rng.normal(size=30), np.full(30, 0.3)
     w = np.asarray(X.T @ (c * v)).ravel()
     lam, rho, e = 0.4, 2.0, float(c @ v) - 1.0
-    out = face.newton_cg(_row_arrays(X), rows, c, v, np.full(30, -1e9), np.full(30, 1e9),
+    out = face.newton_cg(X, rows, c, v, np.full(30, -1e9), np.full(30, 1e9),
                          lin, D, w, lam, rho, e, max_cg=200, cg_tol=1e-12)
     # L(u) = ½‖Xᵀ(c∘u)‖² + lin·u + ½ D u² + λ(cᵀu − 1) + ρ/2 (cᵀu − 1)², Δ = 1
     A = X.toarray() * c[:, None]
@@ -268,13 +267,12 @@ def test_newton_cg_step_is_the_face_minimizer():
 
 
 def _heavy_face(m=40, d=120, seed=5):
-    """A small face with power-law columns: (X4, X, c, D)."""
+    """A small face with power-law columns: (X, c, D)."""
     from margin_opt.datasets import make_text_like
-    from margin_opt.solvers.linear.dcd import _row_arrays
 
     X, _ = make_text_like(m, d, 8, random_state=seed)
     rng = np.random.default_rng(seed)
-    return _row_arrays(X), X, rng.choice([-1.0, 1.0], m), rng.random(m) * 0.2
+    return X, rng.choice([-1.0, 1.0], m), rng.random(m) * 0.2
 
 
 @pytest.mark.parametrize("k", [1, 7, 32])
@@ -285,7 +283,7 @@ def test_heavy_columns_preconditioner_is_its_matrix_inverse(k, rho):
     columns heavy (floor 0) P is the face's Hessian itself: apply = A⁻¹."""
     from margin_opt.solvers.linear import face
 
-    X4, X, c, D = _heavy_face()
+    X, c, D = _heavy_face()
     A = X.toarray()
     counts = (A != 0).sum(axis=0)
     top = np.argsort(-counts, kind="stable")[:k]
@@ -294,10 +292,10 @@ def test_heavy_columns_preconditioner_is_its_matrix_inverse(k, rho):
     E = np.maximum((T * T).sum(axis=1), 1e-3 * (A * A).sum(axis=1)) + D
     Cm = np.diag(c)
     P = np.diag(E) + Cm @ H @ H.T @ Cm + rho * np.outer(c, c)
-    apply = face.heavy_columns_preconditioner(X4, c, D, rho, k)
+    apply = face.heavy_columns_preconditioner(X, c, D, rho, k)
     r = np.random.default_rng(0).normal(size=c.size)
     np.testing.assert_allclose(apply(r), np.linalg.solve(P, r), rtol=1e-9, atol=1e-12)
-    full = face.heavy_columns_preconditioner(X4, c, D, rho, X.shape[1], floor=0.0)
+    full = face.heavy_columns_preconditioner(X, c, D, rho, X.shape[1], floor=0.0)
     Hess = Cm @ A @ A.T @ Cm + np.diag(D) + rho * np.outer(c, c)
     np.testing.assert_allclose(full(r), np.linalg.solve(Hess, r), rtol=1e-8, atol=1e-10)
 
@@ -306,15 +304,14 @@ def test_heavy_columns_preconditioner_declines_a_singular_face():
     """More rows than non-empty columns (+1 with ρ): the Hessian is singular and no
     preconditioner is built (the plain CG steps apply); dense X: none either."""
     from margin_opt.solvers.linear import face
-    from margin_opt.solvers.linear.dcd import _row_arrays
 
     X = sp.csr_matrix(np.kron(np.eye(3), np.ones((4, 1))))        # 12 rows, 3 columns
     c, D = np.ones(12), np.zeros(12)
-    assert face.heavy_columns_preconditioner(_row_arrays(X), c, D, 1.0, 2) is None
+    assert face.heavy_columns_preconditioner(X, c, D, 1.0, 2) is None
     Xs = sp.csr_matrix(np.eye(4))
-    assert face.heavy_columns_preconditioner(_row_arrays(Xs), np.ones(4), D[:4], 1.0, 2) \
+    assert face.heavy_columns_preconditioner(Xs, np.ones(4), D[:4], 1.0, 2) \
         is not None
-    assert face.heavy_columns_preconditioner(_row_arrays(np.eye(4)), np.ones(4), D[:4], 1.0,
+    assert face.heavy_columns_preconditioner(np.eye(4), np.ones(4), D[:4], 1.0,
                                              2) is None
     with pytest.raises(ValueError, match="cg_heavy_columns"):
         DCDOptions(cg_heavy_columns=-1)
@@ -327,14 +324,14 @@ def test_preconditioned_newton_cg_step_is_the_face_minimizer(heavy):
     Lagrangian (power-law columns, signs, D and ρ > 0)."""
     from margin_opt.solvers.linear import face
 
-    X4, X, c, D = _heavy_face()
+    X, c, D = _heavy_face()
     m = c.size
     rng = np.random.default_rng(1)
     rows = np.arange(m, dtype=np.int64)
     v, lin = rng.random(m), rng.normal(size=m)
     w = np.asarray(X.T @ (c * v)).ravel()
     lam, rho, e = -0.3, 1.0, float(c @ v) - 2.0
-    out = face.newton_cg(X4, rows, c, v, np.full(m, -1e9), np.full(m, 1e9), lin, D, w,
+    out = face.newton_cg(X, rows, c, v, np.full(m, -1e9), np.full(m, 1e9), lin, D, w,
                          lam, rho, e, max_cg=300, cg_tol=1e-13, heavy_columns=heavy)
     A = X.toarray() * c[:, None]
     Hess = A @ A.T + np.diag(D) + rho * np.outer(c, c)
@@ -402,12 +399,11 @@ def test_wide_sparse_with_cg_steps_matches_cvxpy(P):
 
 @pytest.mark.parametrize("layout", ["dense", "int32", "int64"])
 def test_row_kernels_with_prefetch_match_scipy(layout):
-    """The compiled row operations (spans, weights, decision_rows, compact_rows; the
-    epochs' and the Newton-CG products' prefetching, which reads ahead to the last row)
-    equal scipy's products on an unsorted list of rows with repeats, empty rows
-    included."""
+    """The compiled row operations (spans, weights, decision, compact_rows, gram, the
+    primal Hessian; the epochs' and the Newton-CG products' prefetching, which reads
+    ahead to the last row) equal scipy's products on an unsorted list of rows with
+    repeats, empty rows included, for the three layouts."""
     from margin_opt.solvers.linear import coordinate as cd
-    from margin_opt.solvers.linear.dcd import _row_arrays
 
     rng = np.random.default_rng(3)
     A = sp.random(70, 30, density=0.3, random_state=4, format="csr")
@@ -416,20 +412,36 @@ def test_row_kernels_with_prefetch_match_scipy(layout):
     if layout == "int64":
         X = sp.csr_matrix((A.data, A.indices.astype(np.int64), A.indptr.astype(np.int64)),
                           shape=A.shape)
-    dense, data, indices, indptr, d = _row_arrays(X)
+    x = cd.linear_x(X)
+    if layout == "int64":       # linear_x narrows the indices where they fit: built directly
+        from margin_opt import _core
+        x = _core.LinearX.csr(X.data, X.indices.astype(np.int64), X.indptr.astype(np.int64),
+                              X.shape[1])
+    dense = layout == "dense"
+    assert x.index_bits == {"dense": 0, "int32": 32, "int64": 64}[layout]
     rows = rng.integers(0, 70, 90).astype(np.int64)
     coef = rng.standard_normal(90)
-    w = cd.weights(dense, data, indices, indptr, d, rows, coef)
+    w = x.weights(rows, coef)
     np.testing.assert_allclose(w, A[rows].T @ coef, rtol=1e-12, atol=1e-12)
     v = rng.standard_normal(30)
-    np.testing.assert_allclose(cd.decision_rows(dense, data, indices, indptr, d, rows, v),
-                               A[rows] @ v, rtol=1e-12, atol=1e-12)
-    X4c, local = cd.compact_rows((dense, data, indices, indptr, d), rows)
-    np.testing.assert_allclose(cd.weights(*X4c, local, coef), A[rows].T @ coef, rtol=1e-12,
+    np.testing.assert_allclose(x.decision(rows, v), A[rows] @ v, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(x.decision(None, v), A @ v, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(x.row_norms(), A.multiply(A).sum(axis=1).A1, rtol=1e-12)
+    np.testing.assert_allclose(x.gram(rows[:20]), (A[rows[:20]] @ A[rows[:20]].T).toarray(),
+                               rtol=1e-12, atol=1e-12)
+    H = np.zeros((31, 31))
+    x.add_hessian(rows[:20], coef[:20], H)
+    B = np.hstack([A[rows[:20]].toarray(), np.ones((20, 1))])
+    np.testing.assert_allclose(np.triu(H), np.triu(B.T @ (coef[:20, None] * B)), rtol=1e-10,
                                atol=1e-12)
-    np.testing.assert_allclose(cd.decision_rows(*X4c, local, v), A[rows] @ v, rtol=1e-12,
+    xc = cd.compact_rows(X, rows)
+    local = np.arange(90, dtype=np.int64)
+    np.testing.assert_allclose(xc.weights(local, coef), A[rows].T @ coef, rtol=1e-12,
                                atol=1e-12)
-    span = cd.spans(dense, indptr, d, rows)
+    np.testing.assert_allclose(xc.decision(None, v), A[rows] @ v, rtol=1e-12, atol=1e-12)
+    span = cd.spans(x, None if dense else X.indptr, rows)
+    data = X.ravel() if dense else X.data
+    indices = None if dense else X.indices
     for t, r in enumerate(rows):
         lo, hi = span[t]
         if dense:
@@ -446,12 +458,11 @@ def test_one_epoch_is_the_exact_coordinate_steps(clf, layout):
     from the same start, the iterate is the same (hinge with the augmented intercept,
     and Ho and Lin's ε-SVR step)."""
     from margin_opt.solvers.linear import coordinate as cd
-    from margin_opt.solvers.linear.dcd import _epoch_arrays, _row_arrays
+    from margin_opt.solvers.linear.dcd import _epoch_arrays
 
     X, y = clf
     Xin = X if layout == "dense" else sp.csr_matrix(X)
-    X4 = _row_arrays(Xin)
-    dense, data, indices, indptr, d = X4
+    x = cd.linear_x(Xin)
     n = X.shape[0]
     yy = np.where(y == 1, 1.0, -1.0)
     rows = np.arange(n, dtype=np.int64)
@@ -460,13 +471,13 @@ def test_one_epoch_is_the_exact_coordinate_steps(clf, layout):
     upper = np.full(n, 0.7)
     alpha = np.clip(rng0.random(n) - 0.3, 0.0, 0.7)
     lam, rho = 0.2, float(qd.mean())
-    span, rec = _epoch_arrays(X4, rows, qd, (yy, -np.ones(n)), upper, np.zeros(n))
+    span, rec = _epoch_arrays(x, Xin, rows, qd, (yy, -np.ones(n)), upper, np.zeros(n))
     w = X.T @ (yy * alpha)
-    state = np.array([np.inf, -np.inf, lam, rho, float(yy @ alpha)])
+    state = cd.CDState()
+    state.lam, state.rho, state.sum, state.rng = lam, rho, float(yy @ alpha), 7
     order = np.arange(n, dtype=np.int64)
     a, ww = alpha.copy(), w.copy()
-    cd.epoch_margin(dense, data, indices, span, d, rec, alpha, w, order, n, state,
-                    np.array([7], dtype=np.uint64), True, 0.0)
+    x.epoch_margin(span, rec, alpha, w, order, n, state, True, 0.0)
     sya = float(yy @ a)
     for t in order:             # the visiting order the epoch used (nothing shrunk)
         g = yy[t] * (X[t] @ ww) - 1.0 + yy[t] * (lam + rho * sya)
@@ -477,18 +488,18 @@ def test_one_epoch_is_the_exact_coordinate_steps(clf, layout):
             a[t] = new
     np.testing.assert_allclose(alpha, a, atol=1e-10)
     np.testing.assert_allclose(w, ww, atol=1e-10)
-    assert abs(state[4] - yy @ alpha) < 1e-10
+    assert abs(state.sum - yy @ alpha) < 1e-10
 
     # ε-SVR, Ho and Lin's step in β (no intercept), ε = 0.1, u = 0.5
     z = rng0.standard_normal(n)
     beta = np.clip(rng0.standard_normal(n), -0.5, 0.5) * (rng0.random(n) < 0.5)
-    span, rec = _epoch_arrays(X4, rows, qd, (z, np.full(n, 0.1)), np.full(n, 0.5),
+    span, rec = _epoch_arrays(x, Xin, rows, qd, (z, np.full(n, 0.1)), np.full(n, 0.5),
                               np.zeros(n))
     w = X.T @ beta
     b0, w0 = beta.copy(), w.copy()
-    state = np.array([np.inf, -np.inf, 0.0, 0.0, float(beta.sum())])
-    cd.epoch_tube(dense, data, indices, span, d, rec, beta, w, order, n, state,
-                  np.array([11], dtype=np.uint64), False, 0.0)
+    state = cd.CDState()
+    state.sum, state.rng = float(beta.sum()), 11
+    x.epoch_tube(span, rec, beta, w, order, n, state, False, 0.0)
     for i in order:
         g = X[i] @ w0 - z[i]
         gp, gn, h = g + 0.1, g - 0.1, qd[i]
@@ -531,13 +542,14 @@ def test_empty_rows_without_intercept_reach_the_cvxpy_optimum(model):
     assert est.certificate_.quantities["primal_objective"] == pytest.approx(ref.value, rel=1e-6)
 
 
-def test_csr_index_types_share_one_compiled_epoch():
-    # scipy builds int32 indices, load_svmlight_file int64: both (and dense data) run
-    # the epochs' one specialization (jit.csr_arrays), with the same answer
+def test_csr_index_types_give_one_answer():
+    # scipy builds int32 indices, load_svmlight_file int64: both are read with int32
+    # indices where they fit (coordinate.linear_x: less memory to stream), and dense
+    # data gives the same answer
     import scipy.sparse as sp
 
     from margin_opt import LinearSVC
-    from margin_opt.solvers.linear import coordinate, crammer_singer, primal_newton
+    from margin_opt.solvers.linear import coordinate
 
     rng = np.random.default_rng(5)
     X32 = sp.random(200, 40, density=0.2, random_state=6, format="csr")
@@ -550,10 +562,7 @@ def test_csr_index_types_share_one_compiled_epoch():
         fits[name] = (LinearSVC().fit(X, y),                        # the epochs
                       LinearSVC(loss="hinge").fit(X, y),            # the primal route
                       LinearSVC(multi_class="crammer_singer").fit(X, y3))
-    # the index argument of every compiled signature: int32 (never a second, int64 one)
-    for f, pos in ((coordinate.epoch_margin, 2), (crammer_singer._passes, 3),
-                   (primal_newton._csr_xt, 1), (primal_newton._hessian_csr, 1)):
-        assert f.signatures and {str(sig[pos].dtype) for sig in f.signatures} == {"int32"}
+    assert coordinate.linear_x(X64).index_bits == 32
     for a, b in zip(fits["32"], fits["64"], strict=True):
         np.testing.assert_array_equal(a.coef_, b.coef_)
     for a, b in zip(fits["32"], fits["dense"], strict=True):

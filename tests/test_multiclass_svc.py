@@ -104,7 +104,7 @@ def test_shared_gram_equals_own_rows(iris):
 
 
 def test_pairs_on_threads_give_the_sequential_fit(monkeypatch):
-    # the pairs are solved side by side on numba's threads; each pair's answer is
+    # the pairs are solved side by side on worker threads; each pair's answer is
     # computed by the same code whatever thread runs it: bit for bit the one-thread fit
     from margin_opt.estimators import ovo
     from margin_opt.parallel import ThreadPolicy, use_policy

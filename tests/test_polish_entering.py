@@ -1,6 +1,6 @@
 """A case of a random search where SMO's tail after the first Newton polish was long
 (ε-SVR, n = 1253: the bound variables violating the optimality conditions had to enter
-the free set one SMO step at a time; the numba solver let them in at a second polish).
+the free set one SMO step at a time; the earlier solver let them in at a second polish).
 
 References: LIBSVM at tol 1e-10, and SMO without the polish.
 """

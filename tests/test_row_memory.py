@@ -1,4 +1,4 @@
-"""SMO runs one after another and side by side, each with its own row cache (the numba
+"""SMO runs one after another and side by side, each with its own row cache (the earlier
 solver kept the cache's memory between runs; the compiled solver's cache belongs to its
 run).
 

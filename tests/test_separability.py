@@ -256,7 +256,7 @@ def test_solvers_keep_quiet(capfd):
     from pathlib import Path
 
     repo = Path(__file__).resolve().parents[1]
-    env = dict(os.environ, MARGIN_OPT_QUIET="1",
+    env = dict(os.environ,
                PYTHONPATH=os.pathsep.join([str(repo), os.environ.get("PYTHONPATH", "")]))
     proc = subprocess.run([sys.executable, "-c", QUIET_SCRIPT], cwd=repo, env=env,
                           capture_output=True, text=True, timeout=600)

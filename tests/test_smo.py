@@ -32,7 +32,7 @@ from margin_opt.standard_forms import DualQP
 NO_INTERCEPT_STALL = pytest.mark.xfail(
     strict=False, reason="no-intercept SMO (coordinate descent, Newton rounds on the free "
     "set and the violators at a stall) stalls far from the optimum on RBF at C = 1e4-1e6 "
-    "with many bound changes: a regression against the numba solver's interior-point box "
+    "with many bound changes: a regression against the earlier solver's interior-point box "
     "rounds (issue 44)")
 
 
@@ -613,9 +613,9 @@ def test_primal_backends_keep_blas_threads(monkeypatch):
 
 
 def test_smo_and_its_certificate_run_on_one_blas_thread(monkeypatch):
-    # a dot product from Python wakes a BLAS pool that then spins on the cores numba's
-    # threads need: the backend's run and the certificate hold BLAS to one thread, and
-    # the limit is gone afterwards
+    # a dot product from Python wakes a BLAS pool that then spins on the cores the
+    # compiled core's threads need: the backend's run and the certificate hold BLAS to
+    # one thread, and the limit is gone afterwards
     from margin_opt.problems import svm
     from margin_opt.problems.svm import SVMProblem
 

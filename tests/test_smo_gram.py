@@ -343,7 +343,7 @@ def test_pairs_held_ahead_stay_within_the_cache_budget(monkeypatch):
     monkeypatch.setattr(ovo, "_finish_pair", counted_finish)
     with use_policy(ThreadPolicy(watch_load=False)):      # the pool whatever the load
         if fit_threads() < 2:
-            pytest.skip("one thread (NUMBA_NUM_THREADS=1 or one core): no pool of pairs")
+            pytest.skip("one thread (MARGIN_OPT_NUM_THREADS=1 or one core): no pool of pairs")
         est = SVC(kernel="linear", solver_options={"cache_size": budget}).fit(X, y)
         assert est.certificate_.ok and state["most"] == 2
         state["most"] = 0
@@ -408,7 +408,7 @@ def test_one_vs_one_hard_margin_keeps_the_separability_test():
 
 def test_newton_step_keeps_the_equality_on_a_rank_deficient_kernel():
     # a linear kernel with more free points than features: Q_FF is singular, and
-    # y_FᵀΔ = 0 must still hold after the step (review finding of the numba solver:
+    # y_FᵀΔ = 0 must still hold after the step (review finding of the earlier solver:
     # |yᵀα| up to 1.7e-6 before the step was projected back onto it; the compiled
     # solver's first polish.newton_step: up to 3e-6 again).  The step itself is checked, from
     # SMO's point at 1e-3 (where the polish takes it): yᵀα kept to 1e-12, α in the box,

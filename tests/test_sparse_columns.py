@@ -45,7 +45,7 @@ COMPRESSED = np.array([[1.0, 0.0, 1.0], [0.0, 1.0, 2.0]])
 @pytest.mark.parametrize("kernel", ["rbf", "linear"])
 def test_two_line_file_with_feature_index_2e9(tmp_path, kernel):
     X, y = _wide_file(tmp_path)
-    SVC(kernel=kernel).fit(COMPRESSED, y)           # numba's code loaded outside the timing
+    SVC(kernel=kernel).fit(COMPRESSED, y)           # first-use costs outside the timing
     tracemalloc.start()
     t0 = time.perf_counter()
     clf = SVC(kernel=kernel).fit(X, y)

@@ -4,7 +4,7 @@ Both fit the same model (SAMME on two classes has weights 2αₜ) on
 ``make_classification`` data with d = 20; scikit-learn refits a depth-1
 ``DecisionTreeClassifier`` each round, we sort once and scan cumulative weights.
 Times are wall-clock seconds in one process, best of ``repeats`` interleaved runs,
-after a warm-up fit that compiles the numba scan.
+after a warm-up fit (first-use costs, such as imports, outside the timings).
 """
 
 from __future__ import annotations
@@ -67,7 +67,7 @@ def run(quick=False, *, sizes=None, n_features=20, n_informative=2, n_estimators
     if sizes is None:
         sizes = (2000,) if quick else (20000, 100000)
     Xw, yw = make_classification(n_samples=300, n_features=n_features, random_state=1)
-    AdaBoost(n_estimators=3).fit(Xw, yw)  # compile (or load) the numba scan
+    AdaBoost(n_estimators=3).fit(Xw, yw)  # warm-up: first-use costs outside the timings
     rows = []
     for n in progress(sizes, desc="adaboost: sizes"):
         X, y = make_classification(n_samples=int(n / 0.8), n_features=n_features,

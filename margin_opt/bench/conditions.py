@@ -1,7 +1,7 @@
 """Benchmark suite ``conditions``: a fit in the conditions users run it in.
 
 Every row is timed in fresh processes (the thread count is a process's setting), side
-by side with the same work on one thread (``NUMBA_NUM_THREADS=1``) or with the peer:
+by side with the same work on one thread (``MARGIN_OPT_NUM_THREADS=1``) or with the peer:
 
 - ``idle``: one ``SVC(gamma=1/d)`` fit (a9a.t where the shared data folder has it,
   else the ``smo`` suite's synthetic set), default threads against one thread;
@@ -11,9 +11,7 @@ by side with the same work on one thread (``NUMBA_NUM_THREADS=1``) or with the p
   threads against one thread under the same load;
 - ``GridSearchCV n_jobs=2``: ``GridSearchCV(SVC(), {"C": [1, 10], "gamma": [0.01, 0.05,
   "scale"]}, cv=3, n_jobs=2)`` on digits (X/16) from a fresh process (its workers'
-  imports included; numba's cache warm), against scikit-learn's SVC; and the floor of
-  any numba-compiled estimator: the same search with scikit-learn's SVC whose ``fit``
-  first starts numba (its import, its registries, one cached call) in each process;
+  imports included), against scikit-learn's SVC;
 - ``import``: ``import margin_opt`` against ``import sklearn.svm`` in a fresh process.
 
 Each time is the best over ``repeats`` alternated runs; the machine's load is printed
@@ -25,14 +23,11 @@ an installed package and for the peers: an editable install run with
 
 from __future__ import annotations
 
-import functools
 import json
 import os
 import subprocess
 import sys
 import time
-
-from sklearn.svm import SVC as _SklearnSVC
 
 from .peers import load_average, load_line
 
@@ -65,36 +60,10 @@ def _fit_once(which, quick):
         from sklearn.svm import SVC
     else:
         from .. import SVC
-        SVC(gamma=gamma).fit(X[:200], y[:200])        # compiled code loaded, not timed
+        SVC(gamma=gamma).fit(X[:200], y[:200])        # first-use costs, not timed
     t = time.perf_counter()
     SVC(gamma=gamma).fit(X, y)
     return time.perf_counter() - t
-
-
-def _sum(a):
-    return a.sum()
-
-
-@functools.cache
-def _numba_sum():
-    import numba
-    return numba.njit(cache=True)(_sum)
-
-
-def _start_numba():
-    """numba's start in this process: its import, its typing and lowering registries,
-    and one call of a function loaded from numba's cache (``cache=True``)."""
-    import numpy as np
-    _numba_sum()(np.ones(3))
-
-
-class NumbaStartSVC(_SklearnSVC):
-    """scikit-learn's SVC whose ``fit`` first starts numba (``_start_numba``): the
-    per-process cost that any estimator compiled with numba pays, and nothing else."""
-
-    def fit(self, X, y, sample_weight=None):
-        _start_numba()
-        return super().fit(X, y, sample_weight)
 
 
 def _grid_once(which):
@@ -102,10 +71,6 @@ def _grid_once(which):
     from sklearn.model_selection import GridSearchCV
     if which == "libsvm":
         from sklearn.svm import SVC
-    elif which == "numba-start":     # by its module's name (not __main__): pickled by reference
-        import numba  # noqa: F401  (imported before the clock, as ``from margin_opt import SVC`` does)
-
-        from margin_opt.bench.conditions import NumbaStartSVC as SVC
     else:
         from .. import SVC
     X, y = load_digits(return_X_y=True)
@@ -120,9 +85,9 @@ _IMPORT = ("import json, time; t = time.perf_counter(); import {}; "
 
 
 def _spawn(task, which, quick, one_thread=False):
-    env = dict(os.environ, MARGIN_OPT_QUIET="1")
+    env = dict(os.environ)
     if one_thread:
-        env["NUMBA_NUM_THREADS"] = "1"
+        env["MARGIN_OPT_NUM_THREADS"] = "1"       # the compiled core's pool (THREADS_ENV)
     if task == "import":                  # a bare interpreter: nothing imported before
         module = "sklearn.svm" if which == "libsvm" else "margin_opt"
         cmd = [sys.executable, "-c", _IMPORT.format(module)]
@@ -216,16 +181,11 @@ def run(quick=False, repeats=None):
             p.wait()
     row("beside 2 busy loops", name, best["ours"], best["one"], "one thread", load)
 
-    # GridSearchCV(n_jobs=2) from a fresh process (with numba's start alone as the
-    # floor of any numba-compiled estimator), and the import
-    _start_numba()                          # its cached function written once, not timed
+    # GridSearchCV(n_jobs=2) from a fresh process, and the import
     load = load_average()
-    best = best_of({"ours": ("grid", "ours", False), "libsvm": ("grid", "libsvm", False),
-                    "numba-start": ("grid", "numba-start", False)})
+    best = best_of({"ours": ("grid", "ours", False), "libsvm": ("grid", "libsvm", False)})
     row("GridSearchCV n_jobs=2", "digits", best["ours"], best["libsvm"], "scikit-learn",
         load)
-    row("  numba's start alone", "digits", best["numba-start"], best["libsvm"],
-        "scikit-learn", load)
     load = load_average()
     best = best_of({"ours": ("import", "ours", False), "libsvm": ("import", "libsvm", False)},
                    max(reps, 5))

@@ -110,7 +110,7 @@ def run(quick=False, datasets=None, repeats=None):
 
     X, y = load("digits")
     SVC(kernel="linear", multi_class="crammer_singer", fit_intercept=False).fit(
-        X[:200], y[:200])                                       # JIT compile first
+        X[:200], y[:200])                                       # warm up first
     from ..datasets import make_text_like
 
     Xt, yt = make_text_like(n_samples=300, n_features=500, n_classes=N_CLASSES)

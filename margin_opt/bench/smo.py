@@ -73,7 +73,8 @@ def _objective(qp, alpha, chunk=256):
 
 
 def _warm_up():
-    """Compile (or load) every numba loop the timed runs use, outside the timings."""
+    """Run every path the timed runs use once, outside the timings (their imports, the
+    compiled core's pool started)."""
     from ..estimators.svc import SVC as OurSVC
     from ..solvers.smo import solve_smo
 

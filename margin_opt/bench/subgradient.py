@@ -63,7 +63,7 @@ def _time_limit(seconds):
 
 
 def _warm_up():
-    """Compile (or load from cache) the numba loops outside the timings."""
+    """Run each timed path once outside the timings (its imports and first calls)."""
     erm = make_problem(200)
     pegasos(erm, max_iter=1, random_state=0)
     SVMProblem(erm.X, erm.y, kernel="linear").solve("pegasos", max_iter=1, random_state=0)

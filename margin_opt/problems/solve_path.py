@@ -123,11 +123,11 @@ def solve(problem, method="cvxpy-dual", *, solver=None, formulation=None, quad_f
     if spec.route == "backend" and getattr(problem, "hard_margin", False):
         problem.require_separable()     # a backend cannot prove infeasibility: the LP does
     # a dual backend's run (SMO) and its certificate on one BLAS thread: their heavy
-    # products run on numba's threads (one BLAS thread each), and the BLAS pool that a
-    # dot product from Python wakes would spin on the cores they need (one_blas_thread).
+    # products run on the compiled core's threads, and the BLAS pool that a dot product
+    # from Python wakes would spin on the cores they need (one_blas_thread).
     # Not the primal backends: their products are BLAS calls from Python.
-    on_numba = spec.route == "backend" and spec.standard_form == "DualQP"
-    with one_blas_thread() if on_numba else nullcontext():
+    on_core = spec.route == "backend" and spec.standard_form == "DualQP"
+    with one_blas_thread() if on_core else nullcontext():
         if fallback is not None and certify is not False:
             # a first run that stops short is repaired below, or NotCertifiedError lists
             # it: its ConvergenceWarning would only be noise beside a certified answer
@@ -138,7 +138,7 @@ def solve(problem, method="cvxpy-dual", *, solver=None, formulation=None, quad_f
             sol = _run(problem, name, spec, solver, formulation, quad_form, verbose, options)
     if certify is not False:
         tol = _certify_tol(problem, spec, options, certify)
-        with one_blas_thread() if on_numba else nullcontext():
+        with one_blas_thread() if on_core else nullcontext():
             sol = _certified(problem, sol, spec, tol, options, fallback)
     sol.timings["total"] = time.perf_counter() - t0
     return sol

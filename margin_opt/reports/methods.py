@@ -97,11 +97,6 @@ def run_methods(problem, methods, external=None, on_row=None):
         try:
             with warnings.catch_warnings(record=True) as caught:
                 warnings.simplefilter("always")
-                if spec.route == "backend" and available(name):
-                    # numba loads its compiled code on the first call (~0.5 s):
-                    # a first, untimed run keeps that out of the time column
-                    problem.solve(name, **options)
-                    caught.clear()
                 sol = external(problem) if spec.route == "peer" else \
                     problem.solve(name, certify=False, **options)
             cert = problem.certify(sol, tol=tol, **spec.certify_options())

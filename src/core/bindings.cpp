@@ -3,13 +3,9 @@
 // indices are checked here, before the GIL is released, so that a wrong argument is a
 // ValueError and never a read out of bounds.
 
-#include <nanobind/nanobind.h>
-#include <nanobind/ndarray.h>
-
 #include <memory>
-#include <stdexcept>
-#include <string>
 
+#include "bind.hpp"
 #include "blas.hpp"
 #include "kernel.hpp"
 #include "pool.hpp"
@@ -18,19 +14,9 @@
 namespace nb = nanobind;
 using namespace nb::literals;
 namespace mo = margin_opt;
+using namespace mo::bind;
 
 namespace {
-
-using F64_1 = nb::ndarray<const double, nb::ndim<1>, nb::c_contig, nb::device::cpu>;
-using F64_2 = nb::ndarray<const double, nb::ndim<2>, nb::c_contig, nb::device::cpu>;
-using I64_1 = nb::ndarray<const std::int64_t, nb::ndim<1>, nb::c_contig, nb::device::cpu>;
-using I64_2 = nb::ndarray<const std::int64_t, nb::ndim<2>, nb::c_contig, nb::device::cpu>;
-using Out1 = nb::ndarray<double, nb::ndim<1>, nb::c_contig, nb::device::cpu>;
-using Out2 = nb::ndarray<double, nb::ndim<2>, nb::c_contig, nb::device::cpu>;
-
-void require(bool ok, const std::string& what) {
-    if (!ok) throw std::invalid_argument(what);
-}
 
 // Rows of a data matrix (dense or CSR), holding the arrays it views.
 struct Rows {
@@ -280,7 +266,10 @@ void kernel_matrix(const mo::KernelSpec& kernel, const Rows& rows, Out2 out, int
 }  // namespace
 
 NB_MODULE(_core, m) {
-    m.doc() = "margin_opt's compiled core (C++17, nanobind): the kernel engine and its pool.";
+    m.doc() = "margin_opt's compiled core (C++17, nanobind): the kernel engine and its pool, "
+              "SMO, the linear solvers.";
+    bind_linear(m);
+    bind_crammer_singer(m);
 
     nb::class_<mo::KernelSpec>(m, "KernelSpec", "A named kernel: kind (0 linear, 1 poly, "
                                "2 rbf, 3 sigmoid), gamma, coef0, degree.")

@@ -1,7 +1,8 @@
 """Linear solvers: the dual with w kept explicitly (liblinear's family).
 
 ``coordinate``
-    The compiled epochs of dual coordinate descent and the row operations.
+    X as the compiled core's epochs of dual coordinate descent and row operations
+    read it (:class:`margin_opt._core.LinearX`).
 ``face``
     Newton steps on the face of the free variables (dense active-set, projected
     Newton-CG) that end coordinate descent's tail; the exact solve on a working set.
@@ -16,8 +17,6 @@
     (a :class:`~margin_opt.standard_forms.CrammerSingerQP`).
 """
 
-from ...jit import announce_compiles; announce_compiles()  # noqa: E702, I001
-
-from .dcd import DCDOptions, solve_dcd  # noqa: E402
+from .dcd import DCDOptions, solve_dcd
 
 __all__ = ["solve_dcd", "DCDOptions"]

@@ -65,14 +65,14 @@ from dataclasses import dataclass
 
 import numpy as np
 import scipy.sparse as sp
-from numba import njit
 from scipy.optimize import OptimizeResult
 from sklearn.exceptions import ConvergenceWarning
 
-from ...jit import csr_arrays
+from ... import _core
 from ...kkt import relative_gap
 from ...parallel import all_blas_threads, one_blas_thread
 from ...standard_forms import CrammerSingerQP
+from .coordinate import linear_x
 
 __all__ = ["solve_crammer_singer", "CSOptions", "polish"]
 
@@ -208,662 +208,25 @@ class CSOptions:
             raise ValueError(f"rho must be a finite number > 0 or None, got {self.rho!r}.")
 
 
-# --------------------------------------------------------------------------- kernels
+# --------------------------------------------------------------------------- compiled core
+# The passes (their shuffle, shrinking, exact sub-problems and subspace steps), W from β
+# and the objectives are C++ (src/core/crammer_singer.cpp, margin_opt._core.cs_*): one
+# call runs the passes of an inner problem with the GIL released.
 
-#: floating-point licences of the hot loops: reassociation and contraction (FMA) only,
-#: never "no NaN / no inf" (the loops compare with ±inf)
-_FAST = {"reassoc", "contract"}
-
-
-@njit(cache=True, inline="always", error_model="numpy", fastmath=_FAST)
-def _row_gradient(i, dense, X, data, indices, indptr, W, cls, na, G):
-    """G[c] = xᵢᵀ W[:, cls[c]] for the na active classes.
-
-    With all classes active (na = k) ``cls`` is the identity (nothing was shrunk since
-    the last restore), and a CSR row reads W's rows directly: a contiguous loop that the
-    compiler vectorizes, about half the time of the gather on a full pass of the
-    text-like set (dense input keeps the gather: no faster on digits).  A CSR row is
-    read two nonzeros at a time: each G[c] then waits on one store-to-load chain per
-    pair instead of per nonzero (a full gradient of the text-like set: 7.2 → 5.6 ms).
-    """
-    for c in range(na):
-        G[c] = 0.0
-    if dense:
-        for j in range(X.shape[1]):
-            v = X[i, j]
-            if v != 0.0:
-                for c in range(na):
-                    G[c] += v * W[j, cls[c]]
-        return
-    p = indptr[i]
-    end = indptr[i + 1]
-    if na == W.shape[1]:
-        while p + 1 < end:
-            v = data[p]
-            u = data[p + 1]
-            row = W[np.uint64(indices[p])]
-            nxt = W[np.uint64(indices[p + 1])]
-            for c in range(na):
-                G[c] += v * row[c] + u * nxt[c]
-            p += 2
-        if p < end:
-            v = data[p]
-            row = W[np.uint64(indices[p])]
-            for c in range(na):
-                G[c] += v * row[c]
-        return
-    while p + 1 < end:
-        v = data[p]
-        u = data[p + 1]
-        row = W[np.uint64(indices[p])]        # unsigned: no negative-index wraparound
-        nxt = W[np.uint64(indices[p + 1])]
-        for c in range(na):
-            m = np.uint64(cls[c])
-            G[c] += v * row[m] + u * nxt[m]
-        p += 2
-    if p < end:
-        v = data[p]
-        row = W[np.uint64(indices[p])]
-        for c in range(na):
-            G[c] += v * row[np.uint64(cls[c])]
+def _weights(x, beta, W):
+    """W = Σᵢ xᵢ βᵢᵀ (recomputed from β, in place)."""
+    _core.cs_weights(x, beta, W)
 
 
-@njit(cache=True, inline="always", error_model="numpy", fastmath=_FAST)
-def _row_update(i, dense, X, data, indices, indptr, W, changed, delta, nch):
-    """W[:, changed[c]] += delta[c] xᵢ."""
-    if dense:
-        for j in range(X.shape[1]):
-            v = X[i, j]
-            if v != 0.0:
-                for c in range(nch):
-                    W[j, changed[c]] += delta[c] * v
-    else:
-        for p in range(indptr[i], indptr[i + 1]):
-            v = data[p]
-            row = W[np.uint64(indices[p])]
-            for c in range(nch):
-                row[np.uint64(changed[c])] += delta[c] * v
-
-
-@njit(cache=True, inline="always", error_model="numpy", fastmath=_FAST)
-def _sub_problem(A, Ci, ypos, B, na, D, out):
-    """The exact minimizer of ½A‖β‖² + Bᵀβ over na classes, β_c ≤ Ci δ_{c, ypos}, with
-    Σβ = 0 when the label's class is among them (ypos ≥ 0), else Σβ = −Ci (its β is
-    then fixed at Ci): in both cases θ = (Σ_{top r} D − A·Ci) / r."""
-    for c in range(na):
-        D[c] = B[c]
-    if ypos >= 0:
-        D[ypos] += A * Ci
-    # insertion sort, descending (na is the number of classes)
-    for c in range(1, na):
-        v = D[c]
-        p = c - 1
-        while p >= 0 and D[p] < v:
-            D[p + 1] = D[p]
-            p -= 1
-        D[p + 1] = v
-    theta = D[0] - A * Ci
-    r = 1
-    while r < na and theta < r * D[r]:
-        theta += D[r]
-        r += 1
-    theta /= r
-    for c in range(na):
-        upper = Ci if c == ypos else 0.0
-        v = (theta - B[c]) / A
-        out[c] = v if v < upper else upper
-
-
-# the pass (and the restore) are compiled without reference counting: they allocate
-# nothing, and the views they take per sample would otherwise each cost two atomic
-# operations (the 10-class text-like solve, A/B on a quiet machine: 1.67–1.79 → 1.50–1.65 s)
-@njit(cache=True, error_model="numpy", fastmath=_FAST, _nrt=False)
-def _one_pass(dense, X, data, indices, indptr, y, C, A, beta, W, order, n_active, cls,
-              n_cls, rho, b, s, shrinking, G, B, D, new, changed, delta, HD, pos, track,
-              gone):
-    """One pass over the first n_active samples of ``order`` (already shuffled).
-
-    ``track`` ≥ 0: every change of βᵢ is also added to ``HD[track, pos[i]]`` (the pass's
-    displacement, for :func:`_extrapolate`).
-
-    Returns (max violation, n_active after shrinking).
-    """
-    max_viol = 0.0
-    kept = 0
-    n_gone = 0
-    for t in range(n_active):
-        i = order[t]
-        na = n_cls[i]
-        ci = cls[i]
-        _row_gradient(i, dense, X, data, indices, indptr, W, ci, na, G)
-        yi = y[i]
-        Ci = C[i]
-        bi = beta[i]
-        ypos = -1
-        maxG = -np.inf
-        minG = np.inf
-        for c in range(na):
-            m = ci[c]
-            g = G[c] + b[m] + rho * s[m]
-            upper = 0.0
-            if m != yi:
-                g += 1.0
-            else:
-                ypos = c
-                upper = Ci
-            G[c] = g
-            if g > maxG:
-                maxG = g
-            if bi[m] < upper and g < minG:
-                minG = g
-        if shrinking:
-            # a class at its bound with Gᵢᵣ below the free minimum leaves (safely); the
-            # sample leaves when one class is left.  Counted first: most samples of a
-            # full pass leave whole (βᵢ = 0), with no compaction of their class list
-            keep = 0
-            for c in range(na):
-                m = ci[c]
-                if not (bi[m] == (Ci if m == yi else 0.0) and G[c] < minG):
-                    keep += 1
-            if keep <= 1:
-                n_cls[i] = keep
-                gone[n_gone] = i
-                n_gone += 1
-                continue
-            if keep < na:
-                w = 0
-                ypos = -1
-                for c in range(na):
-                    m = ci[c]
-                    if not (bi[m] == (Ci if m == yi else 0.0) and G[c] < minG):
-                        ci[w] = m
-                        G[w] = G[c]
-                        if m == yi:
-                            ypos = w
-                        w += 1
-                na = keep
-                n_cls[i] = na
-        order[kept] = i        # the visit order kept (kept ≤ t: order[t] is read)
-        kept += 1
-        viol = maxG - minG
-        if viol > max_viol:
-            max_viol = viol
-        if viol <= 1e-14 * (1.0 + abs(maxG)):
-            continue
-        Ai = A[i]
-        for c in range(na):
-            B[c] = G[c] - Ai * beta[i, ci[c]]
-        _sub_problem(Ai, C[i], ypos, B, na, D, new)
-        nch = 0
-        for c in range(na):
-            m = ci[c]
-            d = new[c] - beta[i, m]
-            if d != 0.0:
-                beta[i, m] = new[c]
-                changed[nch] = m
-                delta[nch] = d
-                nch += 1
-                s[m] += d
-                if track >= 0:
-                    HD[track, pos[i], m] += d
-        if nch > 0:
-            _row_update(i, dense, X, data, indices, indptr, W, changed, delta, nch)
-    for t in range(n_gone):
-        order[kept + t] = gone[t]
-    return max_viol, kept
-
-
-@njit(cache=True, error_model="numpy", fastmath=_FAST)
-def _shuffle(order, n, seed_state, block, tmp, mark):
-    """A random order of order[:n], by blocks: with ``block`` = 1 a uniform permutation;
-    else the entries sorted, cut into blocks of ``block`` consecutive ones, and the blocks
-    visited in a uniformly random order (``tmp``: scratch of 2n entries; ``mark``: False
-    flags, one per possible entry, left False).
-
-    The samples of a block lie close in memory (X's rows, β's, the class lists), so a
-    pass reads them as short streams instead of one cache miss apiece.  The entries are
-    sorted by flagging them and reading the flags in order, O(len(mark)) sequential
-    steps (a comparison sort of the ~15 000 active samples of the text-like set cost
-    ~0.4 ms a pass, 5 % of it); a comparison sort where n is small beside len(mark).
-    """
-    nb = n if block == 1 else (n + block - 1) // block
-    perm = order
-    if block > 1:
-        if 16 * n < mark.size:
-            order[:n].sort()
-        else:
-            for t in range(n):
-                mark[order[t]] = True
-            t = 0
-            for i in range(mark.size):
-                if mark[i]:
-                    mark[i] = False
-                    order[t] = i
-                    t += 1
-        perm = tmp
-        for c in range(nb):
-            tmp[c] = c
-    for t in range(nb - 1, 0, -1):
-        # xorshift64*: a reproducible stream independent of numpy's global state
-        x = seed_state[0]
-        x ^= x >> np.uint64(12)
-        x ^= x << np.uint64(25)
-        x ^= x >> np.uint64(27)
-        seed_state[0] = x
-        r = (x * np.uint64(2685821657736338717)) >> np.uint64(33)
-        j = np.int64(r % np.uint64(t + 1))
-        perm[t], perm[j] = perm[j], perm[t]
-    if block > 1:
-        p = n
-        for c in range(nb):
-            lo = tmp[c] * block
-            for t in range(lo, min(lo + block, n)):
-                tmp[p] = order[t]
-                p += 1
-        for t in range(n):
-            order[t] = tmp[n + t]
-
-
-@njit(cache=True, error_model="numpy", fastmath=_FAST, _nrt=False)
-def _restore(order, n_free, cls, n_cls, k):
-    for t in range(n_free):
-        i = order[t]
-        n_cls[i] = k
-        for c in range(k):
-            cls[i, c] = c
-
-
-@njit(cache=True, error_model="numpy", fastmath=_FAST)
-def _small_solve(H, g, nd, t):
-    """t = −(H + εI)⁻¹ g for the leading nd × nd block (Cholesky; ε a rounding-size
-    ridge).  Returns False when H is not numerically positive definite."""
-    L = np.zeros((nd, nd))
-    ridge = 1e-12 * max(H[0, 0], 1e-300)
-    for a in range(nd):
-        for c in range(a + 1):
-            v = H[a, c] + (ridge if a == c else 0.0)
-            for q in range(c):
-                v -= L[a, q] * L[c, q]
-            if a == c:
-                if not v > 1e-14 * (H[a, a] + ridge):
-                    return False
-                L[a, a] = np.sqrt(v)
-            else:
-                L[a, c] = v / L[c, c]
-    for a in range(nd):                      # L z = −g
-        v = -g[a]
-        for q in range(a):
-            v -= L[a, q] * t[q]
-        t[a] = v / L[a, a]
-    for a in range(nd - 1, -1, -1):          # Lᵀ t = z
-        v = t[a]
-        for q in range(a + 1, nd):
-            v -= L[q, a] * t[q]
-        t[a] = v / L[a, a]
-    return True
-
-
-@njit(cache=True, error_model="numpy", fastmath=_FAST)
-def _extrapolate(dense, X, data, indices, indptr, y, C, beta, W, order, n_vis, Wp,
-                 HD, HW, slots, nd, GH, dirty, rho, b, s, changed, delta, reach):
-    """One exact step in the span of the last passes' displacements; returns its size.
-
-    ``HD[slots[a], q]`` (of the sample ``order[q]``, q < n_vis) and ``HW[slots[a]]`` are
-    the displacements of β and W over the last nd passes, a = 0 the pass just made (its
-    β displacement accumulated by the pass, its W displacement W − ``Wp``).  The dual
-    objective on β + Σₐ tₐ Dₐ is a quadratic in t whose curvature is the Gram matrix of
-    the W displacements (plus ρ‖Σᵢ Dᵢ‖² with intercepts) and whose slope is ⟨W, ·⟩ less
-    the label terms, so the minimizer costs one sweep over W (the Gram of the older
-    displacements, ``GH``, is carried along; ``dirty``: recompute it), no pass over the
-    data.  A direction may only move free variables: a sample whose displaced variable
-    sits at its bound leaves that direction (and its xᵢ term its W displacement).  The
-    step is then shortened to stay in the box; a convex quadratic decreases all the way
-    to its minimizer, so any such step descends; and to at most ``reach`` times the
-    norm of the pass's W displacement.  The current slot's displacement
-    absorbs the step, and its Gram entries are updated, for the next call.
-    """
-    k = W.shape[1]
-    dk = W.shape[0] * k
-    cur = slots[0]
-    col = np.zeros((nd, k))
-    lin = np.zeros(nd)
-    for q in range(n_vis):
-        i = order[q]
-        yi = y[i]
-        Ci = C[i]
-        bi = beta[i]
-        for a in range(nd):
-            dq = HD[slots[a], q]
-            bad = False
-            for m in range(k):      # branch-free: most samples have no such entry
-                bad |= (dq[m] != 0.0) & (bi[m] >= (Ci if m == yi else 0.0))
-            if not bad:
-                lin[a] += dq[yi]
-                for m in range(k):
-                    col[a, m] += dq[m]
-                continue
-            nch = 0
-            for m in range(k):
-                if dq[m] != 0.0:
-                    changed[nch] = m
-                    # the pass's own move goes into Wp (W − Wp then omits it); an
-                    # older one is taken out of its W displacement
-                    delta[nch] = dq[m] if a == 0 else -dq[m]
-                    nch += 1
-                dq[m] = 0.0
-            _row_update(i, dense, X, data, indices, indptr, Wp if a == 0 else HW[slots[a]],
-                        changed, delta, nch)
-            if a > 0:
-                dirty = True
-    Wf = W.reshape(dk)
-    u = HW[cur].reshape(dk)
-    Wpf = Wp.reshape(dk)
-    h1 = HW[slots[1] if nd > 1 else cur].reshape(dk)
-    h2 = HW[slots[2] if nd > 2 else cur].reshape(dk)
-    if dirty:
-        for a in range(1, nd):
-            ha = HW[slots[a]].reshape(dk)
-            for c in range(1, a + 1):
-                hc = HW[slots[c]].reshape(dk)
-                v = 0.0
-                for e in range(dk):
-                    v += ha[e] * hc[e]
-                GH[slots[a], slots[c]] = v
-                GH[slots[c], slots[a]] = v
-    uu = wu = uh1 = uh2 = wh1 = wh2 = 0.0
-    for e in range(dk):
-        ue = Wf[e] - Wpf[e]
-        u[e] = ue
-        we = Wf[e]
-        uu += ue * ue
-        wu += we * ue
-        uh1 += ue * h1[e]
-        uh2 += ue * h2[e]
-        wh1 += we * h1[e]
-        wh2 += we * h2[e]
-    Hw = np.zeros((nd, nd))             # the W part of the curvature
-    Hw[0, 0] = uu
-    wh = np.array([wu, wh1, wh2])
-    uh = np.array([uu, uh1, uh2])
-    for a in range(1, nd):
-        Hw[0, a] = uh[a]
-        Hw[a, 0] = uh[a]
-        for c in range(1, nd):
-            Hw[a, c] = GH[slots[a], slots[c]]
-    H = np.empty((nd, nd))
-    g = np.empty(nd)
-    for a in range(nd):
-        v = wh[a] - lin[a]
-        for m in range(k):
-            v += (b[m] + rho * s[m]) * col[a, m]
-        g[a] = v
-        for c in range(nd):
-            v = Hw[a, c]
-            for m in range(k):
-                v += rho * col[a, m] * col[c, m]
-            H[a, c] = v
-    nd_all = nd
-    GH[cur, cur] = uu          # the Gram entries of the pass's displacement (no step)
-    for a in range(1, nd_all):
-        GH[cur, slots[a]] = uh[a]
-        GH[slots[a], cur] = uh[a]
-    tau = np.zeros(nd)
-    while nd > 0 and not _small_solve(H, g, nd, tau):
-        nd -= 1                 # dependent directions: drop the oldest
-    if nd == 0:
-        return 0.0
-    # no longer in W than ``reach`` times the pass's own move: a long step along a
-    # flat direction of a degenerate dual lowers the objective by a rounding-size amount
-    # and moves every margin by that much (the violation, in units of f, then grows)
-    step2 = 0.0
-    for a in range(nd):
-        for c in range(nd):
-            step2 += tau[a] * Hw[a, c] * tau[c]
-    alpha = 1.0
-    if step2 > reach * reach * uu:
-        alpha = reach * np.sqrt(uu / step2)
-    # the longest step that stays in the box
-    c0 = tau[0]
-    c1 = tau[1] if nd > 1 else 0.0
-    c2 = tau[2] if nd > 2 else 0.0
-    D0 = HD[cur]
-    D1 = HD[slots[1] if nd > 1 else cur]
-    D2 = HD[slots[2] if nd > 2 else cur]
-    for q in range(n_vis):
-        i = order[q]
-        yi = y[i]
-        Ci = C[i]
-        bi = beta[i]
-        for m in range(k):
-            v = c0 * D0[q, m] + c1 * D1[q, m] + c2 * D2[q, m]
-            # room/v < alpha without a division in the common case
-            if v > 0.0 and (Ci if m == yi else 0.0) - bi[m] < alpha * v:
-                alpha = ((Ci if m == yi else 0.0) - bi[m]) / v
-    if not alpha > 0.0:
-        return 0.0
-    for q in range(n_vis):
-        i = order[q]
-        yi = y[i]
-        Ci = C[i]
-        bi = beta[i]
-        for m in range(k):          # branch-free: v = 0 leaves βᵢₘ ≤ its bound as it is
-            v = alpha * (c0 * D0[q, m] + c1 * D1[q, m] + c2 * D2[q, m])
-            bi[m] = min(bi[m] + v, Ci if m == yi else 0.0)
-            D0[q, m] += v
-    for m in range(k):
-        v = 0.0
-        for a in range(nd):
-            v += tau[a] * col[a, m]
-        s[m] += alpha * v
-    c0 *= alpha
-    c1 *= alpha
-    c2 *= alpha
-    for e in range(dk):
-        v = c0 * u[e] + c1 * h1[e] + c2 * h2[e]
-        Wf[e] += v
-        u[e] += v
-    # the Gram entries of the current slot, now u + Σₐ cₐ hₐ
-    coef = np.zeros(nd)
-    for a in range(nd):
-        coef[a] = alpha * tau[a]
-    coef[0] += 1.0
-    for c in range(1, nd_all):
-        v = 0.0
-        for a in range(nd):
-            v += coef[a] * Hw[a, c]
-        GH[cur, slots[c]] = v
-        GH[slots[c], cur] = v
-    v = 0.0
-    for a in range(nd):
-        for c in range(nd):
-            v += coef[a] * Hw[a, c] * coef[c]
-    GH[cur, cur] = v
-    return alpha
-
-
-@njit(cache=True, error_model="numpy", fastmath=_FAST)
-def _passes(dense, X, data, indices, indptr, y, C, A, beta, W, order, n_free, cls, n_cls,
-            rho, b, s, shrinking, eps, eps_shrink0, n_active0, full0, decay, max_passes,
-            seed_state, block, history, reach, guard, width, patience):
-    """Passes until a full pass has violation ≤ eps, or max_passes.
-
-    The shrinking state goes on from the caller's: ``order[:n_active0]`` the samples
-    not shrunk (their classes ``cls[i, :n_cls[i]]``), ``full0`` whether that is all of
-    them since the last restore, and the shrinking tolerance ``eps_shrink0``; it is
-    returned as it is left (a call after a converged one starts from the shrinking of
-    the full pass that ended it, not from a full pass of its own).
-
-    With ``history`` > 0 every pass over the shrunk set is followed by
-    :func:`_extrapolate` on its displacement and up to ``history`` earlier ones (kept
-    while the passes visit the same samples: cleared by a restore or when a sample is
-    shrunk), until a pass's violation exceeds ``guard`` times the smallest one since
-    the last restore: plain passes from then on (a degenerate dual near the rounding
-    floor of its objective, where the steps move the margins by more than they gain),
-    or ``patience`` passes in a row leave that smallest one unchanged (a pass and a
-    step that undo each other).  A step is taken only while n_features ≤ ``width``
-    times the nonzeros of the visited samples (its sweeps over W cost more than the
-    pass otherwise).
-
-    Returns (passes, last max violation, converged, restores, n_active, eps_shrink,
-    full): the last three the state to go on from (after a converged call, the
-    shrinking tolerance already lowered by ``decay``).
-    """
-    k = W.shape[1]
-    G = np.empty(k)
-    B = np.empty(k)
-    D = np.empty(k)
-    new = np.empty(k)
-    changed = np.empty(k, dtype=np.int64)
-    delta = np.empty(k)
-    tmp = np.empty(2 * n_free if block > 1 else 0, dtype=order.dtype)
-    smark = np.zeros(beta.shape[0] if block > 1 else 0, dtype=np.bool_)
-    gone = np.empty(n_free, dtype=order.dtype)
-    eps_shrink = max(eps_shrink0, eps)
-    n_active = n_active0
-    full = full0
-    viol = np.inf
-    restores = 0
-    nslot = history + 1 if history > 0 else 0
-    n = beta.shape[0]
-    Wp = np.empty((W.shape[0] if nslot else 0, k))
-    HD = np.empty((nslot, 0, k))    # grown to the visited samples at a fresh history
-    HW = np.empty((nslot, W.shape[0], k))
-    GH = np.zeros((nslot, nslot))
-    mark = np.zeros(n if nslot else 0, dtype=np.bool_)
-    vis = np.empty(n if nslot else 0, dtype=np.int64)
-    pos = np.empty(n if nslot else 0, dtype=np.int64)
-    slots = np.empty(nslot, dtype=np.int64)
-    n_hist = 0              # displacements kept (on the samples order[:n_active])
-    head = 0
-    best = np.inf           # the smallest violation of a pass over the shrunk set
-    since = 0               # passes over the shrunk set since it was last lowered
-    stalled = False
-    for it in range(max_passes):
-        _shuffle(order, n_active, seed_state, block, tmp, smark)
-        n_vis = n_active
-        step = nslot > 0 and not full and not stalled
-        if step:
-            nnz = 0
-            for t in range(n_active):
-                i = order[t]
-                nnz += X.shape[1] if dense else indptr[i + 1] - indptr[i]
-            step = W.shape[0] <= width * nnz
-        track = -1
-        if step:
-            # the visited samples in increasing order: the steps' sweeps then read β
-            # and the displacements as streams, not one cache miss per sample
-            track = head
-            if n_vis > HD.shape[1]:        # only with no history: the set changed
-                HD = np.empty((nslot, n_vis, k))
-            for t in range(n_vis):
-                mark[order[t]] = True
-            q = 0
-            for i in range(n):
-                if mark[i]:
-                    mark[i] = False
-                    vis[q] = i
-                    pos[i] = q
-                    for m in range(k):
-                        HD[head, q, m] = 0.0
-                    q += 1
-            Wp[:] = W
-        viol, n_active = _one_pass(dense, X, data, indices, indptr, y, C, A, beta, W, order,
-                                   n_active, cls, n_cls, rho, b, s, shrinking,
-                                   G, B, D, new, changed, delta, HD, pos, track, gone)
-        if nslot > 0 and not full:
-            # the steps must not make the passes' violation grow: on a degenerate dual,
-            # near the rounding floor of its objective, they can (the objective falls
-            # by rounding-size amounts while the margins move); plain passes from then on
-            if viol > guard * best:
-                stalled = True
-            if viol < best:
-                best = viol
-                since = 0
-            else:
-                since += 1
-                if since > patience:
-                    stalled = True      # steps that undo the passes (a cycle)
-        if step:
-            for a in range(n_hist + 1):
-                slots[a] = (head - a) % nslot
-            _extrapolate(dense, X, data, indices, indptr, y, C, beta, W, vis, n_vis, Wp,
-                         HD, HW, slots, n_hist + 1, GH, np.bool_(False), rho, b, s, changed, delta,
-                         reach)
-            head = (head + 1) % nslot
-            n_hist = min(n_hist + 1, history) if n_active == n_vis else 0
-        else:
-            n_hist = 0
-        if viol <= eps_shrink:
-            if full and viol <= eps:
-                return it + 1, viol, True, restores, n_active, decay * eps_shrink, False
-            eps_shrink = max(decay * eps_shrink, eps)
-            if full:
-                # a full pass has just checked every variable: its own shrinking
-                # stands, and a restore would repeat it (liblinear's rule does; a
-                # call's first pass, e.g. after the polish test, was one such pair)
-                full = False
-            else:
-                restores += 1
-                _restore(order, n_free, cls, n_cls, k)
-                n_active = n_free
-                best = np.inf
-                since = 0
-                full = True
-        else:
-            full = False
-    return max_passes, viol, False, restores, n_active, eps_shrink, full
-
-
-@njit(cache=True, error_model="numpy", fastmath=_FAST)
-def _weights(dense, X, data, indices, indptr, beta, W):
-    """W = Σᵢ xᵢ βᵢᵀ (recomputed from β)."""
-    W[:] = 0.0
-    n, k = beta.shape
-    for i in range(n):
-        if dense:
-            for j in range(X.shape[1]):
-                v = X[i, j]
-                if v != 0.0:
-                    for m in range(k):
-                        W[j, m] += v * beta[i, m]
-        else:
-            for p in range(indptr[i], indptr[i + 1]):
-                v = data[p]
-                j = indices[p]
-                for m in range(k):
-                    W[j, m] += v * beta[i, m]
-
-
-@njit(cache=True, error_model="numpy", fastmath=_FAST)
-def _objectives(dense, X, data, indices, indptr, y, C, beta, W, b):
+def _objectives(x, y, C, beta, W, b):
     """(primal, dual, max violation) at (W, b, β); f = XW + b, ξ from f."""
-    n, k = beta.shape
-    G = np.empty(k)
-    cls = np.arange(k)
-    loss = 0.0
-    lin = 0.0
-    max_viol = 0.0
-    for i in range(n):
-        lin += beta[i, y[i]]
-        if C[i] <= 0.0:
-            continue
-        _row_gradient(i, dense, X, data, indices, indptr, W, cls, k, G)
-        maxG = -np.inf
-        minG = np.inf
-        for m in range(k):
-            G[m] += b[m]
-            if m != y[i]:
-                G[m] += 1.0
-            if G[m] > maxG:
-                maxG = G[m]
-            upper = C[i] if m == y[i] else 0.0
-            if beta[i, m] < upper and G[m] < minG:
-                minG = G[m]
-        loss += C[i] * (maxG - G[y[i]])
-        if maxG - minG > max_viol:
-            max_viol = maxG - minG
-    reg = 0.5 * np.sum(W * W)
-    return reg + loss, lin - reg, max_viol
+    return _core.cs_objectives(x, y, C, beta, W, b)
+
+
+def _restore(order, cls, n_cls, k):
+    """Every class of the samples ``order`` back (their class lists the identity)."""
+    n_cls[order] = k
+    cls[order] = np.arange(k, dtype=cls.dtype)
 
 
 # --------------------------------------------------------------------------- exact finish
@@ -978,8 +341,7 @@ def polish(X, y, C, beta, b, intercept, max_size):
 # --------------------------------------------------------------------------- driver
 
 
-def _try_polish(Xs, dense, X, data, indices, indptr, y, C, beta, W, b, intercept,
-                max_size, tol, gap_tol, scale):
+def _try_polish(Xs, x, y, C, beta, W, b, intercept, max_size, tol, gap_tol, scale):
     """(β, b, primal, dual, violation) of a polish that meets the stop, or None."""
     # one BLAS thread (its LU on both where they are free): a pool of two woken on a
     # busy machine spins against the other process, and on into the passes after it
@@ -990,8 +352,8 @@ def _try_polish(Xs, dense, X, data, indices, indptr, y, C, beta, W, b, intercept
         return None
     new, b_new = out
     W_new = np.empty_like(W)
-    _weights(dense, X, data, indices, indptr, new, W_new)
-    primal, dual, viol = _objectives(dense, X, data, indices, indptr, y, C, new, W_new, b_new)
+    _weights(x, new, W_new)
+    primal, dual, viol = _objectives(x, y, C, new, W_new, b_new)
     gap = relative_gap(primal, dual)
     sums = np.abs(new.sum(axis=1)).max(initial=0.0)
     if intercept:
@@ -1002,18 +364,7 @@ def _try_polish(Xs, dense, X, data, indices, indptr, y, C, beta, W, b, intercept
     return None
 
 
-def _arrays(X):
-    """(dense, X2d, data, indices, indptr) for the kernels; CSR in one specialization
-    (:func:`margin_opt.jit.csr_arrays`: int32 indices wherever they fit)."""
-    if sp.issparse(X):
-        X = X if X.format == "csr" else X.tocsr()
-        return (False, np.zeros((0, 0)), *csr_arrays(X))
-    Xd = np.ascontiguousarray(X, dtype=np.float64)
-    empty = np.zeros(1, dtype=np.int32)
-    return True, Xd, np.zeros(0), empty, empty
-
-
-def _support_first(Xs, dense, beta, order, n_active, n_free, arrays):
+def _support_first(Xs, beta, order, n_active, n_free, arrays):
     """Lay the samples out support-first: the permutation ``perm`` (the samples with
     βᵢ ≠ 0, then the others, each in increasing order), X's rows and the per-sample
     ``arrays`` (their rows) in that order, and ``order`` renamed (its active part
@@ -1027,7 +378,8 @@ def _support_first(Xs, dense, beta, order, n_active, n_free, arrays):
 
     Returns
     -------
-    (perm, Xs, (dense, X, data, indices, indptr), arrays)
+    (perm, Xs, x, arrays)
+        ``x`` the :class:`margin_opt._core.LinearX` of the new ``Xs``.
     """
     n = beta.shape[0]
     sup = (beta != 0.0).any(axis=1)
@@ -1037,7 +389,7 @@ def _support_first(Xs, dense, beta, order, n_active, n_free, arrays):
     Xs = Xs.tocsr()[perm] if sp.issparse(Xs) else Xs[perm]
     order[:n_active] = np.sort(inv[order[:n_active]])
     order[n_active:n_free] = np.sort(inv[order[n_active:n_free]])
-    return perm, Xs, _arrays(Xs), tuple(np.ascontiguousarray(a[perm]) for a in arrays)
+    return perm, Xs, linear_x(Xs), tuple(np.ascontiguousarray(a[perm]) for a in arrays)
 
 
 def _check_int(value, name, low):
@@ -1131,14 +483,15 @@ def solve_crammer_singer(std: CrammerSingerQP, *, tol=1e-3, gap_tol=None, max_it
     y = np.ascontiguousarray(std.y, dtype=np.int64)
     n = y.size
     C = np.ascontiguousarray(std.upper, dtype=np.float64)
-    dense, X, data, indices, indptr = _arrays(std.X)
+    # X as the passes read it (x), and as the polish does (Xs)
+    Xs = std.X if sp.issparse(std.X) else np.ascontiguousarray(std.X, dtype=np.float64)
+    x = linear_x(Xs)
     d = std.X.shape[1]
-    nnz = int(np.count_nonzero(X)) if dense else int(data.size)
+    nnz = int(np.count_nonzero(Xs)) if x.is_dense else int(x.nnz)
     Y = np.zeros((n, k))
     Y[np.arange(n), y] = 1.0
     beta = _start(alpha0, Y, C)
-    sq = np.asarray(std.X.multiply(std.X).sum(axis=1)).ravel() if not dense else \
-        np.einsum("ij,ij->i", X, X)
+    sq = x.row_norms()
     used = C > 0
     intercept = bool(std.intercept)
     rho = 0.0
@@ -1156,20 +509,20 @@ def solve_crammer_singer(std: CrammerSingerQP, *, tol=1e-3, gap_tol=None, max_it
     cls = np.tile(np.arange(k, dtype=np.int32), (n, 1))      # 4 bytes a class: less to read
     n_cls = np.full(n, k, dtype=np.int64)
     W = np.zeros((d, k))
-    _weights(dense, X, data, indices, indptr, beta, W)
+    _weights(x, beta, W)
     b = np.zeros(k)
     s = beta.sum(axis=0)
     scale = max(1.0, float(C.max(initial=0.0)))
-    state = np.array([(seed * 0x9E3779B97F4A7C15 + 1) % 2 ** 64 or 1], dtype=np.uint64)
+    samples = _core.CSSamples(y, C, A, beta, cls, n_cls)
+    # the shrinking state, carried from call to call, and the sample order's generator
+    state = _core.CSState(n_active=n_free, eps_shrink=float(options.shrink_start), full=True,
+                          rng=(seed * 0x9E3779B97F4A7C15 + 1) % 2 ** 64 or 1)
     t_setup = time.perf_counter() - t0
-    Xs = std.X if not dense else X
     # a polish may apply when the free variables can be few: try it from polish_from
     may_polish = options.polish_max > 0 and min(n, options.polish_max) > 0
     eps = max(float(tol), options.polish_from) if may_polish else float(tol)
     nit, viol, status, polished, restores = 0, np.inf, "max_iter", False, 0
     perm = None             # the samples' layout once support-first (None: as given)
-    # the shrinking state, carried from call to call
-    n_active, eps_shrink, full = n_free, float(options.shrink_start), True
     primal = dual = np.nan
     step = 1 if callback is not None else max_iter
     while nit < max_iter:
@@ -1179,35 +532,37 @@ def solve_crammer_singer(std: CrammerSingerQP, *, tol=1e-3, gap_tol=None, max_it
         inner_eps = options.support_first_at if early else eps
         if intercept:
             inner_eps = max(inner_eps, options.inner_tol * float(np.abs(s).max()) / scale)
-        passes, viol, converged, restored, n_active, eps_shrink, full = _passes(
-            dense, X, data, indices, indptr, y, C, A, beta, W, order, n_free, cls, n_cls,
-            rho, b, s, bool(shrinking), inner_eps, eps_shrink, n_active, full,
-            options.shrink_decay if eps > tol or not options.extrapolate else
-            options.tail_shrink_decay, min(step, max_iter - nit), state,
-            int(options.shuffle_block),
+        settings = _core.CSSettings(
+            rho=rho, shrinking=bool(shrinking), eps=float(inner_eps),
+            decay=options.shrink_decay if eps > tol or not options.extrapolate else
+            options.tail_shrink_decay, max_passes=min(step, max_iter - nit),
+            block=int(options.shuffle_block),
             # the subspace steps once the passes aim at tol (a polish from polish_from is
             # tried first, on the active set that plain passes found)
-            int(options.extrapolate) if eps <= tol else 0, float(options.extrapolate_reach),
-            float(options.extrapolate_guard), float(options.extrapolate_width),
-            np.int64(options.extrapolate_patience))
-        nit += int(passes)
-        restores += int(restored)
+            history=int(options.extrapolate) if eps <= tol else 0,
+            reach=float(options.extrapolate_reach), guard=float(options.extrapolate_guard),
+            width=float(options.extrapolate_width),
+            patience=int(options.extrapolate_patience))
+        ran = _core.cs_passes(x, samples, W, b, s, order, state, settings)
+        nit += ran.passes
+        restores += ran.restores
+        viol = ran.violation
         if callback is not None and callback(nit, float(viol), W):
             status = "callback"
             break
-        if not converged:
+        if not ran.converged:
             continue
         if early:
-            perm, Xs, (dense, X, data, indices, indptr), (y, C, A, beta, cls, n_cls) = \
-                _support_first(Xs, dense, beta, order, n_active, n_free,
-                               (y, C, A, beta, cls, n_cls))
+            perm, Xs, x, (y, C, A, beta, cls, n_cls) = _support_first(
+                Xs, beta, order, state.n_active, n_free, (y, C, A, beta, cls, n_cls))
+            samples = _core.CSSamples(y, C, A, beta, cls, n_cls)
             if viol > eps:
                 continue
             # the full pass that ended the call already meets eps (a warm start)
         # W from β (no drift), then the certificate's own numbers at the effective b
-        _weights(dense, X, data, indices, indptr, beta, W)
+        _weights(x, beta, W)
         b_eff = b + rho * s
-        primal, dual, viol = _objectives(dense, X, data, indices, indptr, y, C, beta, W, b_eff)
+        primal, dual, viol = _objectives(x, y, C, beta, W, b_eff)
         feasible = (not intercept) or float(np.abs(s).max()) <= tol * scale
         gap = relative_gap(primal, dual)
         if feasible and viol <= tol and (gap_tol is None or gap <= gap_tol):
@@ -1218,8 +573,8 @@ def solve_crammer_singer(std: CrammerSingerQP, *, tol=1e-3, gap_tol=None, max_it
             int(options.polish_cheap),
             int(np.cbrt(3.0 * options.polish_work * nit * max(nnz, 1) * k))))
         if may_polish and size > 0:
-            done = _try_polish(Xs, dense, X, data, indices, indptr, y, C, beta, W, b_eff,
-                               intercept, size, tol, gap_tol, scale)
+            done = _try_polish(Xs, x, y, C, beta, W, b_eff, intercept, size, tol, gap_tol,
+                               scale)
             if done is not None:
                 beta, b_pol, primal, dual, viol = done
                 b, s, status, polished = b_pol - rho * beta.sum(axis=0), beta.sum(axis=0), \
@@ -1228,22 +583,22 @@ def solve_crammer_singer(std: CrammerSingerQP, *, tol=1e-3, gap_tol=None, max_it
         if intercept:
             b = b_eff               # the multiplier step b ← b + ρ Σᵢβᵢ
             # the gradients moved with b: every variable back, from the violation reached
-            _restore(order, n_free, cls, n_cls, k)
-            n_active, full = n_free, True
-            eps_shrink = min(options.shrink_start, 2.0 * viol)
+            _restore(order, cls, n_cls, k)
+            state.n_active, state.full = n_free, True
+            state.eps_shrink = min(options.shrink_start, 2.0 * viol)
         if eps > tol:
             eps = float(tol)        # the polish did not certify: passes down to tol
             if options.support_first and perm is None:
-                perm, Xs, (dense, X, data, indices, indptr), (y, C, A, beta, cls, n_cls) = \
-                    _support_first(Xs, dense, beta, order, n_active, n_free,
-                                   (y, C, A, beta, cls, n_cls))
+                perm, Xs, x, (y, C, A, beta, cls, n_cls) = _support_first(
+                    Xs, beta, order, state.n_active, n_free, (y, C, A, beta, cls, n_cls))
+                samples = _core.CSSamples(y, C, A, beta, cls, n_cls)
         elif feasible and viol <= tol:
             # the gap is left: ask for a smaller violation
             eps = max(min(eps, viol) / 10.0, 1e-15)
     b_out = b + rho * s if intercept else np.zeros(k)
     if status != "optimal":
-        _weights(dense, X, data, indices, indptr, beta, W)
-        primal, dual, viol = _objectives(dense, X, data, indices, indptr, y, C, beta, W, b_out)
+        _weights(x, beta, W)
+        primal, dual, viol = _objectives(x, y, C, beta, W, b_out)
     gap = relative_gap(primal, dual)
     message = {"optimal": f"optimal: violation {viol:.2g} ≤ tol, relative gap {gap:.2g}"
                           + (" (after the exact finish on the active set)" if polished else ""),

@@ -46,7 +46,6 @@ from scipy.optimize import OptimizeResult
 
 from ... import kkt
 from ...exceptions import ConvergenceWarning, convergence_warnings_silenced
-from ...jit import csr_arrays
 from ...kkt import relative_gap
 from ...parallel import one_blas_thread
 from . import coordinate as cd
@@ -204,14 +203,15 @@ def applies(qp) -> str | None:
     return None
 
 
-def _row_arrays(X):
-    """(dense, data, indices, indptr, d) of X for the compiled row operations."""
+def _rows_of(X):
+    """X as the row operations read it: C-ordered float64, or CSR in canonical form."""
     if sp.issparse(X):
         X = X.tocsr()
-        return (False, *csr_arrays(X), X.shape[1])
-    A = np.ascontiguousarray(X, dtype=np.float64)
-    empty = np.empty(0, dtype=np.int32)
-    return True, A.reshape(-1), empty, empty, A.shape[1]
+        if not X.has_canonical_format:
+            X = X.copy()
+            X.sum_duplicates()
+        return X
+    return np.ascontiguousarray(X, dtype=np.float64)
 
 
 def _tube_layout(qp):
@@ -231,6 +231,12 @@ def _tube_layout(qp):
     p = np.asarray(qp.p, dtype=float)
     return (0.5 * (p[n:] - p[:n]), 0.5 * (p[:n] + p[n:]), np.asarray(qp.upper[:n], float),
             diag[:n].copy())
+
+
+def _reset_bounds(state):
+    """Forget the previous epoch's projected-gradient bounds: no variable is shrunk on
+    them in the next epoch (liblinear's restart of shrinking)."""
+    state.pg_max_old, state.pg_min_old = np.inf, -np.inf
 
 
 def _diag(qp) -> np.ndarray:
@@ -312,8 +318,8 @@ def solve_dcd(qp, *, tol=1e-3, gap_tol=None, max_iter=10000, shrinking=True, alp
     opts = DCDOptions() if options is None else options
     if not isinstance(opts, DCDOptions):
         raise TypeError(f"options must be a DCDOptions, got {type(opts).__name__}.")
-    dense, data, indices, indptr, d = _row_arrays(qp.X)
-    X4 = (dense, data, indices, indptr, d)
+    Xr = _rows_of(qp.X)
+    x = cd.linear_x(Xr)
     m = qp.n_variables
     y = np.asarray(qp.y, dtype=float)
     upper = np.asarray(qp.upper, dtype=float)
@@ -326,14 +332,14 @@ def solve_dcd(qp, *, tol=1e-3, gap_tol=None, max_iter=10000, shrinking=True, alp
         alpha = np.clip(a0, 0.0, upper)
     rows = np.ascontiguousarray(qp.data_index, dtype=np.int64)
     if alpha0 is None and callback is None and opts.primal is not None:
-        path = _primal_path(qp, X4, rows, tol, gap_tol, max_iter, opts.primal)
+        path = _primal_path(qp, x, rows, tol, gap_tol, max_iter, opts.primal)
         if path is not None:
             final, steps = path
             if final.ok:
                 return _result(final, "optimal", _message(final, qp.equality, tol, gap_tol),
                                steps, {"pg_gap": [], "active": []}, t0, t0)
             alpha = final.alpha.copy()      # the epochs go on from there
-    norms = cd.row_norms(dense, data, indices, indptr, d, qp.n_data)
+    norms = x.row_norms()
     tube = _tube_layout(qp)
     equality = bool(qp.equality)
     delta = float(qp.delta)
@@ -343,15 +349,15 @@ def solve_dcd(qp, *, tol=1e-3, gap_tol=None, max_iter=10000, shrinking=True, alp
         var = alpha[:n] - alpha[n:]             # β = a − â
         u_var = np.ascontiguousarray(u_var)
         qd = norms
-        w = cd.weights(dense, data, indices, indptr, d, np.arange(n), var)
+        w = x.weights(np.arange(n, dtype=np.int64), var)
         sy = float(var.sum())
     else:
         var = alpha
         u_var, d_var = upper, diag
         qd = norms[rows]
-        w = cd.weights(dense, data, indices, indptr, d, rows, y * var)
+        w = x.weights(rows, y * var)
         sy = float(y @ var)
-    span, rec = _epoch_arrays(X4, rows if tube is None else np.arange(qp.n_data), qd,
+    span, rec = _epoch_arrays(x, Xr, rows if tube is None else np.arange(qp.n_data), qd,
                               (qp.y, qp.p) if tube is None else tube[:2], u_var, d_var)
     movable = u_var > 0
     scale = opts.rho_scale if tube is None or opts.tube_rho_scale is None else \
@@ -359,10 +365,11 @@ def solve_dcd(qp, *, tol=1e-3, gap_tol=None, max_iter=10000, shrinking=True, alp
     rho = scale * (float(qd[movable].mean()) if movable.any() else 1.0)
     rho = rho if rho > 0 else 1.0
     rho_max = rho * opts.rho_growth_max
-    state = np.array([np.inf, -np.inf, float(b0), rho if equality else 0.0, sy])
-    order = np.arange(var.size, dtype=np.int64)
+    state = cd.CDState()
+    state.lam, state.rho, state.sum = float(b0), rho if equality else 0.0, sy
     seed = (int(random_state) * 2654435761 + 88172645463325252) % 2 ** 64
-    rng = np.array([seed or 1], dtype=np.uint64)
+    state.rng = seed or 1
+    order = np.arange(var.size, dtype=np.int64)
     active = var.size
     eps_inner = opts.inner_tol_factor * tol
     eps_b = 0.5 * tol
@@ -383,25 +390,25 @@ def solve_dcd(qp, *, tol=1e-3, gap_tol=None, max_iter=10000, shrinking=True, alp
                 n = qp.n_data
                 var = np.concatenate([np.maximum(var, 0.0), np.maximum(-var, 0.0)])
                 tube, u_var, d_var, qd = None, upper, diag, norms[rows]
-                span, rec = _epoch_arrays(X4, rows, qd, (qp.y, qp.p), u_var, d_var)
+                span, rec = _epoch_arrays(x, Xr, rows, qd, (qp.y, qp.p), u_var, d_var)
                 order = np.arange(var.size, dtype=np.int64)
                 active = var.size
-                state[0], state[1], state[4] = np.inf, -np.inf, float(y @ var)
+                _reset_bounds(state)
+                state.sum = float(y @ var)
             te = time.perf_counter()
             if tube is not None:
-                active, v_max, _ = cd.epoch_tube(dense, data, indices, span, d, rec, var, w,
-                                                 order, active, state, rng, equality, delta)
+                active, v_max, _ = x.epoch_tube(span, rec, var, w, order, active, state,
+                                                equality, delta)
                 pg_gap = v_max
             else:
-                active, pg_max, pg_min = cd.epoch_margin(dense, data, indices, span, d, rec,
-                                                         var, w, order, active, state, rng,
-                                                         equality, delta)
+                active, pg_max, pg_min = x.epoch_margin(span, rec, var, w, order, active,
+                                                        state, equality, delta)
                 pg_gap = pg_max - pg_min if pg_max >= pg_min else 0.0
             spent["epochs"] += time.perf_counter() - te
             nit += 1
             history["pg_gap"].append(pg_gap)
             history["active"].append(active)
-            b_now = state[2] + state[3] * (state[4] - delta) if equality else 0.0
+            b_now = state.lam + state.rho * (state.sum - delta) if equality else 0.0
             if callback is not None:
                 try:
                     callback(OptimizeResult(nit=nit, pg_gap=pg_gap, active=active, b=b_now))
@@ -413,23 +420,23 @@ def solve_dcd(qp, *, tol=1e-3, gap_tol=None, max_iter=10000, shrinking=True, alp
                 stalled = pg_gap > opts.stall_ratio * last_gap   # little progress
                 last_gap = pg_gap
                 if equality and opts.multiplier_steps:
-                    state[2] = b_now        # the inexact method of multipliers: λ ← b
+                    state.lam = b_now       # the inexact method of multipliers: λ ← b
             if stalled and pg_gap > eps_inner:
                 te = time.perf_counter()
                 stepped = None
                 if tube is None:
-                    stepped = face.newton_dense(X4, qp, rows, var, w, diag, equality, delta,
+                    stepped = face.newton_dense(x, qp, rows, var, w, diag, equality, delta,
                                                 opts.max_free, opts.newton_rounds)
                 if stepped is not None:
                     w, b_face = stepped
-                    state[4] = float(y @ var)
+                    state.sum = float(y @ var)
                     if equality:
-                        state[2] = b_face - state[3] * (state[4] - delta)
+                        state.lam = b_face - state.rho * (state.sum - delta)
                     if opts.unshrink_after_newton:
                         active = var.size
-                    state[0], state[1] = np.inf, -np.inf
+                    _reset_bounds(state)
                 elif opts.cg_steps:
-                    w, cg_free = _cg_step(X4, var, w, tube, rows, y, qp.p, u_var, d_var, state,
+                    w, cg_free = _cg_step(Xr, var, w, tube, rows, y, qp.p, u_var, d_var, state,
                                           delta, opts, cg_free)
                 spent["newton"] += time.perf_counter() - te
             if shrinking and not unshrunk and pg_gap <= opts.unshrink_factor * eps_inner \
@@ -438,39 +445,38 @@ def solve_dcd(qp, *, tol=1e-3, gap_tol=None, max_iter=10000, shrinking=True, alp
                 # its end are checked once before the tail, not after it
                 unshrunk = True
                 active = var.size
-                state[0], state[1] = np.inf, -np.inf
+                _reset_bounds(state)
                 continue
             if pg_gap <= eps_inner:
                 shift = 0.0
                 if equality:
-                    state[4] = float(var.sum()) if tube is not None else float(y @ var)
-                    shift = state[3] * (state[4] - delta)
+                    state.sum = float(var.sum()) if tube is not None else float(y @ var)
+                    shift = state.rho * (state.sum - delta)
                 if active < var.size and (checked or abs(shift) > eps_b):
                     # the shrunk ones join before λ moves (with them held, λ would run
                     # off) or after the exact check failed at this tolerance
                     active = var.size
-                    state[0], state[1] = np.inf, -np.inf
+                    _reset_bounds(state)
                     continue
                 if abs(shift) > eps_b:          # the multiplier step λ ← b
-                    state[2] += shift
-                    residual = abs(state[4] - delta)
+                    state.lam += shift
+                    residual = abs(state.sum - delta)
                     if residual > opts.rho_growth_below * last_residual:
                         # yᵀα = Δ approached too slowly
-                        state[3] = min(state[3] * opts.rho_growth, rho_max)
+                        state.rho = min(state.rho * opts.rho_growth, rho_max)
                     last_residual = residual
-                    state[0], state[1] = np.inf, -np.inf
+                    _reset_bounds(state)
                     continue
                 # the exact check reads every variable (the shrunk ones too) from α:
                 # where it passes, no epoch over all of them is needed to end the run
                 te = time.perf_counter()
-                final = _final(qp, dense, data, indices, indptr, d, var, tube, equality, delta,
-                               diag, tol, gap_tol)
+                final = _final(qp, x, var, tube, equality, delta, diag, tol, gap_tol)
                 spent["check"] += time.perf_counter() - te
                 if final.ok:
                     status = "optimal"
                     message = _message(final, equality, tol, gap_tol)
                     break
-                state[0], state[1] = np.inf, -np.inf
+                _reset_bounds(state)
                 if active < var.size:            # the shrunk ones are checked again
                     checked = True
                     active = var.size
@@ -481,13 +487,12 @@ def solve_dcd(qp, *, tol=1e-3, gap_tol=None, max_iter=10000, shrinking=True, alp
                 continue
             if shrinking:
                 if tube is not None:
-                    state[0] = pg_gap
+                    state.pg_max_old = pg_gap
                 else:
-                    state[0] = pg_max if pg_max > 0 else np.inf
-                    state[1] = pg_min if pg_min < 0 else -np.inf
+                    state.pg_max_old = pg_max if pg_max > 0 else np.inf
+                    state.pg_min_old = pg_min if pg_min < 0 else -np.inf
     if final is None or status != "optimal":
-        final = _final(qp, dense, data, indices, indptr, d, var, tube, equality, delta, diag,
-                       tol, gap_tol)
+        final = _final(qp, x, var, tube, equality, delta, diag, tol, gap_tol)
         if status is None:
             status = "max_iter"
             message = (f"reached max_iter = {max_iter} epochs with the optimality measure "
@@ -513,12 +518,11 @@ def _result(final, status, message, nit, history, t0, t1, spent=None):
                                    "total": time.perf_counter() - t0})
 
 
-def _primal_path(qp, X4, rows, tol, gap_tol, max_iter, popts):
+def _primal_path(qp, x, rows, tol, gap_tol, max_iter, popts):
     """The few-features route (:class:`DCDOptions` ``primal``): (the exact reading
     :func:`_final` of its α, the Newton steps taken), or None where it does not apply
     or its Newton steps (counted against ``max_iter``) ran out."""
-    dense, data, indices, indptr, d = X4
-    n = qp.n_data
+    n, d = qp.n_data, x.d
     upper = np.asarray(qp.upper, dtype=float)
     if qp.n_variables != n or not np.array_equal(rows, np.arange(n)) or \
             not primal_applies(d, _diag(qp), upper, popts):
@@ -536,11 +540,10 @@ def _primal_path(qp, X4, rows, tol, gap_tol, max_iter, popts):
         out = face.solve_working_set(X, y, p, upper, delta, alpha, W, equality=equality,
                                      tol=0.01 * tol)
         var = alpha if out is None else out[0]
-        return _final(qp, dense, data, indices, indptr, d, var, None, equality, delta,
-                      np.zeros(n), tol, gap_tol), steps
+        return _final(qp, x, var, None, equality, delta, np.zeros(n), tol, gap_tol), steps
 
 
-def _epoch_arrays(X4, rows, qd, signs_and_linear, upper, diag):
+def _epoch_arrays(x, X, rows, qd, signs_and_linear, upper, diag):
     """What an epoch reads per variable, laid out for it: (span, rec).
 
     ``span`` (m, 2) where each variable's data row lies (:func:`coordinate.spans`);
@@ -550,9 +553,8 @@ def _epoch_arrays(X4, rows, qd, signs_and_linear, upper, diag):
     cache line a variable instead of six arrays read at random, and no
     ``rows → indptr`` chain of dependent loads.
     """
-    dense, _, _, indptr, d = X4
     first, second = signs_and_linear
-    span = cd.spans(dense, indptr, d, np.ascontiguousarray(rows, dtype=np.int64))
+    span = cd.spans(x, None if x.is_dense else X.indptr, rows)
     rec = np.empty((qd.size, cd.REC_WIDTH))
     rec[:, 0], rec[:, 1], rec[:, 2], rec[:, 3] = first, second, upper, diag
     rec[:, 4] = qd + diag
@@ -570,7 +572,7 @@ class _Final:
     dual: float
 
 
-def _final(qp, dense, data, indices, indptr, d, var, tube, equality, delta, diag, tol, gap_tol):
+def _final(qp, x, var, tube, equality, delta, diag, tol, gap_tol):
     """The exact reading of the current iterate: α of the standard form made feasible,
     w from it, b by LIBSVM's rule, the optimality measure and the relative gap."""
     y, p, upper = qp.y, np.asarray(qp.p, dtype=float), np.asarray(qp.upper, dtype=float)
@@ -582,8 +584,8 @@ def _final(qp, dense, data, indices, indptr, d, var, tube, equality, delta, diag
         zero, free, _ = kkt.box_categories(alpha, upper, 0.0)
         kkt.restore_equality(alpha, y, upper, delta, prefer=np.flatnonzero(free))
     rows = np.ascontiguousarray(qp.data_index, dtype=np.int64)
-    w = cd.weights(dense, data, indices, indptr, d, rows, y * alpha)
-    f0 = cd.decision(dense, data, indices, indptr, d, qp.n_data, w)
+    w = x.weights(rows, y * alpha)
+    f0 = x.decision(None, w)
     grad = y * f0[rows] + p + diag * alpha
     scale = max(1.0, float(np.max(alpha, initial=0.0)))
     if equality:
@@ -604,9 +606,9 @@ def _final(qp, dense, data, indices, indptr, d, var, tube, equality, delta, diag
     return _Final(ok, alpha, w, float(b), float(viol), float(rel_gap), -dual)
 
 
-def _cg_step(X4, var, w, tube, rows, y, p, upper, diag, state, delta, opts, last_free):
+def _cg_step(X, var, w, tube, rows, y, p, upper, diag, state, delta, opts, last_free):
     """A projected Newton-CG step on the free variables (:func:`face.newton_cg`), in
-    place on ``var`` and ``state[4]``; (the new w, or ``w`` itself when none is taken;
+    place on ``var`` and ``state.sum``; (the new w, or ``w`` itself when none is taken;
     the number free).  A cheap, inexact step while the free set changes; a precise
     one (``cg_max_iter_settled``, ``cg_tol_settled``) once its size moved by less than
     1 % since the last step: the face is then the optimum's and its minimizer ends
@@ -641,14 +643,14 @@ def _cg_step(X4, var, w, tube, rows, y, p, upper, diag, state, delta, opts, last
         lo, hi, lin = np.zeros(F.size), upper[F], np.asarray(p, dtype=float)[F]
         rF = rows[F]
     settled = abs(F.size - last_free[0]) < 0.01 * F.size
-    out = face.newton_cg(X4, rF, c, v, lo, hi, lin, diag[F], w, state[2], state[3],
-                         state[4] - delta,
+    out = face.newton_cg(X, rF, c, v, lo, hi, lin, diag[F], w, state.lam, state.rho,
+                         state.sum - delta,
                          max_cg=opts.cg_max_iter_settled if settled else opts.cg_max_iter,
                          cg_tol=opts.cg_tol_settled if settled else opts.cg_tol,
                          heavy_columns=opts.cg_heavy_columns)
     if out is None:         # none until the free set has shrunk by half, or below d + 1
-        rank = X4[4] + 1    # (beyond it the face's Hessian is singular)
+        rank = X.shape[1] + 1   # (beyond it the face's Hessian is singular)
         return w, (F.size, max(0.5 * F.size, rank) if F.size > rank else 0.5 * F.size)
-    state[4] += float(c @ (out[0] - v))
+    state.sum += float(c @ (out[0] - v))
     var[F] = out[0]
     return out[1], (F.size, np.inf)

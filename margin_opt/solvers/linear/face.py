@@ -35,11 +35,11 @@ __all__ = ["newton_dense", "newton_cg", "heavy_columns_preconditioner", "box_qp"
            "solve_working_set"]
 
 
-def newton_dense(X4, qp, rows, alpha, w, diag, equality, delta, max_free, rounds):
+def newton_dense(x, qp, rows, alpha, w, diag, equality, delta, max_free, rounds):
     """Newton steps on the face of the free multipliers F (0 < αₜ < uₜ), in place: an
     active-set method on the face; (the new w, b) or None.
 
-    ``X4`` is (dense, data, indices, indptr, d) of X.  α is first made exactly feasible
+    ``x`` is X as a :class:`margin_opt._core.LinearX`.  α is first made exactly feasible
     (yᵀα = Δ, :func:`margin_opt.kkt.restore_equality`).  Each round solves, with the
     others fixed, the KKT system of the face
 
@@ -54,7 +54,6 @@ def newton_dense(X4, qp, rows, alpha, w, diag, equality, delta, max_free, rounds
     round lowers the objective and keeps yᵀα = Δ; b is the multiplier of the face's
     equality.
     """
-    dense, data, indices, indptr, d = X4
     upper, y = qp.upper, qp.y
     F = np.flatnonzero((alpha > 0) & (alpha < upper))
     if F.size == 0 or F.size > max_free:
@@ -62,16 +61,16 @@ def newton_dense(X4, qp, rows, alpha, w, diag, equality, delta, max_free, rounds
     p = np.asarray(qp.p, dtype=float)
     if equality and float(y @ alpha) != delta:
         kkt.restore_equality(alpha, y, upper, delta, prefer=F)
-        w = cd.weights(dense, data, indices, indptr, d, rows, y * alpha)
+        w = x.weights(rows, y * alpha)
         F = np.flatnonzero((alpha > 0) & (alpha < upper))
     b, moved = 0.0, False
     for _ in range(rounds):
         if F.size == 0:
             break
         yF, rF = y[F], rows[F]
-        H = cd.gram_rows(dense, data, indices, indptr, d, rF) * np.outer(yF, yF)
+        H = x.gram(rF) * np.outer(yF, yF)
         H[np.diag_indices_from(H)] += diag[F] + 1e-10 * max(1.0, float(np.max(np.diag(H))))
-        grad = yF * cd.decision_rows(dense, data, indices, indptr, d, rF, w) + p[F] + \
+        grad = yF * x.decision(rF, w) + p[F] + \
             diag[F] * alpha[F]
         if equality:
             K = np.zeros((F.size + 1, F.size + 1))
@@ -100,14 +99,14 @@ def newton_dense(X4, qp, rows, alpha, w, diag, equality, delta, max_free, rounds
         new = np.clip(new, 0.0, uF)
         alpha[F] = new
         moved = True
-        w = w + cd.weights(dense, data, indices, indptr, d, rF, yF * (new - old))
+        w = w + x.weights(rF, yF * (new - old))
         if theta >= 1.0:
             break
         F = F[(new > 0) & (new < uF)]
     return (w, b) if moved else None
 
 
-def newton_cg(X4, rows, c, v, lo, hi, lin, diag, w, lam, rho, e, *, max_cg=50,
+def newton_cg(X, rows, c, v, lo, hi, lin, diag, w, lam, rho, e, *, max_cg=50,
               cg_tol=0.05, halvings=8, heavy_columns=0):
     """One projected Newton step on the face of the free variables F; (v_F, w) or None.
 
@@ -128,8 +127,8 @@ def newton_cg(X4, rows, c, v, lo, hi, lin, diag, w, lam, rho, e, *, max_cg=50,
 
     Parameters
     ----------
-    X4 : tuple
-        (dense, data, indices, indptr, d) of X.
+    X : ndarray or scipy CSR matrix of shape (n_samples, n_features)
+        The data (C-ordered float64 or CSR with sorted indices).
     rows : ndarray of shape (|F|,)
         The data rows of the free variables.
     c : ndarray of shape (|F|,)
@@ -152,26 +151,27 @@ def newton_cg(X4, rows, c, v, lo, hi, lin, diag, w, lam, rho, e, *, max_cg=50,
     -------
     (v_new, w_new) or None when no step lowers L.
     """
-    X4, rows = cd.compact_rows(X4, rows)        # the products read X_F in order
-    dense, data, indices, indptr, d = X4
+    XF = X[np.asarray(rows, dtype=np.int64)]   # a copy: the products read X_F in order
+    xF = cd.linear_x(XF)
+    local = np.arange(XF.shape[0], dtype=np.int64)
 
     def hess(u):
-        wu = cd.weights(dense, data, indices, indptr, d, rows, c * u)
-        out = c * cd.decision_rows(dense, data, indices, indptr, d, rows, wu) + diag * u
+        wu = xF.weights(local, c * u)
+        out = c * xF.decision(None, wu) + diag * u
         if rho:
             out += rho * c * float(c @ u)
         return out
 
     b = lam + rho * e
-    g = c * cd.decision_rows(dense, data, indices, indptr, d, rows, w) + lin + diag * v + c * b
-    precondition = heavy_columns_preconditioner(X4, c, diag, rho, heavy_columns) \
+    g = c * xF.decision(None, w) + lin + diag * v + c * b
+    precondition = heavy_columns_preconditioner(XF, c, diag, rho, heavy_columns) \
         if heavy_columns > 0 else None
     for apply in ([precondition, None] if precondition is not None else [None]):
         s = _conjugate_gradients(hess, -g, max_cg, cg_tol, apply)
         theta = 1.0
         for _ in range(halvings):
             dv = np.clip(v + theta * s, lo, hi) - v
-            dw = cd.weights(dense, data, indices, indptr, d, rows, c * dv)
+            dw = xF.weights(local, c * dv)
             de = float(c @ dv)
             change = (float(w @ dw) + 0.5 * float(dw @ dw) + float(lin @ dv)
                       + float(diag @ (v * dv + 0.5 * dv * dv)) + lam * de
@@ -209,7 +209,7 @@ def _conjugate_gradients(hess, rhs, max_cg, cg_tol, precondition=None):
     return s
 
 
-def heavy_columns_preconditioner(X4, c, diag, rho, k, *, floor=1e-3):
+def heavy_columns_preconditioner(X, c, diag, rho, k, *, floor=1e-3):
     """P⁻¹ for the face's Hessian A = C X Xᵀ C + D + ρccᵀ (C = diag(c)) of sparse X
     whose column frequencies follow a power law; a function r ↦ P⁻¹r, or None.
 
@@ -228,8 +228,8 @@ def heavy_columns_preconditioner(X4, c, diag, rho, k, *, floor=1e-3):
 
     Parameters
     ----------
-    X4 : tuple
-        (dense, data, indices, indptr, d) of the face's rows X (CSR; None for dense X).
+    X : scipy CSR matrix or ndarray of shape (m, d)
+        The face's rows (dense X: no preconditioner).
     c : ndarray of shape (m,)
         The signs.
     diag : ndarray of shape (m,)
@@ -253,11 +253,10 @@ def heavy_columns_preconditioner(X4, c, diag, rho, k, *, floor=1e-3):
     (the Woodbury formula); Y. Saad, *Iterative Methods for Sparse Linear Systems*,
     2nd ed., 2003, ch. 9 (preconditioned conjugate gradients).
     """
-    dense, data, indices, indptr, d = X4
-    m = indptr.size - 1
-    if dense or k <= 0 or m <= 0:
+    if not sp.issparse(X) or k <= 0 or X.shape[0] <= 0:
         return None
-    X = sp.csr_matrix((data, indices, indptr), shape=(m, d))
+    X = sp.csr_matrix(X)
+    (m, d), data, indices, indptr = X.shape, X.data, X.indices, X.indptr
     counts = np.bincount(indices, minlength=d)
     used = int(np.count_nonzero(counts))
     if m > used + (1 if rho else 0):

@@ -36,12 +36,13 @@ from dataclasses import dataclass
 
 import numpy as np
 import scipy.sparse as sp
-from numba import njit
 from scipy.linalg import lapack
 
-from ...jit import csr_arrays
+from ... import _core
+from .coordinate import linear_x
 
 __all__ = ["PrimalPathOptions", "huber_path", "applies"]
+
 
 
 @dataclass(frozen=True)
@@ -117,74 +118,6 @@ def applies(n_features, diag, upper, options) -> bool:
             and bool(np.all(np.isfinite(upper))))
 
 
-@njit(cache=True, nogil=True)
-def _hessian_csr(data, indices, indptr, rows, coef, d, H):
-    """H += Σₖ coefₖ [x; 1][x; 1]ᵀ over x = X[rows[k]] (H of shape (d + 1, d + 1), only
-    its upper triangle and the b column written)."""
-    for k in range(rows.shape[0]):
-        r = rows[k]
-        a = coef[k]
-        lo = indptr[r]
-        hi = indptr[r + 1]
-        for p in range(lo, hi):
-            i = indices[p]
-            v = a * data[p]
-            H[i, d] += v
-            for q in range(lo, hi):
-                j = indices[q]
-                if j >= i:
-                    H[i, j] += v * data[q]
-        H[d, d] += a
-
-
-@njit(cache=True, nogil=True)
-def _csr_xt(data, indices, indptr, coef, d):
-    """Xᵀcoef, ndarray of shape (d,)."""
-    out = np.zeros(d)
-    for r in range(indptr.shape[0] - 1):
-        a = coef[r]
-        if a != 0.0:
-            for k in range(indptr[r], indptr[r + 1]):
-                out[indices[k]] += a * data[k]
-    return out
-
-
-@njit(cache=True, nogil=True)
-def _exact_step(t, dm, c, h, lin, ss, scale):
-    """The minimizer θ ≥ 0 of the objective along the direction: a root of its
-    derivative lin + θ·ss − Σ cᵢ ℓ_h'(tᵢ − θ dmᵢ) dmᵢ (nondecreasing, piecewise linear)
-    by safeguarded Newton steps; (θ, whether θ = 1 is exact)."""
-    lo = 0.0
-    hi = np.inf
-    th = 1.0
-    for _ in range(60):
-        d1 = lin + th * ss
-        d2 = ss
-        for i in range(t.shape[0]):
-            g = dm[i]
-            if g == 0.0:
-                continue
-            tt = t[i] - th * g
-            if tt >= h:
-                d1 -= c[i] * g
-            elif tt > 0.0:
-                d1 -= c[i] * g * tt / h
-                d2 += c[i] * g * g / h
-        if abs(d1) <= 1e-13 * scale:
-            return th, th == 1.0
-        if d1 < 0.0:
-            lo = th
-        else:
-            hi = th
-        nt = th - d1 / d2 if d2 > 0.0 else np.inf
-        if not (lo < nt < hi):
-            nt = 0.5 * (lo + hi) if hi < np.inf else 2.0 * max(th, 1.0)
-        if nt == th:
-            break
-        th = nt
-    return th, False
-
-
 class _Rows:
     """The rows of X (CSR or dense) with signs, targets and bounds, restricted to W."""
 
@@ -195,8 +128,8 @@ class _Rows:
         self.e = e if idx is None else e[idx]
         self.c = c if idx is None else c[idx]
         self.sparse = sp.issparse(self.X)
-        # (data, indices, indptr) for the compiled products, in one specialization
-        self.csr = csr_arrays(self.X) if self.sparse else None
+        # the compiled products' view of sparse rows
+        self.lx = linear_x(self.X) if self.sparse else None
         self.M = None
         self.on = None
 
@@ -212,7 +145,7 @@ class _Rows:
     def xt(self, v):
         """Xᵀv over the rows."""
         if self.sparse:
-            return _csr_xt(*self.csr, v, self.X.shape[1])
+            return self.lx.weights(np.arange(self.X.shape[0], dtype=np.int64), v)
         return self.X.T @ v
 
     def gram(self, S, d):
@@ -222,7 +155,7 @@ class _Rows:
             return H
         coef = self.c[S]
         if self.sparse:
-            _hessian_csr(*self.csr, S, coef, d, H)
+            self.lx.add_hessian(S.astype(np.int64), coef, H)
         else:
             XS = self.X[S]
             H[:d, :d] = XS.T @ (coef[:, None] * XS)
@@ -273,12 +206,13 @@ def _step(R, u, t, h, d, equality, gfix, delta, lp=None, on=None):
 
 def _line_search(R, u, s, t, dm, h, d, equality, gfix, delta):
     """The exact minimizer θ ≥ 0 of the (convex, piecewise quadratic) objective along s
-    (:func:`_exact_step`); (θ, whether θ = 1 is exact)."""
+    (``_core.huber_line_step``: safeguarded Newton steps on the derivative, nondecreasing
+    and piecewise linear); (θ, whether θ = 1 is exact)."""
     ss = float(s[:d] @ s[:d])
     lin = float(u[:d] @ s[:d]) - float(gfix[:d] @ s[:d]) + \
         ((delta - gfix[d]) * s[d] if equality else 0.0)
     scale = 1.0 + abs(lin) + float(R.c @ np.abs(dm))
-    return _exact_step(t, dm, R.c, h, lin, ss, scale)
+    return _core.huber_line_step(t, dm, R.c, h, lin, ss, scale)
 
 
 def huber_path(X, y, e, c, *, equality=True, delta=0.0, max_steps=10000, options=None):
