@@ -41,6 +41,7 @@ from sklearn.utils.validation import check_is_fitted
 from ..certificate import CompositeCertificate
 from ..kernels import ColumnMap
 from ..methods import method_names
+from ..parallel import blas_on_one_thread
 from ..problems.multiclass import MulticlassSVMProblem
 from ..problems.squared import SquaredEpsilonProblem, SquaredHingeProblem
 from ..problems.svm import SVMProblem
@@ -239,6 +240,7 @@ class LinearSVC(ClassifierMixin, _LinearBase):
         self.penalty = penalty
 
     @_fit_context(prefer_skip_nested_validation=True)
+    @blas_on_one_thread
     def fit(self, X, y, sample_weight=None):
         """Fit the linear SVM.
 
@@ -445,6 +447,7 @@ class LinearSVR(RegressorMixin, _LinearBase):
         self.certify = certify
 
     @_fit_context(prefer_skip_nested_validation=True)
+    @blas_on_one_thread
     def fit(self, X, y, sample_weight=None):
         """Fit the linear SVR.
 

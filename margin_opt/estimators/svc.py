@@ -13,6 +13,7 @@ from sklearn.utils.metaestimators import available_if
 from ..kernels import KERNELS, ColumnMap, make_kernel
 from ..kernels.expansion import evaluate, joint_expansion, ovo_expansion
 from ..methods import auto_method, method_names, preferred_method
+from ..parallel import blas_on_one_thread
 from ..problems.multiclass import MulticlassSVMProblem
 from ..validation import (
     canonical,
@@ -248,6 +249,7 @@ class SVC(KernelCoefMixin, ClassifierMixin, BaseEstimator):
         return cw
 
     @_fit_context(prefer_skip_nested_validation=True)
+    @blas_on_one_thread
     def fit(self, X, y, sample_weight=None):
         """Fit the SVM (binary, one-vs-one or Crammer–Singer).
 

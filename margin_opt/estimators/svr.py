@@ -11,6 +11,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from ..kernels import KERNELS, ColumnMap, make_kernel
 from ..kernels.expansion import binary_expansion, evaluate
 from ..methods import auto_method, method_names
+from ..parallel import blas_on_one_thread
 from ..problems.svr import SVRProblem
 from ..validation import (
     canonical,
@@ -141,6 +142,7 @@ class SVR(KernelCoefMixin, RegressorMixin, BaseEstimator):
         self.verbose = verbose
 
     @_fit_context(prefer_skip_nested_validation=True)
+    @blas_on_one_thread
     def fit(self, X, y, sample_weight=None):
         """Fit the SVR.
 
