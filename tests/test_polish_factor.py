@@ -43,7 +43,8 @@ def test_step_inside_the_box_solves_the_kkt_system(equality):
     y = _signs(n)
     alpha = np.full(n, 0.5)
     g = 1e-4 * np.random.default_rng(1).standard_normal(n)   # a short step: no pin
-    new = pol.newton_step(Q, g, alpha, np.ones(n), y, equality)
+    face = pol.Face(np.arange(n), Q.copy())
+    new = pol.newton_step(face, g, alpha, np.ones(n), y, equality)
     ref = _bordered_step(Q, g, y) if equality else np.linalg.solve(Q, -g)
     assert new is not None
     # to the damping's effect, δ·cond(Q) = 1e-12 · 1e3 relative
@@ -64,7 +65,8 @@ def test_step_leaving_the_box_is_pinned_inside_it(equality):
     alpha = rng.uniform(0.1, 0.9, n)
     upper = np.ones(n)
     g = rng.standard_normal(n)
-    new = pol.newton_step(Q, g, alpha, upper, y, equality)
+    face = pol.Face(np.arange(Q.shape[0]), Q.copy())
+    new = pol.newton_step(face, g, alpha, upper, y, equality)
     assert new is not None
     assert np.all(new >= 0) and np.all(new <= upper)
     assert np.any((new == 0) | (new == upper))           # some variables at a bound
@@ -82,17 +84,43 @@ def test_no_step_at_the_minimizer():
     n = 100
     Q = _matrix(n, 1e2, seed=4)
     y = _signs(n, seed=4)
-    assert pol.newton_step(Q, 0.37 * y, np.full(n, 0.5), np.ones(n), y, True) is None
+    face = pol.Face(np.arange(n), Q.copy())
+    assert pol.newton_step(face, 0.37 * y, np.full(n, 0.5), np.ones(n), y, True) is None
 
 
-def test_indefinite_block_gives_none():
+def test_indefinite_block_has_no_face():
     # an eigenvalue of −1e-3 (an indefinite kernel, e.g. sigmoid): no factor of
-    # Q + δI, no step
+    # Q + δI, no face (the driver then takes no step)
     n = 120
     Q = _matrix(n, 1e3, seed=5, last=-1e-3)
-    y = _signs(n, seed=5)
-    g = np.random.default_rng(6).standard_normal(n)
-    assert pol.newton_step(Q, g, np.full(n, 0.5), np.ones(n), y, True) is None
+    with pytest.raises(np.linalg.LinAlgError):
+        pol.Face(np.arange(n), Q.copy())
+
+
+@pytest.mark.parametrize("equality", [True, False])
+def test_a_reused_face_steps_as_a_new_one(equality):
+    # a face of 150 variables extended by 20 (the block Cholesky update) has the factor
+    # of the 170 computed at once; with 12 of its variables pinned, its step is the step
+    # of a new face on the other 158 (the next polish reuses the last one's factor)
+    n = 170
+    Q = _matrix(n, 1e3, seed=7)
+    y = _signs(n, seed=7)
+    rng = np.random.default_rng(8)
+    g = rng.standard_normal(n)
+    alpha = rng.uniform(0.2, 0.8, n)
+    face = pol.Face(np.arange(150), Q[:150, :150].copy())
+    face.extend(np.arange(150, n), Q[:150, 150:].copy(), Q[150:, 150:].copy())
+    whole = pol.Face(np.arange(n), Q.copy())
+    np.testing.assert_allclose(face.L, whole.L, rtol=1e-10, atol=1e-12)
+    out = np.zeros(n, bool)
+    out[rng.choice(n, 12, replace=False)] = True
+    reused = pol.newton_step(face, g, alpha, np.ones(n), y, equality, out)
+    keep = ~out
+    fresh = pol.newton_step(pol.Face(np.flatnonzero(keep), Q[np.ix_(keep, keep)]), g[keep],
+                            alpha[keep], np.ones(keep.sum()), y[keep], equality)
+    assert reused is not None and fresh is not None
+    np.testing.assert_array_equal(reused[out], alpha[out])
+    np.testing.assert_allclose(reused[keep], fresh, rtol=1e-8, atol=1e-10)
 
 
 def test_max_free_fits_a_quarter_of_the_budget():

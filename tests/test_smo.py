@@ -1021,7 +1021,7 @@ def test_newton_step_decreases_the_dual_in_the_box_and_keeps_the_equality(equali
     # the driver takes it; 1e-1: far off, the full step leaves the box and variables are
     # pinned): the new free multipliers lie in their box, keep y_Fᵀα_F (with the
     # equality), and the dual objective of the whole problem, recomputed, decreases
-    from margin_opt.solvers.smo.polish import newton_step
+    from margin_opt.solvers.smo.polish import Face, newton_step
 
     X, y = data(120, seed=21)
     qp = svc_qp(X, y, C, "rbf", gamma=0.3)
@@ -1030,7 +1030,8 @@ def test_newton_step_decreases_the_dual_in_the_box_and_keeps_the_equality(equali
     start = solve_smo(qp, tol=at, polish=False)
     F, QFF = _free_set(qp, start)
     assert F.size >= 10
-    new = newton_step(QFF, start.grad[F], start.x[F], qp.upper[F], qp.y[F], equality)
+    face = Face(F, QFF.copy())
+    new = newton_step(face, start.grad[F], start.x[F], qp.upper[F], qp.y[F], equality)
     assert new is not None
     assert np.all(new >= 0) and np.all(new <= qp.upper[F])
     if equality:
@@ -1047,14 +1048,15 @@ def test_newton_step_decreases_the_dual_in_the_box_and_keeps_the_equality(equali
 def test_newton_step_keeps_the_equality_on_a_singular_free_block():
     # a linear kernel with more free multipliers (6) than features (5): Q_FF is singular
     # (found in review: |y_FᵀΔ| = 2.6e-5 after the step)
-    from margin_opt.solvers.smo.polish import newton_step
+    from margin_opt.solvers.smo.polish import Face, newton_step
 
     X, y = data(80, seed=1)
     qp = svc_qp(X, y, 100.0, "linear")
     start = solve_smo(qp, tol=1e-3, polish=False)
     F, QFF = _free_set(qp, start)
     assert F.size > X.shape[1]
-    new = newton_step(QFF, start.grad[F], start.x[F], qp.upper[F], qp.y[F], True)
+    face = Face(F, QFF.copy())
+    new = newton_step(face, start.grad[F], start.x[F], qp.upper[F], qp.y[F], True)
     assert new is not None and np.all(new >= 0) and np.all(new <= qp.upper[F])
     assert abs(qp.y[F] @ new - qp.y[F] @ start.x[F]) <= 1e-12 * (1 + start.x[F].sum())
 

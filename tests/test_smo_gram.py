@@ -420,7 +420,7 @@ def test_newton_step_keeps_the_equality_on_a_rank_deficient_kernel():
 
     from sklearn.datasets import make_classification
 
-    from margin_opt.solvers.smo.polish import newton_step
+    from margin_opt.solvers.smo.polish import Face, newton_step
 
     worst = 0.0
     optimal = singular = taken = 0
@@ -436,7 +436,8 @@ def test_newton_step_keeps_the_equality_on_a_rank_deficient_kernel():
         alpha = at_1e3.x.copy()
         F = np.flatnonzero((alpha > 0) & (alpha < C))
         singular += F.size > X.shape[1]                  # Q_FF singular: rank ≤ d < |F|
-        new = newton_step(qp.q_rows(F)[:, F], at_1e3.grad[F], alpha[F], C[F], yv[F], True)
+        face = Face(F, qp.q_rows(F)[:, F].copy())
+        new = newton_step(face, at_1e3.grad[F], alpha[F], C[F], yv[F], True)
         if new is not None:
             taken += 1
             worst = max(worst, abs(yv[F] @ (new - alpha[F])) / max(1.0, alpha.max()))

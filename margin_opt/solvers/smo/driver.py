@@ -57,6 +57,10 @@ GAP_SHRINK = (0.25, 0.5)
 POLISH_MAX = 4
 #: Newton rounds on the box QP where coordinate descent (no equality) stalls
 BOX_ROUNDS = 20
+#: a polish reuses the last one's factor where at most this many variables joined the
+#: free set (or an eighth of it) and at most FACE_REUSE_OUT left it (pinned)
+FACE_REUSE_IN = 64
+FACE_REUSE_OUT = 64
 #: bound variables let into a polish beyond half the free set's size
 ENTER_EXTRA = 64
 
@@ -196,6 +200,13 @@ def _kernel_source(qp, cache_size):
     return core_spec(kernel), core_rows(X), None
 
 
+def _signed(K, y):
+    """Q = diag(y) K diag(y), in the place of K (a fresh block: no other copy)."""
+    K *= y[:, None]
+    K *= y[None, :]
+    return K
+
+
 class _SMORun:
     """One SMO run: the compiled solver, its phases (SMO, polish, gap test), its read-out."""
 
@@ -224,6 +235,7 @@ class _SMORun:
         self.smo = _core.SMO(spec, rows, gram, y, p, C, index, alpha, self.equality,
                              settings, self.budget / 4)
         self.n_polish = 0
+        self._face = None                  # the last polish's variables and factor
         self.rel_gap = np.nan
         self._alpha = np.empty_like(y)
         self._grad = np.empty_like(y)
@@ -284,21 +296,61 @@ class _SMORun:
         if cand.size > room:
             cand = cand[np.argsort(-viol[cand], kind="stable")[:room]]
         F = np.union1d(np.flatnonzero(free), cand)
-        if F.size == 0 or F.size > min(self.opts.polish_max_free, _pol.max_free(self.budget)):
+        if F.size == 0 or F.size > self._face_limit():
             return False
         if not force and not _pol.worth_it(F.size, float(self.smo.active_sum), overhead):
             return False
-        yF = y[F]
-        Q = yF[:, None] * self._kernel_block(self.index[F]) * yF[None, :]
         # one BLAS thread: LAPACK's sums depend on its thread count, and the answer must
         # not (two fits at once, a joblib worker, a busy machine: the same iterates)
         with one_blas_thread():
-            new = _pol.newton_step(Q, grad[F], alpha[F], C[F], yF, self.equality)
+            face, pinned = self._face_for(F)
+            if face is None:
+                return False
+            W = face.W
+            new = _pol.newton_step(face, grad[W], alpha[W], C[W], y[W], self.equality, pinned)
         if new is None:
             return False
-        self.smo.assign_with_gradient(F, new, self._gradient_change(F, new - alpha[F]))
+        self.smo.assign_with_gradient(W, new, self._gradient_change(W, new - alpha[W]))
         self.n_polish += 1
         return True
+
+    def _face_for(self, F):
+        """The last polish's face where it still serves F (the variables that left
+        pinned, at most :data:`FACE_REUSE_OUT`; those that joined added to its factor,
+        at most :data:`FACE_REUSE_IN` or an eighth of F), else a new one; (face or None
+        where Q_FF cannot be factored, the pinned mask)."""
+        y, face = self.y, self._face
+        if face is not None:
+            joined = np.setdiff1d(F, face.W, assume_unique=True)
+            pinned = ~np.isin(face.W, F, assume_unique=True)
+            if joined.size <= max(FACE_REUSE_IN, F.size // 8) and \
+                    int(pinned.sum()) <= FACE_REUSE_OUT and \
+                    face.W.size + joined.size <= self._face_limit():
+                try:
+                    if joined.size:
+                        yW, yJ = y[face.W], y[joined]
+                        cross = self._kernel_cross(self.index[face.W], self.index[joined])
+                        cross *= yW[:, None]
+                        cross *= yJ[None, :]
+                        face.extend(joined, cross, _signed(
+                            self._kernel_block(self.index[joined]), yJ))
+                    return face, np.concatenate([pinned, np.zeros(joined.size, bool)])
+                except (np.linalg.LinAlgError, ValueError):
+                    pass                       # a new factorization below
+        try:
+            self._face = _pol.Face(F, _signed(self._kernel_block(self.index[F]), y[F]))
+        except (np.linalg.LinAlgError, ValueError):
+            self._face = None
+        return self._face, None
+
+    def _face_limit(self) -> int:
+        return min(self.opts.polish_max_free, _pol.max_free(self.budget))
+
+    def _kernel_cross(self, rows, cols) -> np.ndarray:
+        """K[rows, cols] over data rows (the kernel's own products, or the given matrix)."""
+        if self.gram is not None:
+            return self.gram[np.ix_(rows, cols)]
+        return self.kernel(self.X[rows], self.X[cols])
 
     def _kernel_block(self, rows) -> np.ndarray:
         """K[rows, rows] over data rows, from the kernel engine (or the given matrix)."""
