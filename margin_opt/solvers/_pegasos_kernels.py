@@ -11,8 +11,9 @@ With an unregularized intercept the caller centers the features (``x − μ``: a
 exact reparametrization, ``b = b̃ − wᵀμ``), which removes the ill-conditioning
 between w and b that otherwise stalls the intercept.
 
-Scalars that change (the intercept, its average) travel in ``state``:
-``state = [b, b_avg, sq_norm]`` where ``sq_norm`` is the kernel methods' ‖w‖².
+The rule of a run is a :class:`StepRule`; what the steps change is an :class:`Iterate`
+(w or β, its average, the intercept and its average, ‖w‖² of the kernel layout, the
+step counter).
 
 Losses: the integer code and parameter of a :class:`~margin_opt.losses.Loss`
 (``loss_code``, ``loss_param``: the hinge ``max(0, θ − y f)`` or the ε-insensitive
@@ -39,6 +40,7 @@ The iterates are those of the step rule written out per coordinate, to rounding.
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import numpy as np
 import scipy.sparse as sp
@@ -73,6 +75,65 @@ def _dense_block(Z):
     def apply(target, c):
         target += c @ Z[:c.shape[0]]
     return Z, Z @ Z.T, apply
+
+
+@dataclass(frozen=True)
+class StepRule:
+    """The rule of a Pegasos run.
+
+    Parameters
+    ----------
+    lam : float
+        λ (the step is 1/(λt)).
+    batch_size : int
+        Draws per step.
+    radius : float
+        Radius of the projection ball (0: none).
+    fit_intercept, reg_b : bool
+        An intercept, and whether it is regularized.
+    averaging : bool
+        Keep the polynomial-decay average.
+    gamma : float
+        γ of that average.
+    loss_code : int
+        :data:`margin_opt.losses.HINGE` or the ε-insensitive code.
+    loss_param : float
+        The loss's θ or ε.
+    """
+
+    lam: float
+    batch_size: int
+    radius: float
+    fit_intercept: bool
+    reg_b: bool
+    averaging: bool
+    gamma: float
+    loss_code: int
+    loss_param: float
+
+
+@dataclass
+class Iterate:
+    """What the steps change, in place.
+
+    Parameters
+    ----------
+    v, v_avg : ndarray of shape (d,)
+        The iterate (w, or β of the Gram layout) and its average.
+    b, b_avg : float
+        The intercept and its average.
+    sq_norm : float
+        ‖w‖² = βᵀKβ, carried by the Gram layout.
+    t : int
+        Steps taken so far.
+    """
+
+    v: np.ndarray
+    v_avg: np.ndarray
+    b: float = 0.0
+    b_avg: float = 0.0
+    sq_norm: float = 0.0
+    t: int = 0
 
 
 class _Scalars:
@@ -228,23 +289,25 @@ def _block_steps(sc, P, G, yb, swb, v, u, opt, k):
     return done, np.array(av[:done]), np.array(au[:done])
 
 
-def _run(rows_of, n_cols, y, sw, idx, v, u, state, t, lam, k, radius, fit_intercept, reg_b,
-         averaging, gamma, loss_code, loss_param, track_sq):
-    """The steps over ``idx`` for any layout.
+def _run(rows_of, n_cols, y, sw, idx, it, rule, track_sq):
+    """The steps over ``idx`` for any layout, on ``it`` (an :class:`Iterate`) by ``rule``.
 
     ``rows_of(rows)`` returns ``(P, G, apply)`` for the draws ``rows`` of a block:
     P the margins ``vᵀzⱼ`` at the current v, G the block's Gram matrix ``zᵢᵀzⱼ`` and
     ``apply(target, c)`` adding ``Σⱼ cⱼzⱼ`` over the block's first ``len(c)`` draws
-    to ``target`` in place.  ``track_sq``: ‖w‖² is carried in ``state[2]`` (the Gram
+    to ``target`` in place.  ``track_sq``: ‖w‖² is carried in ``it.sq_norm`` (the Gram
     layout); else, where the projection needs it, it is computed from v at each block.
     """
     n_draws = idx.shape[0]
     if n_draws == 0:
-        return t
-    opt = (float(lam), float(radius), bool(fit_intercept), bool(reg_b), bool(averaging),
-           float(gamma), loss_code == HINGE, float(loss_param), radius > 0.0 or track_sq)
-    sc = _Scalars(int(t), float(state[0]), float(state[1]),
-                  float(state[2]) if track_sq else 0.0)
+        return
+    r = rule
+    averaging, k, v, u = bool(r.averaging), int(r.batch_size), it.v, it.v_avg
+    opt = (float(r.lam), float(r.radius), bool(r.fit_intercept), bool(r.reg_b), averaging,
+           float(r.gamma), r.loss_code == HINGE, float(r.loss_param),
+           r.radius > 0.0 or track_sq)
+    sc = _Scalars(int(it.t), float(it.b), float(it.b_avg),
+                  float(it.sq_norm) if track_sq else 0.0)
     length = _block_length(n_cols, k, n_draws)
     pos = 0
     while pos < n_draws:
@@ -271,17 +334,15 @@ def _run(rows_of, n_cols, y, sw, idx, v, u, state, t, lam, k, radius, fit_interc
         u *= sc.A
         u += sc.C * v
     v *= sc.s
-    state[0] = sc.b
+    it.b, it.t = sc.b, sc.t
     if averaging:
-        state[1] = sc.b_avg
+        it.b_avg = sc.b_avg
     if track_sq:
-        state[2] = sc.s * sc.s * sc.sqv
-    return sc.t
+        it.sq_norm = sc.s * sc.s * sc.sqv
 
 
-def pegasos_epoch_dense(X, y, sw, idx, w, w_avg, state, t, lam, batch_size, radius,
-                        fit_intercept, reg_b, averaging, gamma, loss_code, loss_param, coef):
-    """One epoch over dense rows ``X`` (ndarray of shape (n, d)); returns the new ``t``.
+def pegasos_epoch_dense(X, y, sw, idx, it, rule):
+    """One epoch over dense rows ``X``, on ``it`` in place.
 
     Parameters
     ----------
@@ -290,38 +351,18 @@ def pegasos_epoch_dense(X, y, sw, idx, w, w_avg, state, t, lam, batch_size, radi
     y, sw : ndarray of shape (n,)
         Targets and sample weights.
     idx : ndarray of int of shape (n_draws,)
-        The drawn samples, ``batch_size`` per step (the last step may take fewer).
-    w, w_avg : ndarray of shape (d,)
-        The iterate and its average, updated in place.
-    state : ndarray of shape (3,)
-        ``[b, b_avg, sq_norm]``, updated in place (``sq_norm`` is not used here).
-    t : int
-        Steps taken so far.
-    lam, radius : float
-        λ (the step is 1/(λt)) and the radius of the projection ball (0: none).
-    batch_size : int
-    fit_intercept, reg_b, averaging : bool
-    gamma : float
-        γ of the polynomial-decay average.
-    loss_code, loss_param : int, float
-        The loss (:data:`margin_opt.losses.HINGE` or the ε-insensitive code) and its
-        θ or ε.
-    coef : ndarray of shape (batch_size,)
-        Work array of the callers (not used).
-
-    Returns
-    -------
-    t : int
-        The step counter after the epoch.
+        The drawn samples, ``rule.batch_size`` per step (the last step may take fewer).
+    it : Iterate
+        w (shape (d,)), its average, b, its average and t, updated in place.
+    rule : StepRule
     """
     X = np.asarray(X)
 
     def rows_of(rows):
         Z, G, apply = _dense_block(X[rows])
-        return Z @ w, G, apply
+        return Z @ it.v, G, apply
 
-    return _run(rows_of, X.shape[1], y, sw, idx, w, w_avg, state, t, lam, batch_size, radius,
-                fit_intercept, reg_b, averaging, gamma, loss_code, loss_param, False)
+    _run(rows_of, X.shape[1], y, sw, idx, it, rule, False)
 
 
 def _csr_rows(indptr, indices, data, rows):
@@ -334,9 +375,8 @@ def _csr_rows(indptr, indices, data, rows):
     return data[take], indices[take], ptr
 
 
-def pegasos_epoch_csr(indptr, indices, data, mu, y, sw, idx, w, w_avg, state, t, lam, batch_size,
-                      radius, fit_intercept, reg_b, averaging, gamma, loss_code, loss_param, coef):
-    """One epoch over CSR rows (``indptr``, ``indices``, ``data``); returns the new ``t``.
+def pegasos_epoch_csr(X, mu, y, sw, idx, it, rule):
+    """One epoch over the rows of a CSR matrix ``X``, on ``it`` in place.
 
     ``mu`` (ndarray of shape (d,), or of shape (0,) for none) centers the rows
     implicitly: the model is ``f = wᵀ(x − μ) + b`` without densifying X.  Blocks of
@@ -344,6 +384,8 @@ def pegasos_epoch_csr(indptr, indices, data, mu, y, sw, idx, w, w_avg, state, t,
     use sparse products.  The other parameters are those of
     :func:`pegasos_epoch_dense`.
     """
+    indptr, indices, data = X.indptr, X.indices, X.data
+    w = it.v
     d = w.shape[0]
     center = mu.shape[0] == d
     mu_sq = float(mu @ mu) if center else 0.0
@@ -373,18 +415,17 @@ def pegasos_epoch_csr(indptr, indices, data, mu, y, sw, idx, w, w_avg, state, t,
                 target -= float(c.sum()) * mu
         return P, G, apply
 
-    return _run(rows_of, d, y, sw, idx, w, w_avg, state, t, lam, batch_size, radius,
-                fit_intercept, reg_b, averaging, gamma, loss_code, loss_param, False)
+    _run(rows_of, d, y, sw, idx, it, rule, False)
 
 
-def pegasos_epoch_gram(K, y, sw, idx, beta, beta_avg, state, t, lam, batch_size, radius,
-                       fit_intercept, reg_b, averaging, gamma, loss_code, loss_param, coef):
+def pegasos_epoch_gram(K, y, sw, idx, it, rule):
     """One epoch of kernelized Pegasos on a Gram matrix ``K`` (ndarray of shape (n, n)).
 
-    The iterate is ``w = Σⱼ βⱼ φ(xⱼ)``, so ``f(xᵢ) = (Kβ)ᵢ + b``; ``state[2]`` carries
-    ‖w‖² = βᵀKβ, updated in O(batch) per step.  Returns the new ``t``.  The other
-    parameters are those of :func:`pegasos_epoch_dense`, with β for w.
+    The iterate is ``w = Σⱼ βⱼ φ(xⱼ)`` (``it.v`` = β), so ``f(xᵢ) = (Kβ)ᵢ + b``;
+    ``it.sq_norm`` carries ‖w‖² = βᵀKβ, updated in O(batch) per step.  The other
+    parameters are those of :func:`pegasos_epoch_dense`.
     """
+    beta = it.v
     n = beta.shape[0]
 
     def rows_of(rows):
@@ -397,8 +438,7 @@ def pegasos_epoch_gram(K, y, sw, idx, beta, beta_avg, state, t, lam, batch_size,
             np.add.at(target, rows[:c.shape[0]], c)
         return P, K[np.ix_(rows, rows)], apply
 
-    return _run(rows_of, n, y, sw, idx, beta, beta_avg, state, t, lam, batch_size, radius,
-                fit_intercept, reg_b, averaging, gamma, loss_code, loss_param, True)
+    _run(rows_of, n, y, sw, idx, it, rule, True)
 
 
 def weighted_loss_dense(X, mu, y, sw, w, b, loss_code, loss_param):

@@ -486,16 +486,16 @@ def pegasos(erm, *, batch_size=1, max_iter=None, max_time=None, projection=True,
     chunk = steps_per_epoch if max_time is None else max(1, 65536 // batch_size)
 
     with one_blas_thread():  # products with X: no BLAS pool left spinning
-        J0 = it.objective(*it.uncenter(it.v, 0.0))
+        J0 = it.objective(*it.uncenter(it.iterate.v, 0.0))
         hist_J, hist_time, hist_step = [J0], [time.perf_counter() - t_start], [0]
-        u_best, b_best, J_best = it.v.copy(), 0.0, J0
+        u_best, b_best, J_best = it.iterate.v.copy(), 0.0, J0
         t, status, epoch = 0, "max_iter", 0
         while epoch < max_iter and status == "max_iter":
             epoch += 1
             done = 0
             while done < steps_per_epoch:
                 m = min(chunk, steps_per_epoch - done)
-                t = it.run(rng.randint(0, n, size=m * batch_size).astype(np.int64), t)
+                t = it.run(rng.randint(0, n, size=m * batch_size).astype(np.int64))
                 done += m
                 if max_time is not None and time.perf_counter() - t_start >= max_time:
                     status = "stopped"
@@ -518,7 +518,7 @@ def pegasos(erm, *, batch_size=1, max_iter=None, max_time=None, projection=True,
         message = f"max_time={max_time:g} s reached after {t} steps ({epoch} epochs)."
     else:
         message = f"stopped by the callback after epoch {epoch}."
-    last = it.uncenter(it.v, it.state[0])
+    last = it.uncenter(it.iterate.v, it.iterate.b)
     out = OptimizeResult(
         b=b_best, b_best=b_best, b_last=last[1], fun=J_best, nit=epoch, n_steps=t,
         status=status, success=False, message=message,
@@ -545,8 +545,9 @@ class _PegasosIterate:
 
     An unregularized intercept makes shifting the features exact: f = wᵀ(x − μ) + b̃
     with b = b̃ − wᵀμ.  Centering decouples w and b (Pegasos §6 notes the bias breaks
-    the analysis; on uncentered data it stalls).  ``v`` is w, or β when kernelized;
-    ``state = [b̃, b̃ averaged, ‖w‖² (kernelized)]``.
+    the analysis; on uncentered data it stalls).  ``iterate`` (an
+    :class:`~margin_opt.solvers._pegasos_kernels.Iterate`) holds w, or β when
+    kernelized, b̃, their averages and the step counter.
     """
 
     def __init__(self, erm, X, y, sw, kernel_gram, batch_size, projection, averaging):
@@ -566,22 +567,22 @@ class _PegasosIterate:
             self.mu = np.asarray(X.mean(axis=0)).ravel()
             self.Xc = X if sp.issparse(X) else X - self.mu
         d = n if self.kernelized else X.shape[1]
-        self.v, self.v_avg, self.state = np.zeros(d), np.zeros(d), np.zeros(3)
+        self.iterate = _pk.Iterate(np.zeros(d), np.zeros(d))
         radius = optimum_radius(erm) if projection else 0.0
         self.loss = (erm.loss.code, erm.loss.param)
-        self.args = (erm.lam, batch_size, radius, erm.fit_intercept, self.reg_b,
-                     self.averaging, AVERAGING_GAMMA, *self.loss, np.empty(batch_size))
+        self.rule = _pk.StepRule(erm.lam, batch_size, radius, erm.fit_intercept, self.reg_b,
+                                 self.averaging, AVERAGING_GAMMA, *self.loss)
 
-    def run(self, idx, t):
-        """Steps over the sample indices ``idx``; returns the new step counter."""
-        v, va, st, y, sw = self.v, self.v_avg, self.state, self.y, self.sw
+    def run(self, idx):
+        """Steps over the sample indices ``idx``; returns the step counter after them."""
+        it, rule, y, sw = self.iterate, self.rule, self.y, self.sw
         if self.kernelized:
-            return _pk.pegasos_epoch_gram(self.Kc, y, sw, idx, v, va, st, t, *self.args)
-        if sp.issparse(self.X):
-            X = self.X
-            return _pk.pegasos_epoch_csr(X.indptr, X.indices, X.data, self.mu, y, sw, idx, v,
-                                         va, st, t, *self.args)
-        return _pk.pegasos_epoch_dense(self.Xc, y, sw, idx, v, va, st, t, *self.args)
+            _pk.pegasos_epoch_gram(self.Kc, y, sw, idx, it, rule)
+        elif sp.issparse(self.X):
+            _pk.pegasos_epoch_csr(self.X, self.mu, y, sw, idx, it, rule)
+        else:
+            _pk.pegasos_epoch_dense(self.Xc, y, sw, idx, it, rule)
+        return it.t
 
     def uncenter(self, u, b):
         """(w or β, b) of the original parametrization, and Kβ when kernelized."""
@@ -596,8 +597,8 @@ class _PegasosIterate:
     def current(self):
         """The returned iterate: the average, or the last one without averaging."""
         if self.averaging:
-            return self.uncenter(self.v_avg, self.state[1])
-        return self.uncenter(self.v, self.state[0])
+            return self.uncenter(self.iterate.v_avg, self.iterate.b_avg)
+        return self.uncenter(self.iterate.v, self.iterate.b)
 
     def decision(self, u, Ku):
         """f without b at the iterate u (w, or β with Ku = Kβ when kernelized)."""
