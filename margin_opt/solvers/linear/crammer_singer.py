@@ -77,30 +77,35 @@ from .coordinate import linear_x
 __all__ = ["solve_crammer_singer", "CSOptions", "polish"]
 
 
+#: the first shrinking tolerance: every variable is restored when a pass's violation falls
+#: below it, and it is multiplied by _SHRINK_DECAY (down to ``tol``)
+_SHRINK_START = 1.0
+_SHRINK_DECAY = 0.5
+#: with intercepts, each inner problem is solved to a violation of
+#: max(tol, _INNER_TOL · ‖Σᵢβᵢ‖∞ / max(1, max Cᵢ))
+_INNER_TOL = 0.1
+#: where a polish may apply, the passes first stop at a violation of max(tol, _POLISH_FROM)
+#: and try it (a failed polish costs one solve; the passes then go on to ``tol``)
+_POLISH_FROM = 1e-2
+#: the subspace steps stop for the rest of the call when a pass's violation exceeds this many
+#: times the smallest one since the last restore (a degenerate dual near the rounding floor of
+#: its objective, where they move the margins by more than they gain); a restore starts the
+#: comparison again (its new samples raise the violation legitimately)
+_EXTRAPOLATE_GUARD = 4.0
+
+
 @dataclass(frozen=True)
 class CSOptions:
     """Tuning of the sequential dual method.
 
     Parameters
     ----------
-    shrink_start : float, default=1.0
-        The first shrinking tolerance: every variable is restored when a pass's
-        violation falls below it, and it is multiplied by ``shrink_decay`` (down to
-        ``tol``).
-    shrink_decay : float, default=0.5
     rho : float or None, default=None
         The multiplier method's penalty for intercepts; None: the mean ‖xᵢ‖² of the
         samples with Cᵢ > 0 (a bias column of the features' scale).
-    inner_tol : float, default=0.1
-        With intercepts, each inner problem is solved to a violation of
-        max(tol, inner_tol · ‖Σᵢβᵢ‖∞ / max(1, max Cᵢ)).
     polish_max : int, default=2000
         The exact finish (:func:`polish`) is tried when its linear system has at most
         this many unknowns (0: never).
-    polish_from : float, default=1e-2
-        Where a polish may apply, the passes first stop at a violation of
-        max(tol, polish_from) and try it (a failed polish costs one solve; the passes
-        then go on to ``tol``).
     polish_work : float, default=30.0
         Beyond ``polish_cheap`` unknowns, a polish is tried only when its factorization
         is cheap beside the passes done: its q unknowns must satisfy
@@ -130,16 +135,11 @@ class CSOptions:
         degenerate dual a long step along a nearly flat direction gains a rounding-size
         amount and moves every margin by as much.
     tail_shrink_decay : float, default=0.1
-        ``shrink_decay`` once the passes aim at ``tol`` with the subspace steps: the
-        active set is settled there, and each restore repeats a full pass (about three
-        shrunk passes' cost) that finds little to restore.  On the text-like set: 14
+        The shrinking tolerance's decay (``_SHRINK_DECAY`` before) once the passes aim
+        at ``tol`` with the subspace steps: the active set is settled there, and each
+        restore repeats a full pass (about three shrunk passes' cost) that finds little
+        to restore.  On the text-like set: 14
         restores instead of 24, ~11 % less CPU (best of 4: 2.57 s against 2.90 s).
-    extrapolate_guard : float, default=4.0
-        The steps stop for the rest of the call when a pass's violation exceeds this
-        many times the smallest one since the last restore (a degenerate dual near the
-        rounding floor of its objective, where they move the margins by more than they
-        gain); a restore starts the comparison again (its new samples raise the
-        violation legitimately).
     extrapolate_width : float, default=1.0
         A step sweeps W (n_features × n_classes) three times: it is taken only while
         n_features ≤ this times the nonzeros of the samples the pass visits (on wide
@@ -165,19 +165,14 @@ class CSOptions:
         A value ≤ 0, or ``extrapolate`` not 0, 1 or 2.
     """
 
-    shrink_start: float = 1.0
-    shrink_decay: float = 0.5
     rho: float | None = None
-    inner_tol: float = 0.1
     polish_max: int = 2000
-    polish_from: float = 1e-2
     polish_work: float = 30.0
     polish_cheap: int = 256
     shuffle_block: int = 16
     extrapolate: int = 2
     extrapolate_reach: float = 2.0
     tail_shrink_decay: float = 0.1
-    extrapolate_guard: float = 4.0
     extrapolate_width: float = 1.0
     extrapolate_patience: int = 20
     support_first: bool = True
@@ -194,11 +189,10 @@ class CSOptions:
         for name in ("polish_max", "polish_cheap", "extrapolate_patience"):
             if int(getattr(self, name)) < 0:
                 raise ValueError(f"{name} must be >= 0, got {getattr(self, name)!r}.")
-        for name in ("shrink_decay", "tail_shrink_decay"):
-            if not 0 < getattr(self, name) < 1:
-                raise ValueError(f"{name} must be in (0, 1), got {getattr(self, name)!r}.")
-        for name in ("shrink_start", "inner_tol", "polish_from", "polish_work",
-                     "extrapolate_reach", "extrapolate_guard", "extrapolate_width",
+        if not 0 < self.tail_shrink_decay < 1:
+            raise ValueError(f"tail_shrink_decay must be in (0, 1), got "
+                             f"{self.tail_shrink_decay!r}.")
+        for name in ("polish_work", "extrapolate_reach", "extrapolate_width",
                      "support_first_at"):
             if not getattr(self, name) > 0:
                 raise ValueError(f"{name} must be > 0, got {getattr(self, name)!r}.")
@@ -515,12 +509,12 @@ def solve_crammer_singer(std: CrammerSingerQP, *, tol=1e-3, gap_tol=None, max_it
     scale = max(1.0, float(C.max(initial=0.0)))
     samples = _core.CSSamples(y, C, A, beta, cls, n_cls)
     # the shrinking state, carried from call to call, and the sample order's generator
-    state = _core.CSState(n_active=n_free, eps_shrink=float(options.shrink_start), full=True,
+    state = _core.CSState(n_active=n_free, eps_shrink=float(_SHRINK_START), full=True,
                           rng=(seed * 0x9E3779B97F4A7C15 + 1) % 2 ** 64 or 1)
     t_setup = time.perf_counter() - t0
     # a polish may apply when the free variables can be few: try it from polish_from
     may_polish = options.polish_max > 0 and min(n, options.polish_max) > 0
-    eps = max(float(tol), options.polish_from) if may_polish else float(tol)
+    eps = max(float(tol), _POLISH_FROM) if may_polish else float(tol)
     nit, viol, status, polished, restores = 0, np.inf, "max_iter", False, 0
     perm = None             # the samples' layout once support-first (None: as given)
     primal = dual = np.nan
@@ -531,16 +525,16 @@ def solve_crammer_singer(std: CrammerSingerQP, *, tol=1e-3, gap_tol=None, max_it
         early = options.support_first and perm is None and options.support_first_at > eps
         inner_eps = options.support_first_at if early else eps
         if intercept:
-            inner_eps = max(inner_eps, options.inner_tol * float(np.abs(s).max()) / scale)
+            inner_eps = max(inner_eps, _INNER_TOL * float(np.abs(s).max()) / scale)
         settings = _core.CSSettings(
             rho=rho, shrinking=bool(shrinking), eps=float(inner_eps),
-            decay=options.shrink_decay if eps > tol or not options.extrapolate else
+            decay=_SHRINK_DECAY if eps > tol or not options.extrapolate else
             options.tail_shrink_decay, max_passes=min(step, max_iter - nit),
             block=int(options.shuffle_block),
             # the subspace steps once the passes aim at tol (a polish from polish_from is
             # tried first, on the active set that plain passes found)
             history=int(options.extrapolate) if eps <= tol else 0,
-            reach=float(options.extrapolate_reach), guard=float(options.extrapolate_guard),
+            reach=float(options.extrapolate_reach), guard=float(_EXTRAPOLATE_GUARD),
             width=float(options.extrapolate_width),
             patience=int(options.extrapolate_patience))
         ran = _core.cs_passes(x, samples, W, b, s, order, state, settings)
@@ -585,7 +579,7 @@ def solve_crammer_singer(std: CrammerSingerQP, *, tol=1e-3, gap_tol=None, max_it
             # the gradients moved with b: every variable back, from the violation reached
             _restore(order, cls, n_cls, k)
             state.n_active, state.full = n_free, True
-            state.eps_shrink = min(options.shrink_start, 2.0 * viol)
+            state.eps_shrink = min(_SHRINK_START, 2.0 * viol)
         if eps > tol:
             eps = float(tol)        # the polish did not certify: passes down to tol
             if options.support_first and perm is None:

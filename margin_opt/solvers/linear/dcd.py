@@ -56,6 +56,35 @@ from .primal_newton import applies as primal_applies
 __all__ = ["solve_dcd", "DCDOptions", "applies"]
 
 
+#: the first inner tolerance, times ``tol`` (divided by ``tighten`` each time the exact check
+#: fails)
+_INNER_TOL_FACTOR = 0.5
+#: epochs between looks at the progress: where the largest projected gradient has not fallen
+#: below _STALL_RATIO times its value at the last look, Newton steps on the face of the free
+#: multipliers are taken (face.newton_dense; a9a's long tail on few features ends there)
+_LOOK_EVERY = 16
+#: a look finds a stall when the projected-gradient gap fell by less than this
+_STALL_RATIO = 0.5
+#: no dense Newton step while more multipliers than this are free (O(|F|³) each; beyond d + 1
+#: most steps move one multiplier to its bound); the Newton-CG steps take those
+_MAX_FREE = 200
+#: dense Newton steps per look, at most (each stops at the first bound met)
+_NEWTON_ROUNDS = 50
+#: the shrunk variables are checked again once when the gap of the active ones first falls below
+#: this times the inner tolerance (LIBSVM does it at 10·tol): those shrunk early join before the
+#: tail instead of restarting it
+_UNSHRINK_FACTOR = 1000.0
+#: conjugate-gradient products per Newton-CG step while the free set changes
+_CG_MAX_ITER = 20
+#: ... and once it has settled (its size moved by < 1 %)
+_CG_MAX_ITER_SETTLED = 50
+#: their relative residual once it has settled (``cg_tol`` before)
+_CG_TOL_SETTLED = 1e-4
+#: ε-SVR: epochs in Ho and Lin's one-variable-per-sample form before the run goes on in the
+#: standard form's (a, â), where the dense Newton steps apply, once at most _MAX_FREE are free
+_TUBE_EPOCHS = 100
+
+
 @dataclass(frozen=True)
 class DCDOptions:
     """Tuning knobs of :func:`solve_dcd`.
@@ -82,32 +111,9 @@ class DCDOptions:
         ``tube_rho_scale`` 0.1: 273 epochs without it, 61 with it, 56 at ρ 1), up to
         ``rho_growth_max`` times its start (a large ρ makes every coordinate step
         short).  1: ρ fixed.
-    inner_tol_factor : float, default=0.5
-        The first inner tolerance is this times ``tol``; it is divided by
-        ``tighten`` each time the exact check fails.
     tighten : float, default=4.0
-    polish_every : int, default=16
-        Epochs between looks at the progress (0: no Newton steps).  Where the largest
-        projected gradient has not fallen below ``stall_ratio`` times its value at the
-        last look, Newton steps on the face of the free multipliers F are taken
-        (:func:`face.newton_dense`: the KKT system of F with yᵀα = Δ exact, |F| × |F| from
-        X_F, never n × n; each step lowers the objective) and λ is set to the face's
-        b; the epochs then settle the others.  Where few features make the free rows
-        nearly dependent (a9a: d = 123), coordinate descent's tail on them is long
-        and these steps end it.
-    max_free : int, default=200
-        No Newton step while more multipliers than this are free (a step costs
-        O(|F|³); with |F| well beyond d + 1 most steps only move one multiplier to
-        its bound).
-    newton_rounds : int, default=50
-        Most Newton steps per look (each stops at the first bound met; the face is
-        then solved again without it).
-    stall_ratio : float, default=0.5
-    unshrink_factor : float, default=1000.0
-        The shrunk variables are checked again once when the projected-gradient gap
-        of the active ones first falls below this times the inner tolerance (as LIBSVM
-        does at 10·tol): those shrunk early, while w was far from its end, then join
-        before the tail instead of restarting it (≤ 1: only at the end).
+        The inner tolerance (at first ``_INNER_TOL_FACTOR`` × ``tol``) is divided by this
+        each time the exact check fails.
     primal : PrimalPathOptions or None, default=PrimalPathOptions()
         With few features (d ≤ ``primal.max_features``), the hinge (no D) and one
         variable per data row, first follow the Huber-smoothed primal in (w, b)
@@ -116,28 +122,8 @@ class DCDOptions:
         check passes (the same as the epochs' end), else the epochs go on from that
         α.  Not taken with ``alpha0`` or a ``callback`` (warm starts and per-epoch
         reports are the epochs').  None: epochs only.
-    tube_epochs : int, default=100
-        ε-SVR: epochs in Ho and Lin's one-variable-per-sample form before the run goes
-        on in the standard form's (a, â), where the dense Newton steps apply — once at
-        most ``max_free`` are free (with more, the projected Newton-CG steps apply in
-        Ho and Lin's form, whose epochs cost half).
-    unshrink_after_newton : bool, default=False
-        Check the shrunk variables again after each dense Newton step (the final
-        check does it anyway).
-    cg_steps : bool, default=True
-        Projected Newton-CG steps on the free face (:func:`face.newton_cg`) at a stall
-        where more than ``max_free`` are free.
-    multiplier_steps : bool, default=True
-        With intercept, λ ← b at each look (the inexact method of multipliers), not
-        only once the inner problem has converged: each exact λ step restarted a tail
-        (text-like, squared hinge: 132 epochs → 78).
-    cg_max_iter : int, default=20
-        Conjugate-gradient products per step.
     cg_tol : float, default=0.05
         Their relative residual.
-    cg_max_iter_settled : int, default=50
-    cg_tol_settled : float, default=1e-4
-        The same once the free set has settled (its size moved by < 1 %).
     cg_heavy_columns : int, default=300
         Sparse X: the conjugate gradients are preconditioned by the face's this many
         most frequent columns exactly and the others by their diagonal
@@ -162,35 +148,20 @@ class DCDOptions:
     rho_growth: float = 4.0
     rho_growth_max: float = 64.0
     rho_growth_below: float = 0.25
-    inner_tol_factor: float = 0.5
     tighten: float = 4.0
-    polish_every: int = 16
-    max_free: int = 200
-    newton_rounds: int = 50
-    stall_ratio: float = 0.5
-    unshrink_factor: float = 1000.0
-    multiplier_steps: bool = True
-    unshrink_after_newton: bool = False
-    cg_steps: bool = True
-    cg_max_iter: int = 20
     cg_tol: float = 0.05
-    cg_max_iter_settled: int = 50
-    cg_tol_settled: float = 1e-4
     cg_heavy_columns: int = 300
     cg_cross_zero: bool = True
     tube_rho_scale: float | None = 0.1
-    tube_epochs: int = 100
     primal: PrimalPathOptions | None = PrimalPathOptions()
 
     def __post_init__(self):
-        if not (self.rho_scale > 0 and self.inner_tol_factor > 0 and self.tighten > 1
-                and self.polish_every >= 0 and self.max_free >= 0
-                and self.newton_rounds >= 1 and self.cg_heavy_columns >= 0
+        if not (self.rho_scale > 0 and self.tighten > 1 and self.cg_heavy_columns >= 0
                 and (self.tube_rho_scale is None or self.tube_rho_scale > 0)
                 and self.rho_growth >= 1 and self.rho_growth_max >= 1
                 and 0 < self.rho_growth_below <= 1):
             raise ValueError(f"DCDOptions needs rho_scale > 0, tube_rho_scale > 0 (or None), "
-                             f"inner_tol_factor > 0, tighten > 1, cg_heavy_columns >= 0, "
+                             f"tighten > 1, cg_heavy_columns >= 0, "
                              f"rho_growth and rho_growth_max >= 1 and "
                              f"0 < rho_growth_below <= 1, got {self}.")
 
@@ -371,11 +342,11 @@ def solve_dcd(qp, *, tol=1e-3, gap_tol=None, max_iter=10000, shrinking=True, alp
     state.rng = seed or 1
     order = np.arange(var.size, dtype=np.int64)
     active = var.size
-    eps_inner = opts.inner_tol_factor * tol
+    eps_inner = _INNER_TOL_FACTOR * tol
     eps_b = 0.5 * tol
     history = {"pg_gap": [], "active": []}
     last_gap = np.inf
-    unshrunk = opts.unshrink_factor <= 1.0
+    unshrunk = False                # LIBSVM's early unshrinking done
     cg_free = (-1, np.inf)          # (|F| at the last step, no step above this |F|)
     checked = False                 # the exact check failed with variables shrunk
     last_residual = np.inf          # |yᵀα − Δ| at the last exact multiplier step
@@ -384,8 +355,8 @@ def solve_dcd(qp, *, tol=1e-3, gap_tol=None, max_iter=10000, shrinking=True, alp
     t1 = time.perf_counter()
     with one_blas_thread():     # BLAS threads spin after a call and slow the epochs
         while nit < max_iter:
-            if tube is not None and nit >= opts.tube_epochs and \
-                    np.count_nonzero((var != 0.0) & (np.abs(var) < u_var)) <= opts.max_free:
+            if tube is not None and nit >= _TUBE_EPOCHS and \
+                    np.count_nonzero((var != 0.0) & (np.abs(var) < u_var)) <= _MAX_FREE:
                 # the tail in the standard form (a, â), where the Newton steps apply
                 n = qp.n_data
                 var = np.concatenate([np.maximum(var, 0.0), np.maximum(-var, 0.0)])
@@ -416,30 +387,30 @@ def solve_dcd(qp, *, tol=1e-3, gap_tol=None, max_iter=10000, shrinking=True, alp
                     status, message = "stopped", f"stopped by the callback after {nit} epochs"
                     break
             stalled = False
-            if opts.polish_every and nit % opts.polish_every == 0:
-                stalled = pg_gap > opts.stall_ratio * last_gap   # little progress
+            if nit % _LOOK_EVERY == 0:
+                stalled = pg_gap > _STALL_RATIO * last_gap   # little progress
                 last_gap = pg_gap
-                if equality and opts.multiplier_steps:
-                    state.lam = b_now       # the inexact method of multipliers: λ ← b
+                if equality:
+                    # the inexact method of multipliers, λ ← b at each look (not only once
+                    # the inner problem converged: text-like squared hinge 132 epochs → 78)
+                    state.lam = b_now
             if stalled and pg_gap > eps_inner:
                 te = time.perf_counter()
                 stepped = None
                 if tube is None:
                     stepped = face.newton_dense(x, qp, rows, var, w, diag, equality, delta,
-                                                opts.max_free, opts.newton_rounds)
+                                                _MAX_FREE, _NEWTON_ROUNDS)
                 if stepped is not None:
                     w, b_face = stepped
                     state.sum = float(y @ var)
                     if equality:
                         state.lam = b_face - state.rho * (state.sum - delta)
-                    if opts.unshrink_after_newton:
-                        active = var.size
                     _reset_bounds(state)
-                elif opts.cg_steps:
+                else:                       # many free: a projected Newton-CG step
                     w, cg_free = _cg_step(Xr, var, w, tube, rows, y, qp.p, u_var, d_var, state,
                                           delta, opts, cg_free)
                 spent["newton"] += time.perf_counter() - te
-            if shrinking and not unshrunk and pg_gap <= opts.unshrink_factor * eps_inner \
+            if shrinking and not unshrunk and pg_gap <= _UNSHRINK_FACTOR * eps_inner \
                     and active < var.size:
                 # LIBSVM's early unshrinking: the variables shrunk while w was far from
                 # its end are checked once before the tail, not after it
@@ -645,8 +616,8 @@ def _cg_step(X, var, w, tube, rows, y, p, upper, diag, state, delta, opts, last_
     settled = abs(F.size - last_free[0]) < 0.01 * F.size
     out = face.newton_cg(X, rF, c, v, lo, hi, lin, diag[F], w, state.lam, state.rho,
                          state.sum - delta,
-                         max_cg=opts.cg_max_iter_settled if settled else opts.cg_max_iter,
-                         cg_tol=opts.cg_tol_settled if settled else opts.cg_tol,
+                         max_cg=_CG_MAX_ITER_SETTLED if settled else _CG_MAX_ITER,
+                         cg_tol=_CG_TOL_SETTLED if settled else opts.cg_tol,
                          heavy_columns=opts.cg_heavy_columns)
     if out is None:         # none until the free set has shrunk by half, or below d + 1
         rank = X.shape[1] + 1   # (beyond it the face's Hessian is singular)

@@ -45,6 +45,20 @@ __all__ = ["PrimalPathOptions", "huber_path", "applies"]
 
 
 
+#: work on the working set W (not all points) once it holds at most this fraction of them
+_RESTRICT = 0.25
+#: most Newton steps per level
+_LEVEL_STEPS = 30
+#: most times a level is solved again after points outside W crossed
+_CHECKS = 5
+#: levels before the last end at a Newton step that moved at most this fraction of the points
+#: on the quadratic piece to another piece (the last level ends at a full step that moved
+#: none: its exact minimizer): on the working set, where an early end makes points outside it
+#: cross (_LOOSE), and on all points, the first levels, whose answer the next one corrects
+_LOOSE = 0.01
+_LOOSE_ALL = 0.1
+
+
 @dataclass(frozen=True)
 class PrimalPathOptions:
     """Tuning knobs of :func:`huber_path`.
@@ -62,20 +76,6 @@ class PrimalPathOptions:
         The last level's h, relative to the largest eᵢ.
     band : float, default=1.0
         The working set W is the points with −band·h ≤ tᵢ ≤ (1 + band)·h.
-    restrict : float, default=0.25
-        Work on W (not all points) once it holds at most this fraction of them.
-    level_steps : int, default=30
-        Most Newton steps per level.
-    checks : int, default=5
-        Most times a level is solved again after points outside W crossed.
-    loose : float, default=0.01
-        Levels before the last end at a Newton step that moved at most this fraction
-        of the points on the quadratic piece to another piece (the last level ends at
-        a full step that moved none: its exact minimizer) — on the working set, where
-        an early end makes points outside it cross;
-    loose_all : float, default=0.1
-        the same on all points (the first levels, whose answer the next level
-        corrects).
     """
 
     max_features: int = 300
@@ -83,17 +83,10 @@ class PrimalPathOptions:
     shrink: float = 0.3
     h_last: float = 1e-3
     band: float = 1.0
-    restrict: float = 0.25
-    level_steps: int = 30
-    checks: int = 5
-    loose: float = 0.01
-    loose_all: float = 0.1
 
     def __post_init__(self):
         if not (self.max_features >= 1 and self.h_start > 0 and 0 < self.shrink < 1
-                and 0 < self.h_last <= self.h_start and self.band >= 0
-                and 0 < self.restrict <= 1 and self.level_steps >= 1 and self.checks >= 0
-                and self.loose >= 0 and self.loose_all >= 0):
+                and 0 < self.h_last <= self.h_start and self.band >= 0):
             raise ValueError(f"PrimalPathOptions out of range: {self}.")
 
 
@@ -255,7 +248,7 @@ def huber_path(X, y, e, c, *, equality=True, delta=0.0, max_steps=10000, options
     while True:
         last = h <= h_last
         u0 = u
-        for check in range(opts.checks + 1):
+        for check in range(_CHECKS + 1):
             t = R.margins(u, d, equality)
             if codes is not None:
                 # the predictor: the step that keeps the last level's pieces
@@ -266,8 +259,8 @@ def huber_path(X, y, e, c, *, equality=True, delta=0.0, max_steps=10000, options
                 t = R.margins(u, d, equality)
                 steps += 1
             u, t, steps = _level(R, u, t, h, d, equality, gfix, delta, steps,
-                                 opts.level_steps, 0.0 if last else (
-                                     opts.loose if R.idx is not None else opts.loose_all))
+                                 _LEVEL_STEPS, 0.0 if last else (
+                                     _LOOSE if R.idx is not None else _LOOSE_ALL))
             if steps > max_steps:
                 return None
             codes = None
@@ -284,7 +277,7 @@ def huber_path(X, y, e, c, *, equality=True, delta=0.0, max_steps=10000, options
             # again from the level's start, the crossed points in W (all points at the end)
             u = u0
             keep = np.union1d(R.idx, np.flatnonzero(cross))
-            if check == opts.checks - 1 or keep.size > opts.restrict * n:
+            if check == _CHECKS - 1 or keep.size > _RESTRICT * n:
                 R, gfix, fixed_u = _Rows(X, y, e, c, None), np.zeros(d + 1), None
             else:
                 R, gfix, fixed_u = _restrict(X, y, e, c, t_all, np.inf, 0.0, d, equality,
@@ -294,7 +287,7 @@ def huber_path(X, y, e, c, *, equality=True, delta=0.0, max_steps=10000, options
         h_old, h = h, max(h * opts.shrink, h_last)
         codes = _codes(t_all, h_old)
         band = (t_all >= -opts.band * h_old) & (t_all <= (1.0 + opts.band) * h_old)
-        if R.idx is not None or np.count_nonzero(band) <= opts.restrict * n:
+        if R.idx is not None or np.count_nonzero(band) <= _RESTRICT * n:
             # W: the band of the last level; the others fixed on their pieces
             R, gfix, fixed_u = _restrict(X, y, e, c, t_all, h_old, opts.band, d, equality)
             codes = codes[R.idx]
