@@ -39,6 +39,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy.optimize import lsq_linear
 
+from ._core import dual_qp_reading as _compiled_reading
 from .certificate import Check
 
 __all__ = ["category_threshold", "TAU_MAX", "box_categories", "violating_pair_gap",
@@ -642,8 +643,9 @@ def dual_qp_reading(K, y, p, up, alpha, b, tol, tau, sv_threshold, decision, xi,
 
     The same conditions as :func:`dual_qp_checks` at ``tol`` (category threshold
     ``tau``, α-residuals ÷ max(1, max uₜ)), for the many small problems of a
-    one-vs-one fit: Kβ is summed by a matrix product of the rows of the nonzero βⱼ,
-    so the values agree with the solve path's to rounding.
+    one-vs-one fit, in one compiled pass (``margin_opt._core.dual_qp_reading``,
+    src/core/reading.cpp; the GIL released): Kβ is summed over the rows of the nonzero
+    βⱼ, so the values agree with the solve path's to rounding.
 
     Parameters
     ----------
@@ -655,43 +657,15 @@ def dual_qp_reading(K, y, p, up, alpha, b, tol, tau, sv_threshold, decision, xi,
         The tolerance, :func:`category_threshold` of it, and the relative threshold
         below which a nonzero multiplier is negligible
         (:data:`~margin_opt.problems.base.SV_THRESHOLD`).
-    decision, xi : ndarray of shape (m,)
+    decision, xi : ndarray of float64 of shape (m,), C-contiguous
         Written: f on the rows, with b, and ξ.
-    num : ndarray of shape (len(READING),)
+    num : ndarray of float64 of shape (len(READING),), C-contiguous
         Written.
+
+    Raises
+    ------
+    ValueError
+        Shapes that do not match.
     """
-    y = np.asarray(y, dtype=np.float64)
-    p = np.asarray(p, dtype=np.float64)
-    up = np.asarray(up, dtype=np.float64)
-    alpha = np.asarray(alpha, dtype=np.float64)
-    m = y.shape[0]
-    beta = y * alpha
-    nz = np.flatnonzero(beta)
-    if nz.size == m:
-        f0 = beta @ K
-    elif nz.size:
-        f0 = beta[nz] @ K[nz]
-    else:
-        f0 = np.zeros(m)
-    f0 = np.asarray(f0, dtype=np.float64).reshape(m)
-    quad = float(beta @ f0)
-    fin = np.isfinite(up)
-    scale = max(0.0, float(np.max(up[fin], initial=0.0)))
-    np.add(f0, b, out=decision)
-    np.maximum(0.0, -(y * decision + p), out=xi)
-    s, zero, free, at_u, r = _residual_pass(y, p, up, None, alpha, xi, decision, f0,
-                                            np.zeros(m), tau, max(1.0, scale), True)
-    support = alpha != 0.0
-    if scale > 0.0:
-        keep = (alpha > sv_threshold * scale) & (alpha / scale >= np.maximum(0.0, s))
-        negligible = int(np.count_nonzero(support & ~keep))
-    else:
-        negligible = 0
-    num[:4] = r
-    num[4] = abs(float(y @ alpha))
-    num[5] = quad
-    num[6] = float(up[fin] @ xi[fin])
-    num[7:] = (np.count_nonzero(zero), np.count_nonzero(free), np.count_nonzero(at_u),
-               np.count_nonzero(support), np.count_nonzero(zero & (s < -tol)),
-               np.count_nonzero(free & (np.abs(s) > tol)),
-               np.count_nonzero(at_u & (s > tol)), negligible)
+    _compiled_reading(_f64(K), _f64(y), _f64(p), _f64(up), _f64(alpha), float(b), float(tol),
+                      float(tau), float(sv_threshold), decision, xi, num)

@@ -11,8 +11,9 @@ import pytest
 from sklearn.datasets import load_digits
 from sklearn.svm import SVC as SkSVC
 
-from margin_opt import SVC
+from margin_opt import SVC, _core
 from margin_opt.estimators import ovo
+from margin_opt.kernels import make_kernel
 from margin_opt.kkt import READING, category_threshold, dual_qp_reading
 from margin_opt.problems.svm import SVMProblem
 from margin_opt.problems.svm_batch import clean, pair_solution
@@ -198,3 +199,35 @@ def test_pair_failing_its_certificate_is_repaired_by_the_solve_path(digits, monk
     np.testing.assert_array_equal(est.support_, ref.support_)
     np.testing.assert_allclose(est.dual_coef_, ref.dual_coef_, atol=1e-5)
     np.testing.assert_allclose(est.intercept_, ref.intercept_, atol=1e-5)
+
+
+@pytest.mark.parametrize("name", ["rbf", "linear", "poly"])
+def test_pair_blocks_are_the_pairs_kernel_matrices(digits, name):
+    """ClassBlocks.pair (computed by the core from the classes' rows, or copied out of
+    the whole matrix for sparse data) is the kernel matrix of the pair's rows to
+    rounding, exactly symmetric; the core refuses what does not fit."""
+    import scipy.sparse as sp
+
+    from margin_opt.kernels import engine_gram
+
+    X, y = digits
+    members = [np.flatnonzero(y == c) for c in range(5)]
+    kernel = make_kernel(name, X)
+    dense = ovo.ClassBlocks(X, members, kernel)
+    sparse = ovo.ClassBlocks(sp.csr_matrix(X), members, kernel)
+    assert dense.K is None and sparse.K is not None
+    K = engine_gram(kernel, X[np.concatenate(members)])
+    for i, j in ovo.class_pairs(5):
+        r = np.r_[dense.start[i]:dense.stop[i], dense.start[j]:dense.stop[j]]
+        B = dense.pair(i, j)
+        np.testing.assert_array_equal(B, B.T)
+        np.testing.assert_allclose(B, K[np.ix_(r, r)], rtol=1e-13, atol=1e-13)
+        np.testing.assert_array_equal(sparse.pair(i, j), sparse.K[np.ix_(r, r)])
+    with pytest.raises(ValueError):
+        _core.pair_block(sparse.K, 0, 10, X.shape[0] - 5, 10, np.empty((20, 20)))
+    with pytest.raises(ValueError):
+        _core.pair_block(sparse.K, 0, 10, 20, 10, np.empty((19, 19)))
+    with pytest.raises(ValueError):
+        dense._classes.pair(0, 5, np.empty((10, 10)))
+    with pytest.raises(ValueError):
+        dense._classes.pair(0, 1, np.empty((10, 10)))

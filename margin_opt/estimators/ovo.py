@@ -7,9 +7,10 @@ data are the samples of class i then those of class j (each in their original
 order), as in LIBSVM's ``svm_train``, so that SMO visits them in LIBSVM's order.
 
 Kernel values are shared across the pairs where that saves work: when the n × n
-kernel matrix fits the cache budget it is computed once and every pair copies its
-block out of it (:class:`ClassBlocks`; LIBSVM recomputes rows pair by pair);
-otherwise each pair's SMO computes and caches its own rows.  Pairs that share the
+kernel matrix fits the cache budget every value of it is computed once, each class's
+diagonal block up front and each pair's off-diagonal block by the pair
+(:class:`ClassBlocks`; LIBSVM recomputes rows pair by pair); otherwise each pair's SMO
+computes and caches its own rows.  Pairs that share the
 matrix and are solved by SMO run on worker threads, a few pairs ahead of the fitting
 thread (the compiled SMO releases the GIL; the fitting thread takes a queued pair
 itself while it waits), and the fitting thread builds the pairs' problems and reads,
@@ -39,15 +40,16 @@ from __future__ import annotations
 from collections import deque
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import nullcontext
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 import numpy as np
 import scipy.sparse as sp
 from sklearn.utils.multiclass import _ovr_decision_function
 
+from .._core import ClassKernel, pair_block
 from ..certificate import CompositeCertificate
 from ..exceptions import no_convergence_warnings
-from ..kernels import engine_gram
+from ..kernels import CORE_KINDS, core_rows, core_spec, engine_gram
 from ..kkt import READING, category_threshold, dual_qp_reading
 from ..methods import get_method
 from ..parallel import core_threads, current_policy, one_blas_thread
@@ -116,13 +118,17 @@ SHARED_KERNELS = ("linear", "poly", "rbf")
 
 
 class ClassBlocks:
-    """The kernel matrix of the training data grouped by class, shared by the pairs.
+    """The kernel values of the training data grouped by class, shared by the pairs.
 
-    The whole matrix is computed once (every entry once; LIBSVM recomputes rows pair by
-    pair) and pair (i, j) copies its block [[K_ii, K_ij], [K_ji, K_jj]] out of it.  The
-    caller has checked that the kernel values are finite
-    (:func:`~margin_opt.problems.kernel_data.check_scale`) and that the matrix fits the
-    cache budget.
+    Pair (i, j) takes its block [[K_ii, K_ij], [K_ji, K_jj]], exactly symmetric.  For a
+    named kernel on dense data (the compiled ``ClassKernel``, src/core/kernel.cpp) each
+    class's diagonal block K_cc is computed once, here, and each pair computes its own
+    K_ij (K_ji its transpose) on the worker thread that solves it: every entry once, no
+    n × n matrix, and most of the kernel's work beside the fitting thread's Python.
+    Otherwise (sparse data) the whole matrix is computed once and each pair's block is
+    copied out of it (by the core, the GIL released).  The caller has checked that the
+    kernel values are finite (:func:`~margin_opt.problems.kernel_data.check_scale`) and
+    that the matrix fits the cache budget.
 
     Parameters
     ----------
@@ -133,21 +139,28 @@ class ClassBlocks:
     """
 
     def __init__(self, X, members, kernel):
-        sizes = np.array([m.size for m in members])
+        sizes = np.array([m.size for m in members], dtype=np.int64)
         self.stop = np.cumsum(sizes)
         self.start = self.stop - sizes
-        self.K = engine_gram(kernel, X[np.concatenate(members)], threads=core_threads())
+        Xg = X[np.concatenate(members)]
+        self.K = self._classes = None
+        if not sp.issparse(Xg) and kernel.name in CORE_KINDS:
+            with one_blas_thread():         # the classes' blocks on the core's threads
+                self._classes = ClassKernel(core_spec(kernel), core_rows(Xg), sizes,
+                                            core_threads())
+        else:
+            self.K = engine_gram(kernel, Xg, threads=core_threads())
 
     def pair(self, i, j) -> np.ndarray:
-        """The kernel matrix of pair (i, j): class i's samples, then class j's."""
-        ri = slice(self.start[i], self.stop[i])
-        rj = slice(self.start[j], self.stop[j])
-        ni = ri.stop - ri.start
-        B = np.empty((ni + rj.stop - rj.start,) * 2)
-        B[:ni, :ni] = self.K[ri, ri]
-        B[:ni, ni:] = self.K[ri, rj]
-        B[ni:, :ni] = self.K[rj, ri]
-        B[ni:, ni:] = self.K[rj, rj]
+        """The kernel matrix of pair (i, j): class i's samples, then class j's (computed
+        or copied by the core, the GIL released)."""
+        i0, j0 = int(self.start[i]), int(self.start[j])
+        ni, nj = int(self.stop[i]) - i0, int(self.stop[j]) - j0
+        B = np.empty((ni + nj, ni + nj))
+        if self._classes is not None:
+            self._classes.pair(int(i), int(j), B)
+        else:
+            pair_block(self.K, i0, ni, j0, nj, B)
         return B
 
 
@@ -240,7 +253,8 @@ def fit_one_vs_one(est, X, y_index, classes, weight, kernel, *, solver, on_pair=
         # the RBF distances of the pairs' own rows (a repair's problem) on the data
         # centred once, not on a centred copy made per pair
         Xc = X - X.mean(axis=0) if kernel.name == "rbf" and not sp.issparse(X) else None
-        C_rows = check_box_bounds(est.C, weight)
+        # (≥ 0, finite: checked once here for every pair's SMO run, ``checked``)
+        C_rows = np.ascontiguousarray(check_box_bounds(est.C, weight), dtype=np.float64)
         options = backend_options(est, None, solver, max_box=float(C_rows.max()))
         # a reading is the whole story only for a kernel PSD by construction whose answer
         # has no explicit primal weights (RBF; poly with coef0 ≥ 0): a linear kernel's
@@ -317,8 +331,8 @@ class _PairLayout:
 
 
 def _pair_run(blocks, lay, options, reading, quiet):
-    """(K, result, reading) of one pair, on a worker thread: its kernel block copied out
-    of the shared matrix (exactly symmetric), SMO on it (the GIL released) and, where
+    """(K, result, reading) of one pair, on a worker thread: its kernel block
+    (:meth:`ClassBlocks.pair`, exactly symmetric), SMO on it (the GIL released) and, where
     SMO ended optimal and ``reading`` (tol, category threshold, SV threshold) is given,
     its certificate's numbers (:func:`margin_opt.kkt.dual_qp_reading`:
     ``(decision, xi, num)``; None otherwise)."""
@@ -326,7 +340,12 @@ def _pair_run(blocks, lay, options, reading, quiet):
     # without a certificate nothing repairs it, and its ConvergenceWarning is issued
     with no_convergence_warnings() if quiet else nullcontext():
         K = blocks.pair(*lay.pair)
-        res = get_method("smo").load()(replace(lay.qp, gram=K), **options)
+        qp = lay.qp
+        # the pair's arrays made and checked once per fit (layout): SMO takes them as
+        # they are
+        res = get_method("smo").load()(
+            DualQP(X=None, kernel=qp.kernel, y=qp.y, p=qp.p, upper=qp.upper, gram=K),
+            checked=True, **options)
     if reading is None or res.status != "optimal" or \
             not (np.isfinite(res.x).all() and np.isfinite(res.b)):
         return K, res, None

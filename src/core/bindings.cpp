@@ -9,6 +9,7 @@
 #include "blas.hpp"
 #include "kernel.hpp"
 #include "pool.hpp"
+#include "reading.hpp"
 #include "smo.hpp"
 
 namespace nb = nanobind;
@@ -263,6 +264,78 @@ void kernel_matrix(const mo::KernelSpec& kernel, const Rows& rows, Out2 out, int
     mo::kernel_matrix(kernel, rows.view, threads, o);
 }
 
+void pair_block(F64_2 K, std::int64_t i0, std::int64_t ni, std::int64_t j0, std::int64_t nj,
+                Out2 out) {
+    const auto n = static_cast<std::int64_t>(K.shape(0));
+    require(static_cast<std::int64_t>(K.shape(1)) == n, "K must be square");
+    require(ni >= 0 && nj >= 0 && i0 >= 0 && j0 >= 0 && i0 + ni <= n && j0 + nj <= n,
+            "the runs of rows must lie inside K");
+    const std::int64_t m = ni + nj;
+    require(static_cast<std::int64_t>(out.shape(0)) == m &&
+                static_cast<std::int64_t>(out.shape(1)) == m,
+            "out must be of shape (ni + nj, ni + nj)");
+    const double* k = K.data();
+    double* o = out.data();
+    nb::gil_scoped_release release;
+    mo::pair_block(k, n, mo::BlockRuns{i0, ni, j0, nj}, o);
+}
+
+// A one-vs-one fit's class-grouped kernel values (kernel.hpp's ClassKernel).
+struct ClassKernelObj {
+    mo::ClassKernel ck;
+};
+
+void make_class_kernel(ClassKernelObj* self, const mo::KernelSpec& kernel, const Rows& rows,
+                       I64_1 sizes, int threads) {
+    require(!rows.view.sparse, "ClassKernel takes dense rows");
+    require(threads >= 1, "threads must be at least 1");
+    require(rows.view.n < (1LL << 31) && rows.view.d < (1LL << 31),
+            "too many rows or features for BLAS's int dimensions");
+    std::vector<std::int64_t> sz(sizes.data(), sizes.data() + sizes.shape(0));
+    std::int64_t total = 0;
+    for (const std::int64_t s : sz) {
+        require(s >= 0, "class sizes must be at least 0");
+        total += s;
+    }
+    require(total == rows.view.n, "the class sizes must add up to the rows");
+    mo::load_blas();
+    new (self) ClassKernelObj();
+    nb::gil_scoped_release release;
+    mo::class_kernel_init(self->ck, kernel, rows.view, sz, threads);
+}
+
+void class_kernel_pair(const ClassKernelObj& self, std::int64_t i, std::int64_t j, Out2 out) {
+    const auto k = static_cast<std::int64_t>(self.ck.size.size());
+    require(i >= 0 && i < k && j >= 0 && j < k, "a class index is out of range");
+    const std::int64_t m = self.ck.size[i] + self.ck.size[j];
+    require(static_cast<std::int64_t>(out.shape(0)) == m &&
+                static_cast<std::int64_t>(out.shape(1)) == m,
+            "out must be of shape (n_i + n_j, n_i + n_j)");
+    double* o = out.data();
+    nb::gil_scoped_release release;
+    mo::class_kernel_pair(self.ck, i, j, o);
+}
+
+void dual_qp_reading(F64_2 K, F64_1 y, F64_1 p, F64_1 up, F64_1 alpha, double b, double tol,
+                     double tau, double sv_threshold, Out1 decision, Out1 xi, Out1 num) {
+    const auto m = static_cast<std::int64_t>(y.shape(0));
+    require(static_cast<std::int64_t>(K.shape(0)) == m &&
+                static_cast<std::int64_t>(K.shape(1)) == m,
+            "K must be of shape (m, m), m = len(y)");
+    for (const auto* v : {&p, &up, &alpha})
+        require(static_cast<std::int64_t>(v->shape(0)) == m, "p, up and alpha must have m values");
+    require(static_cast<std::int64_t>(decision.shape(0)) == m &&
+                static_cast<std::int64_t>(xi.shape(0)) == m,
+            "decision and xi must have m values");
+    require(static_cast<std::int64_t>(num.shape(0)) == mo::READING_SIZE,
+            "num must have " + std::to_string(mo::READING_SIZE) + " values");
+    const mo::DualAnswer qp{K.data(), m, y.data(), p.data(), up.data(), alpha.data(), b};
+    const mo::ReadingTolerances tols{tol, tau, sv_threshold};
+    const mo::DualReading out{decision.data(), xi.data(), num.data()};
+    nb::gil_scoped_release release;
+    mo::dual_qp_reading(qp, tols, out);
+}
+
 }  // namespace
 
 NB_MODULE(_core, m) {
@@ -345,6 +418,22 @@ NB_MODULE(_core, m) {
     m.attr("R_CAP") = static_cast<int>(mo::R_CAP);
     m.def("kernel_matrix", &kernel_matrix, "kernel"_a, "rows"_a, "out"_a, "threads"_a,
           "out = the n x n kernel matrix of dense rows (RBF centred first).");
+    m.def("pair_block", &pair_block, "K"_a, "i0"_a, "ni"_a, "j0"_a, "nj"_a, "out"_a,
+          "out = K's rows and columns [i0, i0 + ni) then [j0, j0 + nj) (a one-vs-one "
+          "pair's block of the shared kernel matrix).");
+    nb::class_<ClassKernelObj>(m, "ClassKernel",
+                               "Dense training rows grouped by class for a one-vs-one fit: "
+                               "each class's kernel block computed once, a pair's block on "
+                               "demand.")
+        .def("__init__", &make_class_kernel, "kernel"_a, "rows"_a, "sizes"_a, "threads"_a)
+        .def("pair", &class_kernel_pair, "i"_a, "j"_a, "out"_a,
+             "out = the kernel matrix of class i's rows then class j's (exactly symmetric; "
+             "the GIL released).");
+    m.def("dual_qp_reading", &dual_qp_reading, "K"_a, "y"_a, "p"_a, "up"_a, "alpha"_a, "b"_a,
+          "tol"_a, "tau"_a, "sv_threshold"_a, "decision"_a, "xi"_a, "num"_a,
+          "A C-SVC dual's certificate numbers at (alpha, b): decision, xi and num written "
+          "(margin_opt.kkt.dual_qp_reading).");
+    m.attr("READING_SIZE") = mo::READING_SIZE;
     m.attr("ROW_SPLIT_MIN") = mo::ROW_SPLIT_MIN;
     m.def("pool_workers", &mo::pool_workers, "Worker threads alive in the core's pool.");
     m.def("instruction_set", [] { return mo::block_kernels().name; },

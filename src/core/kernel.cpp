@@ -200,27 +200,32 @@ void kernel_matrix(const KernelSpec& kernel, const RowsView& rows, int threads, 
         for (std::int64_t f = 0; f < d; ++f) sq[i] += Xc[i * d + f] * Xc[i * d + f];
     constexpr std::int64_t B = 64;
     const std::int64_t nblocks = (n + B - 1) / B;
+    // each block of rows: the products of whole rows (a narrower product may round
+    // otherwise), the kernel's transform from the diagonal block on (the upper triangle,
+    // mirrored below: each value transformed once); those columns start at a multiple of
+    // B, so the vector loops' lanes fall on the same columns as over a whole row
     parallel_for(threads, [&](int h) {
         const BlockKernels& bk = block_kernels();
         for (std::int64_t blk = h; blk < nblocks; blk += threads) {
-            const std::int64_t r0 = blk * B, nb = std::min(B, n - r0);
-            double* o = out + r0 * n;
+            const std::int64_t r0 = blk * B, nb = std::min(B, n - r0), w = n - r0;
+            double* o = out + r0 * n + r0;
             if (d == 0) {
-                std::fill(o, o + nb * n, 0.0);
+                for (std::int64_t i = 0; i < nb; ++i) std::fill(o + i * n, o + i * n + w, 0.0);
             } else {
                 gemm_abt(static_cast<int>(nb), static_cast<int>(n), static_cast<int>(d),
                          Xc.data() + r0 * d, static_cast<int>(d), Xc.data(),
-                         static_cast<int>(d), 0.0, o, static_cast<int>(n));
+                         static_cast<int>(d), 0.0, out + r0 * n, static_cast<int>(n));
             }
             for (std::int64_t i = 0; i < nb; ++i) {
                 double* b = o + i * n;
                 const std::int64_t r = r0 + i;
-                if (kernel.kind == K_RBF && bk.squared_distances(b, n, sq[r], sq.data()) > 0) {
-                    for (std::int64_t k = 0; k < n; ++k)
-                        if (b[k] <= GUARD * (sq[r] + sq[k]))
-                            b[k] = dense_d2(Xc.data() + r * d, Xc.data() + k * d, d);
+                const double* s = sq.data() + r0;
+                if (kernel.kind == K_RBF && bk.squared_distances(b, w, sq[r], s) > 0) {
+                    for (std::int64_t k = 0; k < w; ++k)
+                        if (b[k] <= GUARD * (sq[r] + s[k]))
+                            b[k] = dense_d2(Xc.data() + r * d, Xc.data() + (r0 + k) * d, d);
                 }
-                bk.transform(b, n, kernel);
+                bk.transform(b, w, kernel);
             }
         }
     });
@@ -230,6 +235,87 @@ void kernel_matrix(const KernelSpec& kernel, const RowsView& rows, int threads, 
         for (std::int64_t i = h; i < n; i += threads)
             for (std::int64_t j = 0; j < i; ++j) out[i * n + j] = out[j * n + i];
     });
+}
+
+void pair_block(const double* K, std::int64_t n, const BlockRuns& runs, double* out) {
+    const std::int64_t m = runs.ni + runs.nj;
+    for (std::int64_t a = 0; a < m; ++a) {
+        const double* row = K + (a < runs.ni ? runs.i0 + a : runs.j0 + a - runs.ni) * n;
+        std::copy(row + runs.i0, row + runs.i0 + runs.ni, out + a * m);
+        std::copy(row + runs.j0, row + runs.j0 + runs.nj, out + a * m + runs.ni);
+    }
+}
+
+namespace {
+
+// out[a * ldo + b] = K(row r0 + a, row c0 + b), a < nr, b < nc, of ck's rows: one product
+// of the two runs of rows, then each row's distances (RBF, guarded) and transform.
+void kernel_block(const ClassKernel& ck, std::int64_t r0, std::int64_t nr, std::int64_t c0,
+                  std::int64_t nc, double* out, std::int64_t ldo) {
+    if (nr == 0 || nc == 0) return;
+    const std::int64_t d = ck.d;
+    const double* X = ck.X.data();
+    if (d == 0) {
+        for (std::int64_t a = 0; a < nr; ++a) std::fill(out + a * ldo, out + a * ldo + nc, 0.0);
+    } else {
+        gemm_abt(static_cast<int>(nr), static_cast<int>(nc), static_cast<int>(d), X + r0 * d,
+                 static_cast<int>(d), X + c0 * d, static_cast<int>(d), 0.0, out,
+                 static_cast<int>(ldo));
+    }
+    const BlockKernels& bk = block_kernels();
+    const double* s = ck.sq.data() + c0;
+    for (std::int64_t a = 0; a < nr; ++a) {
+        double* b = out + a * ldo;
+        const std::int64_t r = r0 + a;
+        if (ck.kernel.kind == K_RBF && bk.squared_distances(b, nc, ck.sq[r], s) > 0) {
+            for (std::int64_t k = 0; k < nc; ++k)
+                if (b[k] <= GUARD * (ck.sq[r] + s[k]))
+                    b[k] = dense_d2(X + r * d, X + (c0 + k) * d, d);
+        }
+        bk.transform(b, nc, ck.kernel);
+    }
+}
+
+}  // namespace
+
+void class_kernel_init(ClassKernel& ck, const KernelSpec& kernel, const RowsView& rows,
+                       const std::vector<std::int64_t>& sizes, int threads) {
+    const std::int64_t n = rows.n, d = rows.d;
+    ck.kernel = kernel;
+    ck.n = n;
+    ck.d = d;
+    ck.X.assign(rows.X, rows.X + n * d);
+    if (kernel.kind == K_RBF) centre_rows(ck.X.data(), n, d);
+    ck.sq.assign(n, 0.0);
+    for (std::int64_t i = 0; i < n; ++i)
+        for (std::int64_t f = 0; f < d; ++f) ck.sq[i] += ck.X[i * d + f] * ck.X[i * d + f];
+    const auto k = static_cast<std::int64_t>(sizes.size());
+    ck.size = sizes;
+    ck.start.assign(k, 0);
+    for (std::int64_t c = 1; c < k; ++c) ck.start[c] = ck.start[c - 1] + sizes[c - 1];
+    ck.diag.assign(k, {});
+    parallel_for(threads, [&](int h) {
+        for (std::int64_t c = h; c < k; c += threads) {
+            const std::int64_t nc = ck.size[c];
+            std::vector<double>& D = ck.diag[c];
+            D.resize(static_cast<std::size_t>(nc * nc));
+            kernel_block(ck, ck.start[c], nc, ck.start[c], nc, D.data(), nc);
+            for (std::int64_t a = 0; a < nc; ++a)       // exactly symmetric: upper mirrored
+                for (std::int64_t b = 0; b < a; ++b) D[a * nc + b] = D[b * nc + a];
+        }
+    });
+}
+
+void class_kernel_pair(const ClassKernel& ck, std::int64_t i, std::int64_t j, double* out) {
+    const std::int64_t ni = ck.size[i], nj = ck.size[j], m = ni + nj;
+    const double* Di = ck.diag[i].data();
+    const double* Dj = ck.diag[j].data();
+    for (std::int64_t a = 0; a < ni; ++a) std::copy(Di + a * ni, Di + (a + 1) * ni, out + a * m);
+    for (std::int64_t a = 0; a < nj; ++a)
+        std::copy(Dj + a * nj, Dj + (a + 1) * nj, out + (ni + a) * m + ni);
+    kernel_block(ck, ck.start[i], ni, ck.start[j], nj, out + ni, m);
+    for (std::int64_t a = 0; a < ni; ++a)               // K_ji = K_ij^T
+        for (std::int64_t b = 0; b < nj; ++b) out[(ni + b) * m + a] = out[a * m + ni + b];
 }
 
 void expansion_values(const KernelSpec& kernel, const RowsView& queries,

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 namespace margin_opt {
 
@@ -79,6 +80,37 @@ void centre_rows(double* X, std::int64_t n, std::int64_t d);
 // out (n x n, row-major, exactly symmetric) = K(x_i, x_j) of dense rows X (n x d;
 // centred here for RBF), by blocks of rows dealt to `threads` threads.
 void kernel_matrix(const KernelSpec& kernel, const RowsView& rows, int threads, double* out);
+
+// Two runs of rows and columns of a matrix: [i0, i0 + ni) then [j0, j0 + nj).
+struct BlockRuns {
+    std::int64_t i0 = 0, ni = 0, j0 = 0, nj = 0;
+};
+
+// out (m x m, m = ni + nj, row-major) = K[r_a, r_b] for the rows r of `runs` of K
+// (n x n, row-major): a one-vs-one pair's kernel block [[K_ii, K_ij], [K_ji, K_jj]] out
+// of the shared matrix, exactly symmetric where K is.
+void pair_block(const double* K, std::int64_t n, const BlockRuns& runs, double* out);
+
+// The kernel values of dense training data grouped by class, for a one-vs-one fit's
+// pairs (no n x n matrix): the rows (centred for RBF) and their squared norms, and each
+// class's diagonal block K_cc computed once (exactly symmetric); a pair's off-diagonal
+// block is computed by the pair (every value once over the fit).
+struct ClassKernel {
+    KernelSpec kernel;
+    std::int64_t n = 0, d = 0;
+    std::vector<double> X, sq;                       // n x d row-major; n
+    std::vector<std::int64_t> start, size;           // each class's rows
+    std::vector<std::vector<double>> diag;           // K_cc, size[c] x size[c]
+};
+
+// `ck` for dense rows grouped by class (class c: `sizes[c]` rows, in order), its
+// diagonal blocks dealt to `threads` threads.
+void class_kernel_init(ClassKernel& ck, const KernelSpec& kernel, const RowsView& rows,
+                       const std::vector<std::int64_t>& sizes, int threads);
+
+// out (m x m, m = size[i] + size[j], row-major, exactly symmetric) = the kernel matrix of
+// class i's rows then class j's: K_ii, K_jj copied, K_ij computed and mirrored to K_ji.
+void class_kernel_pair(const ClassKernel& ck, std::int64_t i, std::int64_t j, double* out);
 
 // The per-instruction-set builds of the engine's inner loops (kernel.cpp compiled once
 // per level, chosen at run time by the CPU's features).

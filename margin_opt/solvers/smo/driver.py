@@ -35,7 +35,7 @@ from ...exceptions import ConvergenceWarning, convergence_warnings_silenced
 from ...kernels import CORE_KINDS, core_rows, core_spec, engine_gram
 from ...kernels.expansion import binary_expansion, evaluate
 from ...kkt import relative_gap as _relative_gap
-from ...parallel import FitThreads, ThreadPolicy, one_blas_thread
+from ...parallel import FitThreads, one_blas_thread
 from . import polish as _pol
 from .options import DEFAULT, SMOOptions, resolve
 
@@ -207,6 +207,20 @@ def _signed(K, y):
     return K
 
 
+class _OneThread:
+    """The thread count of a run whose rows are too short to split: one, never re-read
+    (what :class:`~margin_opt.parallel.FitThreads` gives for ``max_threads=1``, without
+    reading the environment and the affinity once per run: a one-vs-one fit's many
+    small pairs)."""
+
+    threads = allowed = 1
+    changes = 0
+    watching = False
+
+    def refresh(self) -> int:
+        return 1
+
+
 class _SMORun:
     """One SMO run: the compiled solver, its phases (SMO, polish, gap test), its read-out."""
 
@@ -218,8 +232,7 @@ class _SMORun:
         self.budget = float(cache_size) * _MB
         # rows shorter than the core's split never use a second thread: no load reading
         small = max(qp.n_data, y.shape[0]) < _core.ROW_SPLIT_MIN
-        self.threads = FitThreads(ThreadPolicy(max_threads=1) if small else opts.threads,
-                                  core=True)
+        self.threads = _OneThread() if small else FitThreads(opts.threads, core=True)
         self.nthr = self.threads.threads
         spec, rows, gram = _kernel_source(qp, cache_size)
         self.X, self.kernel, self.gram, self.index = qp.X, qp.kernel, gram, index
@@ -237,6 +250,7 @@ class _SMORun:
         self.n_polish = 0
         self._face = None                  # the last polish's variables and factor
         self.rel_gap = np.nan
+        self._final_b = None               # b of the gap test that ended the run (read)
         self._alpha = np.empty_like(y)
         self._grad = np.empty_like(y)
 
@@ -402,8 +416,10 @@ class _SMORun:
             if gap_tol is None:
                 return code, stopped
             alpha, grad = self.read()
-            self.rel_gap = self.relative_gap(alpha, grad, self.intercept(alpha, grad))
+            b = self.intercept(alpha, grad)
+            self.rel_gap = self.relative_gap(alpha, grad, b)
             if self.rel_gap <= gap_tol:
+                self._final_b = b          # (α, ∇) as read: the result's, read once
                 return code, stopped
             if floor is None:
                 floor = TOL_FLOOR * max(1.0, float(np.abs(grad).max()))
@@ -456,11 +472,17 @@ class _SMORun:
     def result(self, code, stopped, tol, gap_tol, max_iter):
         """The OptimizeResult of :func:`solve_smo` (timings added by the caller)."""
         smo = self.smo
-        alpha, grad = self.read()
-        alpha, grad = alpha.copy(), grad.copy()
+        if self._final_b is not None:
+            # the gap test's reading, nothing run since: not read again (copies: the
+            # run's buffers are not handed out)
+            alpha, grad = self._alpha.copy(), self._grad.copy()
+            b, rel_gap = self._final_b, self.rel_gap
+        else:
+            alpha, grad = self.read()
+            alpha, grad = alpha.copy(), grad.copy()
+            b = self.intercept(alpha, grad)
+            rel_gap = self.relative_gap(alpha, grad, b)
         nit, gap = int(smo.iterations), float(smo.last_gap)
-        b = self.intercept(alpha, grad)
-        rel_gap = self.relative_gap(alpha, grad, b)
         status, msg = run_status(code, stopped, nit, gap, rel_gap, tol, gap_tol, max_iter,
                                  self.opts.alpha_cap)
         fun = float(0.5 * alpha @ (grad + self.p))
@@ -477,7 +499,7 @@ class _SMORun:
 
 def solve_smo(qp, *, tol=1e-3, gap_tol=None, polish=True, cache_size=200, shrinking=True,
               wss="second-order", max_iter=None, alpha0=None, callback=None,
-              callback_every=1000, options=None):
+              callback_every=1000, options=None, checked=False):
     """Solve a :class:`~margin_opt.standard_forms.DualQP` by SMO (LIBSVM's algorithm).
 
     Parameters
@@ -532,6 +554,12 @@ def solve_smo(qp, *, tol=1e-3, gap_tol=None, polish=True, cache_size=200, shrink
     options : SMOOptions, optional
         Tuning knobs (:class:`~margin_opt.solvers.smo.options.SMOOptions`); None: the
         defaults.
+    checked : bool, default=False
+        The caller vouches for ``qp`` (``y``, ``p`` and ``upper`` C-contiguous float64
+        arrays of shape (m,), y of ±1, p finite, upper ≥ 0 or ∞, no NaN; the index
+        within the data rows), validated once for many problems (the pairs of a
+        one-vs-one fit): its arrays are taken as they are, unchecked.  The options are
+        checked either way.
 
     Returns
     -------
@@ -570,7 +598,11 @@ def solve_smo(qp, *, tol=1e-3, gap_tol=None, polish=True, cache_size=200, shrink
     """
     t0 = time.perf_counter()
     opts = resolve(options)
-    y, p, C, index = _check_qp(qp)
+    if checked:
+        y, p, C = qp.y, qp.p, qp.upper
+        index = np.ascontiguousarray(qp.data_index, dtype=np.int64)
+    else:
+        y, p, C, index = _check_qp(qp)
     m = y.shape[0]
     max_iter = _check_options(tol, cache_size, wss, max_iter, callback_every, m,
                               shrinking=shrinking, callback=callback)
@@ -578,7 +610,7 @@ def solve_smo(qp, *, tol=1e-3, gap_tol=None, polish=True, cache_size=200, shrink
                                     and np.isfinite(gap_tol) and gap_tol > 0):
         raise ValueError(f"gap_tol must be a positive finite number or None, got {gap_tol!r}.")
     n_data = qp.n_data
-    if index.min() < 0 or index.max() >= n_data:
+    if not checked and (index.min() < 0 or index.max() >= n_data):
         raise ValueError(f"qp.index must hold data rows in [0, {n_data}).")
     run = _SMORun(qp, y, p, C, index, cache_size, alpha0, shrinking, wss, opts)
     t1 = time.perf_counter()
