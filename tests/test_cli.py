@@ -260,6 +260,10 @@ _INTERRUPTED = """
 import os, signal, sys, time
 from margin_opt import cli
 
+# Ctrl-C's default handling, as in a terminal (a job started in the background by a
+# non-interactive shell inherits SIGINT ignored: CI under nohup/&)
+signal.signal(signal.SIGINT, signal.default_int_handler)
+
 def work(args):
     if getattr(args, "plot", None):
         with open(args.plot, "wb") as f:          # a plot half written
