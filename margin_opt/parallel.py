@@ -280,12 +280,9 @@ class FitThreads:
     policy : ThreadPolicy, optional
         The rules' settings (default: the one of :func:`use_policy`, else
         ``ThreadPolicy()``).
-    core : bool, default=True
-        Accepted for the callers that name it: the count is always that of the compiled
-        core's pool (:func:`core_threads`' rules), the only pool a fit runs on.
     """
 
-    def __init__(self, policy: ThreadPolicy | None = None, core: bool = True):
+    def __init__(self, policy: ThreadPolicy | None = None):
         self.policy = policy or _policy.get()
         self.allowed = _core_allowed(self.policy)
         self.threads = _free(self.policy, self.allowed)
@@ -399,6 +396,17 @@ def blas_on_one_thread(method):
     the pool needs.  One limit for the whole fit, instead of one per solver call, sets
     it once.  Measured: the first ``SVC().fit`` on digits in a fresh process 172–181 ms
     → 68–96 ms (the second fit 83–87 → 59–64 ms, later ones ~52 ms either way).
+
+    Parameters
+    ----------
+    method : callable
+        ``fit(self, *args, **kwargs)``.
+
+    Returns
+    -------
+    callable
+        The same method, run with BLAS limited to one thread (the limit restored on
+        return or on an exception).
     """
     @functools.wraps(method)
     def fit(self, *args, **kwargs):

@@ -99,6 +99,30 @@ def test_wrong_arguments_are_value_errors_not_reads_out_of_bounds():
                                np.empty((3, 1)), threads=1, block_rows=4)
 
 
+def test_the_linear_and_pair_bindings_refuse_what_they_cannot_read_safely():
+    # review findings: each of these read or wrote outside an array (or into a freed
+    # temporary) before its check; now a ValueError, or a TypeError where an array
+    # would have been converted (a copy the core would keep a pointer to, or write into)
+    with pytest.raises(TypeError):                  # Fortran order: no converted copy
+        _core.LinearX.dense(np.asfortranarray(np.ones((20, 3))))
+    with pytest.raises(ValueError, match="indptr"):  # a row past nnz, before the last fails
+        _core.LinearX.csr(np.ones(5), np.zeros(5, np.int32), np.array([0, 100, 5], np.int32), 3)
+    with pytest.raises(ValueError, match="indptr"):
+        _core.Rows.csr(np.ones(3), np.zeros(3, np.int64), np.array([0, 9, 3], np.int64), 2)
+    with pytest.raises(ValueError, match="inside K"):   # i0 + ni overflows
+        _core.pair_block(np.ones((4, 4)), 2 ** 63 - 1, 1, 0, 0, np.zeros((1, 1)))
+    rows = _core.Rows.dense(np.ones((4, 3)))
+    with pytest.raises(ValueError, match="add up"):     # sizes whose sum overflows to n
+        _core.ClassKernel(_core.KernelSpec(2, 1.0, 0.0, 3), rows,
+                          np.array([2 ** 62, 2 ** 62, 2 ** 62, 2 ** 62 + 4], np.int64), 1)
+    x = _core.LinearX.dense(np.ones((4, 3)))
+    with pytest.raises(TypeError):                  # float32 H: the sums would be lost
+        x.add_hessian(np.arange(2), np.ones(2), np.zeros((4, 4), np.float32))
+    H = np.zeros((4, 4))
+    x.add_hessian(np.arange(2), np.ones(2), H)
+    assert H[3, 3] == 2.0
+
+
 def test_read_only_inputs_are_taken_without_a_copy_and_left_unchanged():
     Q, SV, w = _dense_problem(n=50, n_sv=10)
     frozen = Q.copy()

@@ -399,7 +399,7 @@ def test_wide_sparse_with_cg_steps_matches_cvxpy(P):
 
 @pytest.mark.parametrize("layout", ["dense", "int32", "int64"])
 def test_row_kernels_with_prefetch_match_scipy(layout):
-    """The compiled row operations (spans, weights, decision, compact_rows, gram, the
+    """The compiled row operations (spans, weights, decision, a copy of some rows, gram, the
     primal Hessian; the epochs' and the Newton-CG products' prefetching, which reads
     ahead to the last row) equal scipy's products on an unsorted list of rows with
     repeats, empty rows included, for the three layouts."""
@@ -434,7 +434,7 @@ def test_row_kernels_with_prefetch_match_scipy(layout):
     B = np.hstack([A[rows[:20]].toarray(), np.ones((20, 1))])
     np.testing.assert_allclose(np.triu(H), np.triu(B.T @ (coef[:20, None] * B)), rtol=1e-10,
                                atol=1e-12)
-    xc = cd.compact_rows(X, rows)
+    xc = cd.linear_x(X[rows])               # rows copied next to each other (newton_cg)
     local = np.arange(90, dtype=np.int64)
     np.testing.assert_allclose(xc.weights(local, coef), A[rows].T @ coef, rtol=1e-12,
                                atol=1e-12)

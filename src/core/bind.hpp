@@ -37,7 +37,9 @@ inline void require(bool ok, const char* what) {
 // alive: dense float64 rows, or CSR with int32 or int64 indices (checked once here:
 // pointers from 0 to nnz, not decreasing; columns within [0, d)).
 struct LinearX {
-    nb::object keep_data, keep_indices, keep_indptr;
+    F64_2 X;                                  // dense rows
+    F64_1 data;                               // CSR
+    nb::ndarray<nb::ndim<1>, nb::c_contig, nb::device::cpu> indices, indptr;
     LinearData view;
 };
 

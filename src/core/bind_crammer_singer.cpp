@@ -1,6 +1,7 @@
 // margin_opt._core: the Crammer-Singer sequential dual method (crammer_singer.hpp).
 // Shapes, labels, class lists and the visit set are checked at every call, before the GIL
 // is released: a wrong argument is a ValueError, never a read out of bounds.
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -84,13 +85,15 @@ mo::CSPassResult passes(const LinearX& x, Samples& smp, Out2 W, F64_1 b, Out1 s,
     require(state.n_active >= 0 && state.n_active <= n_free,
             "state.n_active must be in [0, len(order)]");
     require(set.block >= 1, "settings.block must be >= 1");
+    mo::CSSettings run = set;                 // a block beyond the samples: one block (no
+    run.block = std::min(run.block, std::max<std::int64_t>(1, n_free));   // overflow)
     require(set.history >= 0 && set.history <= 2, "settings.history must be 0, 1 or 2");
     require(set.max_passes >= 0 && set.patience >= 0,
             "settings.max_passes and settings.patience must be >= 0");
     const mo::CSModel model{W.data(), b.data(), s.data()};
     std::int64_t* ord = order.data();
     nb::gil_scoped_release release;
-    return mo::cs_passes(x.view, v, model, ord, n_free, state, set);
+    return mo::cs_passes(x.view, v, model, ord, n_free, state, run);
 }
 
 void weights(const LinearX& x, F64_2 beta, Out2 W) {
@@ -125,6 +128,7 @@ void shuffle(OutI64_1 order, std::int64_t n, std::int64_t block, mo::CSState& st
              std::int64_t n_samples) {
     require(0 <= n && n <= len(order.shape(0)), "n must be in [0, len(order)]");
     require(block >= 1, "block must be >= 1");
+    block = std::min(block, std::max<std::int64_t>(1, n));   // beyond n: one block
     const std::int64_t* o = order.data();
     for (std::int64_t t = 0; t < n; ++t)
         require(o[t] >= 0 && o[t] < n_samples, "order has an entry outside [0, n_samples)");

@@ -28,14 +28,15 @@ NpF2 new_matrix(std::size_t r, std::size_t c) {
     return NpF2(buf, {r, c}, owner);
 }
 
-LinearX dense_x(nb::object X) {
-    F64_2 a = nb::cast<F64_2>(X);
+// The arrays are taken as they are (bound with noconvert: a converted temporary would be
+// freed when the call returns) and kept in the LinearX.
+LinearX dense_x(F64_2 X) {
     LinearX x;
-    x.keep_data = X;
+    x.X = X;
     x.view.dense = true;
-    x.view.data = a.data();
-    x.view.n = static_cast<std::int64_t>(a.shape(0));
-    x.view.d = static_cast<std::int64_t>(a.shape(1));
+    x.view.data = X.data();
+    x.view.n = static_cast<std::int64_t>(X.shape(0));
+    x.view.d = static_cast<std::int64_t>(X.shape(1));
     return x;
 }
 
@@ -43,16 +44,14 @@ template <class I>
 void check_csr(const I* ind, const I* p, std::int64_t n, std::int64_t nnz, std::int64_t d) {
     require(p[0] == 0 && static_cast<std::int64_t>(p[n]) == nnz, "indptr must run from 0 to nnz");
     for (std::int64_t r = 0; r < n; ++r) {
-        require(p[r] <= p[r + 1], "indptr must not decrease");
+        require(p[r] <= p[r + 1] && p[r + 1] <= nnz, "indptr must not decrease");
         for (std::int64_t k = p[r]; k < p[r + 1]; ++k)
             require(ind[k] >= 0 && ind[k] < d && (k == p[r] || ind[k - 1] < ind[k]),
                     "column indices must be sorted, unique and below n_cols");
     }
 }
 
-LinearX csr_x(nb::object data, nb::object indices, nb::object indptr, std::int64_t d) {
-    F64_1 v = nb::cast<F64_1>(data);
-    AnyI1 ind = nb::cast<AnyI1>(indices), ptr = nb::cast<AnyI1>(indptr);
+LinearX csr_x(F64_1 v, AnyI1 ind, AnyI1 ptr, std::int64_t d) {
     const bool wide = ind.dtype() == nb::dtype<std::int64_t>();
     require(wide || ind.dtype() == nb::dtype<std::int32_t>(),
             "indices must be int32 or int64");
@@ -69,9 +68,9 @@ LinearX csr_x(nb::object data, nb::object indices, nb::object indptr, std::int64
         check_csr(static_cast<const std::int32_t*>(ind.data()),
                   static_cast<const std::int32_t*>(ptr.data()), n, nnz, d);
     LinearX x;
-    x.keep_data = data;
-    x.keep_indices = indices;
-    x.keep_indptr = indptr;
+    x.data = v;
+    x.indices = ind;
+    x.indptr = ptr;
     x.view = mo::LinearData{false, wide, v.data(), ind.data(), ptr.data(), n, d};
     return x;
 }
@@ -193,8 +192,10 @@ void bind_linear(nb::module_& m) {
     nb::class_<LinearX>(m, "LinearX",
                         "X for the linear solvers: dense float64 rows or CSR with int32 or "
                         "int64 indices (a view: the arrays are kept alive, not copied).")
-        .def_static("dense", &dense_x, "X"_a, "Dense rows: X of shape (n, d), C-ordered float64.")
-        .def_static("csr", &csr_x, "data"_a, "indices"_a, "indptr"_a, "n_cols"_a,
+        .def_static("dense", &dense_x, "X"_a.noconvert(),
+                    "Dense rows: X of shape (n, d), C-ordered float64 (not converted).")
+        .def_static("csr", &csr_x, "data"_a.noconvert(), "indices"_a.noconvert(),
+                    "indptr"_a.noconvert(), "n_cols"_a,
                     "CSR rows: float64 data, int32 or int64 indices and indptr (sorted).")
         .def_prop_ro("n", [](const LinearX& x) { return x.view.n; })
         .def_prop_ro("d", [](const LinearX& x) { return x.view.d; })
@@ -208,7 +209,7 @@ void bind_linear(nb::module_& m) {
         .def("decision", &decision, "rows"_a.none(), "w"_a,
              "x_{rows[t]} . w, shape (len(rows),); rows None: every row.")
         .def("gram", &gram, "rows"_a, "X_R X_R^T of the rows R, shape (len(R), len(R)).")
-        .def("add_hessian", &add_hessian, "rows"_a, "coef"_a, "H"_a,
+        .def("add_hessian", &add_hessian, "rows"_a, "coef"_a, "H"_a.noconvert(),
              "H += sum_t coef[t] [x; 1][x; 1]^T over x = x_{rows[t]} (upper triangle and the "
              "last column).")
         .def("epoch_margin",
@@ -217,7 +218,8 @@ void bind_linear(nb::module_& m) {
                  return run_epoch(false, x, span, rec, alpha, w, order, active, state, equality,
                                   delta);
              },
-             "span"_a, "rec"_a, "alpha"_a, "w"_a, "order"_a, "active"_a, "state"_a, "equality"_a,
+             "span"_a, "rec"_a, "alpha"_a.noconvert(), "w"_a.noconvert(), "order"_a.noconvert(),
+             "active"_a, "state"_a, "equality"_a,
              "delta"_a,
              "One epoch of liblinear's dual CD over standard-form variables; rec[t] = (y, p, "
              "u, D, Q_tt + D). Returns (active, PG_max, PG_min).")
@@ -227,7 +229,8 @@ void bind_linear(nb::module_& m) {
                  return run_epoch(true, x, span, rec, beta, w, order, active, state, equality,
                                   delta);
              },
-             "span"_a, "rec"_a, "beta"_a, "w"_a, "order"_a, "active"_a, "state"_a, "equality"_a,
+             "span"_a, "rec"_a, "beta"_a.noconvert(), "w"_a.noconvert(), "order"_a.noconvert(),
+             "active"_a, "state"_a, "equality"_a,
              "delta"_a,
              "One epoch of Ho and Lin's dual CD for eps-SVR in beta = a - a_hat; rec[i] = (z, "
              "eps, u, D, ||x||^2 + D). Returns (active, largest violation, 0).");

@@ -46,7 +46,7 @@ Rows csr_rows(F64_1 data, I64_1 indices, I64_1 indptr, std::int64_t n_cols) {
             "indptr must run from 0 to nnz");
     const std::int64_t* ind = indices.data();
     for (std::int64_t i = 0; i < n; ++i) {
-        require(p[i] <= p[i + 1], "indptr must not decrease");
+        require(p[i] <= p[i + 1] && p[i + 1] <= p[n], "indptr must not decrease");
         for (std::int64_t q = p[i]; q < p[i + 1]; ++q)
             require(ind[q] >= 0 && ind[q] < n_cols && (q == p[i] || ind[q - 1] < ind[q]),
                     "column indices must be sorted, unique and below n_cols");
@@ -268,7 +268,7 @@ void pair_block(F64_2 K, std::int64_t i0, std::int64_t ni, std::int64_t j0, std:
                 Out2 out) {
     const auto n = static_cast<std::int64_t>(K.shape(0));
     require(static_cast<std::int64_t>(K.shape(1)) == n, "K must be square");
-    require(ni >= 0 && nj >= 0 && i0 >= 0 && j0 >= 0 && i0 + ni <= n && j0 + nj <= n,
+    require(ni >= 0 && nj >= 0 && i0 >= 0 && j0 >= 0 && i0 <= n - ni && j0 <= n - nj,
             "the runs of rows must lie inside K");
     const std::int64_t m = ni + nj;
     require(static_cast<std::int64_t>(out.shape(0)) == m &&
@@ -294,7 +294,7 @@ void make_class_kernel(ClassKernelObj* self, const mo::KernelSpec& kernel, const
     std::vector<std::int64_t> sz(sizes.data(), sizes.data() + sizes.shape(0));
     std::int64_t total = 0;
     for (const std::int64_t s : sz) {
-        require(s >= 0, "class sizes must be at least 0");
+        require(s >= 0 && s <= rows.view.n - total, "the class sizes must add up to the rows");
         total += s;
     }
     require(total == rows.view.n, "the class sizes must add up to the rows");
@@ -373,7 +373,7 @@ NB_MODULE(_core, m) {
              "b_col"_a, "intercept"_a, "n_groups"_a);
 
     m.def("expansion_values", &expansion_values, "kernel"_a, "queries"_a, "support"_a,
-          "expansion"_a, "out"_a, "threads"_a, "block_rows"_a,
+          "expansion"_a, "out"_a.noconvert(), "threads"_a, "block_rows"_a,
           "out = the expansion's values at the queries, by blocks over `threads` threads.");
     nb::class_<mo::SolverSettings>(m, "SolverSettings", "What an SMO run does: second_order "
                                    "(WSS 2), shrinking, cache_bytes, threads, alpha_cap, "
@@ -396,8 +396,9 @@ NB_MODULE(_core, m) {
         .def("unshrink", &smo_unshrink, "Every variable active, its gradient exact.")
         .def("assign_with_gradient", &smo_assign_with_gradient, "vars"_a, "values"_a, "dG"_a,
              "a[vars] = values with the gradient's change dG = Q[:, vars] (values - a[vars]).")
-        .def("q_block", &smo_q_block, "rows"_a, "cols"_a, "out"_a, "out = Q[rows, cols].")
-        .def("read", &smo_read, "alpha"_a, "grad"_a, "a and the gradient, in variable order.")
+        .def("q_block", &smo_q_block, "rows"_a, "cols"_a, "out"_a.noconvert(), "out = Q[rows, cols].")
+        .def("read", &smo_read, "alpha"_a.noconvert(), "grad"_a.noconvert(),
+             "a and the gradient, in variable order.")
         .def("set_threads", [](SMORun& r, int t) { r.solver->set_threads(t); }, "threads"_a)
         .def("reset_progress", [](SMORun& r) { r.solver->reset_progress(); })
         .def_prop_ro("iterations", [](const SMORun& r) { return r.solver->counters().iterations; })
@@ -416,9 +417,9 @@ NB_MODULE(_core, m) {
     m.attr("R_CHUNK") = static_cast<int>(mo::R_CHUNK);
     m.attr("R_STALLED") = static_cast<int>(mo::R_STALLED);
     m.attr("R_CAP") = static_cast<int>(mo::R_CAP);
-    m.def("kernel_matrix", &kernel_matrix, "kernel"_a, "rows"_a, "out"_a, "threads"_a,
+    m.def("kernel_matrix", &kernel_matrix, "kernel"_a, "rows"_a, "out"_a.noconvert(), "threads"_a,
           "out = the n x n kernel matrix of dense rows (RBF centred first).");
-    m.def("pair_block", &pair_block, "K"_a, "i0"_a, "ni"_a, "j0"_a, "nj"_a, "out"_a,
+    m.def("pair_block", &pair_block, "K"_a, "i0"_a, "ni"_a, "j0"_a, "nj"_a, "out"_a.noconvert(),
           "out = K's rows and columns [i0, i0 + ni) then [j0, j0 + nj) (a one-vs-one "
           "pair's block of the shared kernel matrix).");
     nb::class_<ClassKernelObj>(m, "ClassKernel",
@@ -426,11 +427,12 @@ NB_MODULE(_core, m) {
                                "each class's kernel block computed once, a pair's block on "
                                "demand.")
         .def("__init__", &make_class_kernel, "kernel"_a, "rows"_a, "sizes"_a, "threads"_a)
-        .def("pair", &class_kernel_pair, "i"_a, "j"_a, "out"_a,
+        .def("pair", &class_kernel_pair, "i"_a, "j"_a, "out"_a.noconvert(),
              "out = the kernel matrix of class i's rows then class j's (exactly symmetric; "
              "the GIL released).");
     m.def("dual_qp_reading", &dual_qp_reading, "K"_a, "y"_a, "p"_a, "up"_a, "alpha"_a, "b"_a,
-          "tol"_a, "tau"_a, "sv_threshold"_a, "decision"_a, "xi"_a, "num"_a,
+          "tol"_a, "tau"_a, "sv_threshold"_a, "decision"_a.noconvert(), "xi"_a.noconvert(),
+          "num"_a.noconvert(),
           "A C-SVC dual's certificate numbers at (alpha, b): decision, xi and num written "
           "(margin_opt.kkt.dual_qp_reading).");
     m.attr("READING_SIZE") = mo::READING_SIZE;

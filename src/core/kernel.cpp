@@ -294,11 +294,14 @@ void class_kernel_init(ClassKernel& ck, const KernelSpec& kernel, const RowsView
     ck.start.assign(k, 0);
     for (std::int64_t c = 1; c < k; ++c) ck.start[c] = ck.start[c - 1] + sizes[c - 1];
     ck.diag.assign(k, {});
+    // allocated here, on the calling thread: a job on the pool's workers only computes
+    // (an exception must not leave a worker)
+    for (std::int64_t c = 0; c < k; ++c)
+        ck.diag[c].resize(static_cast<std::size_t>(ck.size[c] * ck.size[c]));
     parallel_for(threads, [&](int h) {
         for (std::int64_t c = h; c < k; c += threads) {
             const std::int64_t nc = ck.size[c];
             std::vector<double>& D = ck.diag[c];
-            D.resize(static_cast<std::size_t>(nc * nc));
             kernel_block(ck, ck.start[c], nc, ck.start[c], nc, D.data(), nc);
             for (std::int64_t a = 0; a < nc; ++a)       // exactly symmetric: upper mirrored
                 for (std::int64_t b = 0; b < a; ++b) D[a * nc + b] = D[b * nc + a];

@@ -37,7 +37,7 @@ import scipy.sparse as sp
 
 from ... import _core
 
-__all__ = ["linear_x", "spans", "compact_rows", "REC_WIDTH", "CDState"]
+__all__ = ["linear_x", "spans", "REC_WIDTH", "CDState"]
 
 #: columns of the per-variable record read by an epoch (one cache line a variable):
 #: epoch_margin (yₜ, pₜ, uₜ, Dₜ, Qₜₜ + Dₜ); epoch_tube (zᵢ, εᵢ, uᵢ, Dᵢ, ‖xᵢ‖² + Dᵢ)
@@ -101,23 +101,3 @@ def spans(x, indptr, rows):
     rows = np.asarray(rows, dtype=np.int64)
     lo, hi = _row_starts(x, indptr, rows)
     return np.ascontiguousarray(np.stack([lo, hi], axis=1), dtype=np.int64)
-
-
-def compact_rows(X, rows):
-    """The rows ``rows`` of X copied next to each other, as a LinearX of them.
-
-    Products repeated on the same rows (the Newton-CG steps: ~100 on a few thousand
-    rows spread over a large X) then read memory in order (measured 1.35x faster a
-    product on the text-like set, the copy costing about half of one).
-
-    Parameters
-    ----------
-    X : ndarray or scipy CSR matrix of shape (n_samples, n_features)
-    rows : ndarray of shape (k,), int64
-
-    Returns
-    -------
-    x_rows : LinearX
-        Its row t is X's row ``rows[t]``.
-    """
-    return linear_x(X[np.asarray(rows, dtype=np.int64)])

@@ -512,7 +512,7 @@ def solve_crammer_singer(std: CrammerSingerQP, *, tol=1e-3, gap_tol=None, max_it
     state = _core.CSState(n_active=n_free, eps_shrink=float(_SHRINK_START), full=True,
                           rng=(seed * 0x9E3779B97F4A7C15 + 1) % 2 ** 64 or 1)
     t_setup = time.perf_counter() - t0
-    # a polish may apply when the free variables can be few: try it from polish_from
+    # a polish may apply when the free variables can be few: try it from _POLISH_FROM
     may_polish = options.polish_max > 0 and min(n, options.polish_max) > 0
     eps = max(float(tol), _POLISH_FROM) if may_polish else float(tol)
     nit, viol, status, polished, restores = 0, np.inf, "max_iter", False, 0
@@ -531,7 +531,7 @@ def solve_crammer_singer(std: CrammerSingerQP, *, tol=1e-3, gap_tol=None, max_it
             decay=_SHRINK_DECAY if eps > tol or not options.extrapolate else
             options.tail_shrink_decay, max_passes=min(step, max_iter - nit),
             block=int(options.shuffle_block),
-            # the subspace steps once the passes aim at tol (a polish from polish_from is
+            # the subspace steps once the passes aim at tol (a polish from _POLISH_FROM is
             # tried first, on the active set that plain passes found)
             history=int(options.extrapolate) if eps <= tol else 0,
             reach=float(options.extrapolate_reach), guard=float(_EXTRAPOLATE_GUARD),

@@ -519,8 +519,8 @@ def _epoch_arrays(x, X, rows, qd, signs_and_linear, upper, diag):
 
     ``span`` (m, 2) where each variable's data row lies (:func:`coordinate.spans`);
     ``rec`` (m, REC_WIDTH), one row a variable: (yₜ, pₜ, uₜ, Dₜ, Qₜₜ + Dₜ) for
-    :func:`coordinate.epoch_margin`, (zᵢ, εᵢ, uᵢ, Dᵢ, ‖xᵢ‖² + Dᵢ) for
-    :func:`coordinate.epoch_tube` (``signs_and_linear`` = (y, p) or (z, ε)).  One
+    ``LinearX.epoch_margin``, (zᵢ, εᵢ, uᵢ, Dᵢ, ‖xᵢ‖² + Dᵢ) for
+    ``LinearX.epoch_tube`` (``signs_and_linear`` = (y, p) or (z, ε)).  One
     cache line a variable instead of six arrays read at random, and no
     ``rows → indptr`` chain of dependent loads.
     """
@@ -581,7 +581,7 @@ def _cg_step(X, var, w, tube, rows, y, p, upper, diag, state, delta, opts, last_
     """A projected Newton-CG step on the free variables (:func:`face.newton_cg`), in
     place on ``var`` and ``state.sum``; (the new w, or ``w`` itself when none is taken;
     the number free).  A cheap, inexact step while the free set changes; a precise
-    one (``cg_max_iter_settled``, ``cg_tol_settled``) once its size moved by less than
+    one (``_CG_MAX_ITER_SETTLED``, ``_CG_TOL_SETTLED``) once its size moved by less than
     1 % since the last step: the face is then the optimum's and its minimizer ends
     the tail.
 

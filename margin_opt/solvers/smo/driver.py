@@ -232,7 +232,7 @@ class _SMORun:
         self.budget = float(cache_size) * _MB
         # rows shorter than the core's split never use a second thread: no load reading
         small = max(qp.n_data, y.shape[0]) < _core.ROW_SPLIT_MIN
-        self.threads = _OneThread() if small else FitThreads(opts.threads, core=True)
+        self.threads = _OneThread() if small else FitThreads(opts.threads)
         self.nthr = self.threads.threads
         spec, rows, gram = _kernel_source(qp, cache_size)
         self.X, self.kernel, self.gram, self.index = qp.X, qp.kernel, gram, index

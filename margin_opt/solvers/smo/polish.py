@@ -107,7 +107,16 @@ class Face:
         self.columns = {}                              # constraint key -> Q⁻¹ column
 
     def product(self, d):
-        """(Q_WW + δI) d."""
+        """(Q_WW + δI) d.
+
+        Parameters
+        ----------
+        d : ndarray of shape (k,)
+
+        Returns
+        -------
+        ndarray of shape (k,)
+        """
         return self.L @ (self.L.T @ d)
 
     def solve(self, B):
@@ -121,8 +130,22 @@ class Face:
         return self.columns[key]
 
     def extend(self, new, Q_cross, Q_new):
-        """Add the variables ``new``: ``Q_cross`` = Q[W, new], ``Q_new`` = Q[new, new]
-        (overwritten)."""
+        """Add the variables ``new`` to W and their block to the factor.
+
+        Parameters
+        ----------
+        new : ndarray of shape (r,), int
+            The variables that joined.
+        Q_cross : ndarray of shape (k, r)
+            Q[W, new].
+        Q_new : ndarray of shape (r, r)
+            Q[new, new]; overwritten.
+
+        Raises
+        ------
+        numpy.linalg.LinAlgError
+            The extended block is not positive definite (W is left as it was).
+        """
         L = self.L
         L21 = sla.solve_triangular(L, Q_cross, lower=True, check_finite=False).T
         Q_new[np.diag_indices(Q_new.shape[0])] += self.delta
