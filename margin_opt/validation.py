@@ -573,7 +573,9 @@ def check_libsvm_sample_weight(sample_weight, X):
     if not np.all(np.isfinite(sw)):
         raise ValueError("sample_weight contains NaN or infinity; weights must be finite.")
     if not np.any(sw > 0):
-        raise ValueError("sample_weight is zero or negative for every sample; at least one "
+        # scikit-learn's (and LIBSVM's) words first: code that matches them keeps working
+        raise ValueError("Invalid input - all samples have zero or negative weights. "
+                         "sample_weight is zero or negative for every sample; at least one "
                          "weight must be > 0 (samples with weight ≤ 0 are left out, as LIBSVM "
                          "does).")
     return np.maximum(sw, 0.0)
@@ -597,8 +599,11 @@ def check_classes_weighted(y_index, sample_weight, classes):
     mass = np.bincount(y_index, weights=sample_weight, minlength=classes.size)
     empty = classes[mass <= 0]
     if empty.size:
+        # with one class left, scikit-learn's (and LIBSVM's) words first
+        same = "Invalid input - all samples with positive weights belong to the same " \
+            "class. " if classes.size - empty.size <= 1 else ""
         raise ValueError(
-            f"class {empty.tolist()} has no sample with positive weight (sample_weight × "
+            f"{same}class {empty.tolist()} has no sample with positive weight (sample_weight × "
             "class_weight): every class in y needs one. Drop that class from y, or give its "
             "samples a positive weight.")
 

@@ -249,3 +249,32 @@ def test_cvxpy_compile_crash_is_a_solver_error(monkeypatch):
     monkeypatch.setattr(cp.Problem, "get_problem_data", crash)
     with pytest.raises(SolverError, match="cvxpy failed while compiling.*scale the features"):
         SVMProblem(X, y, kernel="rbf").solve("cvxpy-dual")
+
+
+@pytest.mark.parametrize("Estimator", ["SVC", "SVR"])
+@pytest.mark.parametrize("sample_weight", [[0] * 6, [-0.3] * 6], ids=["zero", "negative"])
+def test_all_weights_masked_say_it_in_scikit_learns_words(Estimator, sample_weight):
+    # scikit-learn's own test (test_negative_sample_weights_mask_all_samples) matches
+    # LIBSVM's message; ours starts with it and then says what to do
+    import margin_opt
+
+    X = [[-2, -1], [-1, -1], [-1, -2], [1, 1], [1, 2], [2, 1]]
+    y = [1, 1, 1, 2, 2, 2]
+    with pytest.raises(ValueError, match="Invalid input - all samples have zero or negative "
+                                         "weights.*at least one weight must be > 0"):
+        getattr(margin_opt, Estimator)(kernel="linear").fit(X, y, sample_weight=sample_weight)
+
+
+@pytest.mark.parametrize("sample_weight", [[0, -0.5, 0, 1, 1, 1], [1, 1, 1, 0, -0.1, -0.3]])
+def test_one_class_left_says_it_in_scikit_learns_words(sample_weight):
+    from margin_opt import SVC
+
+    X = [[-2, -1], [-1, -1], [-1, -2], [1, 1], [1, 2], [2, 1]]
+    y = [1, 1, 1, 2, 2, 2]
+    with pytest.raises(ValueError, match="Invalid input - all samples with positive weights "
+                                         "belong to the same class.*no sample with positive"):
+        SVC(kernel="linear").fit(X, y, sample_weight=sample_weight)
+    # three classes, one of them masked: two are left, the message is ours alone
+    X3 = X + [[5, 5], [5, 6]]
+    with pytest.raises(ValueError, match=r"^class \[3\] has no sample with positive weight"):
+        SVC(kernel="linear").fit(X3, y + [3, 3], sample_weight=[1] * 6 + [0, 0])
