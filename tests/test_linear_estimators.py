@@ -154,3 +154,42 @@ def test_solvable_squared_hinge_fits_are_certified_and_a_wrong_answer_is_not(see
     wrong = alpha.copy()
     wrong[outside] += 1.0                        # a multiplier on a point off the margin
     assert not problem.certify(alpha=wrong, b=sol.b, tol=1e-6).ok
+
+
+@pytest.mark.parametrize("sparse_X", [False, True])
+def test_sparsify_and_densify_keep_the_predictions(sparse_X):
+    # scikit-learn's SparseCoefMixin contract (test_sparse.py: sparsify, then the same
+    # predictions): coef_ as CSR and back, the same decision values to the last bit
+    import scipy.sparse as sp
+    from sklearn.datasets import load_iris, make_regression
+
+    from margin_opt import LinearSVC, LinearSVR
+
+    X, y = load_iris(return_X_y=True)
+    Xs = sp.csr_matrix(X) if sparse_X else X
+    clf = LinearSVC().fit(Xs, y)
+    dense_scores, pred = clf.decision_function(Xs), clf.predict(Xs)
+    assert clf.sparsify() is clf and sp.issparse(clf.coef_) and clf.coef_.shape == (3, 4)
+    np.testing.assert_array_equal(clf.predict(Xs), pred)
+    np.testing.assert_allclose(clf.decision_function(Xs), dense_scores, rtol=1e-14, atol=1e-14)
+    assert clf.densify() is clf and isinstance(clf.coef_, np.ndarray) and clf.coef_.shape == (3, 4)
+    np.testing.assert_array_equal(clf.predict(Xs), pred)
+    Xr, yr = make_regression(80, 6, noise=1.0, random_state=0)
+    reg = LinearSVR(C=1.0).fit(Xr, yr)
+    before = reg.predict(Xr)
+    assert reg.sparsify().coef_.shape == (1, 6)
+    np.testing.assert_allclose(reg.predict(Xr), before, rtol=1e-14, atol=1e-12)
+    assert reg.densify().coef_.shape == (6,)
+
+
+def test_verbose_prints_one_line_per_solve(capsys):
+    from sklearn.datasets import load_iris
+
+    from margin_opt import LinearSVC
+
+    X, y = load_iris(return_X_y=True)
+    LinearSVC(verbose=1).fit(X, y)
+    lines = capsys.readouterr().out.strip().splitlines()
+    assert len(lines) == 3 and all(line.startswith("[LinearSVC] dcd: optimal") for line in lines)
+    LinearSVC().fit(X, y)
+    assert capsys.readouterr().out == ""

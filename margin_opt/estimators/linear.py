@@ -108,6 +108,45 @@ class _LinearBase(BaseEstimator):
         out = X @ coef.T if coef.ndim == 2 else (X @ coef)[:, None]
         return np.asarray(out.toarray() if sp.issparse(out) else out) + self.intercept_
 
+    def _report(self, sols):
+        """With ``verbose``, one line per solve on stdout (as liblinear prints its own)."""
+        if self.verbose:
+            for sol in sols:
+                print(f"[{type(self).__name__}] {sol.method}: {sol.status} after "
+                      f"{int(sol.n_iter or 0)} iterations; {sol.message}", flush=True)
+
+    def densify(self):
+        """Make ``coef_`` a dense ndarray again (after :meth:`sparsify`).
+
+        As scikit-learn's ``SparseCoefMixin.densify``: the default layout, needed
+        before pickling for a library that expects it.
+
+        Returns
+        -------
+        self
+        """
+        check_is_fitted(self, "coef_")
+        if sp.issparse(self.coef_):
+            dense = self.coef_.toarray()
+            self.coef_ = dense[0] if self._coef_1d else dense
+        return self
+
+    def sparsify(self):
+        """Store ``coef_`` as a CSR matrix (scikit-learn's ``SparseCoefMixin.sparsify``).
+
+        Worth it where most weights are zero (an L1 penalty, text-like data): the
+        matrix then takes less memory and products with sparse X are cheaper.  The
+        predictions are the same.
+
+        Returns
+        -------
+        self
+        """
+        check_is_fitted(self, "coef_")
+        if not sp.issparse(self.coef_):
+            self.coef_ = sp.csr_matrix(np.atleast_2d(self.coef_))
+        return self
+
     def _design(self, X):
         """The problem's features and intercept flag: X with liblinear's bias column
         (``intercept_scaling``), or X with the free intercept (or none)."""
@@ -171,6 +210,9 @@ class LinearSVC(ClassifierMixin, _LinearBase):
         The regularizer ½‖w‖², as scikit-learn's default.  ``"l1"`` (‖w‖₁, a linear
         program rather than a margin QP with a kernel dual) is refused with a
         ValueError that names scikit-learn's ``LinearSVC(penalty="l1", dual=False)``.
+    verbose : int, default=0
+        > 0: one line per solve on stdout (the method, its status, iterations and
+        stopping measure), as liblinear prints its own.
 
     Attributes
     ----------
@@ -221,11 +263,14 @@ class LinearSVC(ClassifierMixin, _LinearBase):
         "dual": [StrOptions({"auto"}), "boolean"],
         "certify": ["boolean"],
         "penalty": [StrOptions({"l2", "l1"})],
+        "verbose": ["verbose"],
     }
+
+    _coef_1d = False        # coef_ is (n_functions, n_features) dense
 
     def __init__(self, loss="squared_hinge", C=1.0, fit_intercept=True, intercept_scaling=None,
                  multi_class="ovr", class_weight=None, tol=1e-6, max_iter=10000,
-                 random_state=None, dual="auto", certify=True, penalty="l2"):
+                 random_state=None, dual="auto", certify=True, penalty="l2", verbose=0):
         self.loss = loss
         self.C = C
         self.fit_intercept = fit_intercept
@@ -238,6 +283,7 @@ class LinearSVC(ClassifierMixin, _LinearBase):
         self.dual = dual
         self.certify = certify
         self.penalty = penalty
+        self.verbose = verbose
 
     @_fit_context(prefer_skip_nested_validation=True)
     @blas_on_one_thread
@@ -301,6 +347,7 @@ class LinearSVC(ClassifierMixin, _LinearBase):
         self.intercept_ = np.asarray(intercept, dtype=float)
         self.n_iter_ = int(max(s.n_iter or 0 for s in sols))
         self.solutions_ = sols
+        self._report(sols)
         if not self.certify:
             self.certificate_ = None
         elif k == 2:
@@ -340,6 +387,7 @@ class LinearSVC(ClassifierMixin, _LinearBase):
         self.n_iter_ = int(sol.n_iter or 0)
         self.solutions_ = [sol]
         self.certificate_ = sol.certificate if self.certify else None
+        self._report([sol])
 
     def decision_function(self, X):
         """Decision values Xwᵀ + b.
@@ -393,6 +441,8 @@ class LinearSVR(RegressorMixin, _LinearBase):
     random_state : int or None, default=None
     max_iter : int, default=10000
     certify : bool, default=True
+    verbose : int, default=0
+        As :class:`LinearSVC`'s.
 
     Attributes
     ----------
@@ -430,11 +480,14 @@ class LinearSVR(RegressorMixin, _LinearBase):
         "random_state": ["random_state"],
         "max_iter": [Interval(numbers.Integral, 1, None, closed="left")],
         "certify": ["boolean"],
+        "verbose": ["verbose"],
     }
+
+    _coef_1d = True         # coef_ is (n_features,) dense
 
     def __init__(self, epsilon=0.0, tol=1e-6, C=1.0, loss="epsilon_insensitive",
                  fit_intercept=True, intercept_scaling=None, dual="auto", random_state=None,
-                 max_iter=10000, certify=True):
+                 max_iter=10000, certify=True, verbose=0):
         self.epsilon = epsilon
         self.tol = tol
         self.C = C
@@ -445,6 +498,7 @@ class LinearSVR(RegressorMixin, _LinearBase):
         self.random_state = random_state
         self.max_iter = max_iter
         self.certify = certify
+        self.verbose = verbose
 
     @_fit_context(prefer_skip_nested_validation=True)
     @blas_on_one_thread
@@ -478,6 +532,7 @@ class LinearSVR(RegressorMixin, _LinearBase):
         self.n_iter_ = int(sol.n_iter or 0)
         self.solution_ = sol
         self.certificate_ = cert
+        self._report([sol])
         return self
 
     def predict(self, X):
