@@ -62,8 +62,12 @@ inline void row_gradient(const R& x, i64 i, const double* W, i64 k, const std::i
             for (i64 c = 0; c < na; ++c) G[c] += v * row[na == k ? c : cls[c]];
         }
     } else {
-        i64 p = lo;
-        if (na == k) {
+        // every class (na == k: column c) or the active ones (column cls[c]), four nonzeros
+        // per sweep; one body, instantiated for each case (the indirection costs in the
+        // first: with 2-3 active classes the adds to G wait on each other)
+        auto sweep = [&](auto every) {
+            constexpr bool ALL = decltype(every)::value;
+            i64 p = lo;
             for (; p + 3 < hi; p += 4) {
                 const double v0 = x.data[p], v1 = x.data[p + 1], v2 = x.data[p + 2],
                              v3 = x.data[p + 3];
@@ -71,33 +75,21 @@ inline void row_gradient(const R& x, i64 i, const double* W, i64 k, const std::i
                 const double* r1 = W + static_cast<i64>(x.indices[p + 1]) * k;
                 const double* r2 = W + static_cast<i64>(x.indices[p + 2]) * k;
                 const double* r3 = W + static_cast<i64>(x.indices[p + 3]) * k;
-                for (i64 c = 0; c < k; ++c)
-                    G[c] += (v0 * r0[c] + v1 * r1[c]) + (v2 * r2[c] + v3 * r3[c]);
+                for (i64 c = 0; c < na; ++c) {
+                    const i64 m = ALL ? c : cls[c];
+                    G[c] += (v0 * r0[m] + v1 * r1[m]) + (v2 * r2[m] + v3 * r3[m]);
+                }
             }
             for (; p < hi; ++p) {
                 const double v = x.data[p];
                 const double* row = W + static_cast<i64>(x.indices[p]) * k;
-                for (i64 c = 0; c < k; ++c) G[c] += v * row[c];
+                for (i64 c = 0; c < na; ++c) G[c] += v * row[ALL ? c : cls[c]];
             }
-            return;
-        }
-        for (; p + 3 < hi; p += 4) {
-            const double v0 = x.data[p], v1 = x.data[p + 1], v2 = x.data[p + 2],
-                         v3 = x.data[p + 3];
-            const double* r0 = W + static_cast<i64>(x.indices[p]) * k;
-            const double* r1 = W + static_cast<i64>(x.indices[p + 1]) * k;
-            const double* r2 = W + static_cast<i64>(x.indices[p + 2]) * k;
-            const double* r3 = W + static_cast<i64>(x.indices[p + 3]) * k;
-            for (i64 c = 0; c < na; ++c) {
-                const i64 m = cls[c];
-                G[c] += (v0 * r0[m] + v1 * r1[m]) + (v2 * r2[m] + v3 * r3[m]);
-            }
-        }
-        for (; p < hi; ++p) {
-            const double v = x.data[p];
-            const double* row = W + static_cast<i64>(x.indices[p]) * k;
-            for (i64 c = 0; c < na; ++c) G[c] += v * row[cls[c]];
-        }
+        };
+        if (na == k)
+            sweep(std::true_type{});
+        else
+            sweep(std::false_type{});
     }
 }
 
