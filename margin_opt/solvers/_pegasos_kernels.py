@@ -365,7 +365,7 @@ def pegasos_epoch_dense(X, y, sw, idx, it, rule):
     _run(rows_of, X.shape[1], y, sw, idx, it, rule, False)
 
 
-def _csr_rows(indptr, indices, data, rows):
+def csr_rows(indptr, indices, data, rows):
     """The CSR arrays (data, indices, pointers) of the rows ``rows``, in their order."""
     starts = indptr[rows]
     lens = indptr[rows + 1] - starts
@@ -391,7 +391,7 @@ def pegasos_epoch_csr(X, mu, y, sw, idx, it, rule):
     mu_sq = float(mu @ mu) if center else 0.0
 
     def rows_of(rows):
-        bdata, bind, bptr = _csr_rows(indptr, indices, data, rows)
+        bdata, bind, bptr = csr_rows(indptr, indices, data, rows)
         nb = rows.shape[0]
         if d <= DENSE_BLOCK_COLUMNS:
             row = np.repeat(np.arange(nb), np.diff(bptr))

@@ -236,12 +236,7 @@ def _csr_block(indptr, indices, data, rows, contiguous):
     if contiguous:
         lo, hi = indptr[rows[0]], indptr[rows[-1] + 1]
         return data[lo:hi], indices[lo:hi], indptr[rows[0]:rows[-1] + 2] - lo
-    starts = indptr[rows]
-    lens = indptr[rows + 1] - starts
-    ptr = np.zeros(rows.shape[0] + 1, dtype=np.int64)
-    np.cumsum(lens, out=ptr[1:])
-    take = np.repeat(starts - ptr[:-1], lens) + np.arange(ptr[-1])
-    return data[take], indices[take], ptr
+    return _pk.csr_rows(indptr, indices, data, rows)
 
 
 def _dense_rows(bdata, bindices, bptr, d):
