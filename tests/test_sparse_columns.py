@@ -93,7 +93,8 @@ def test_queries_with_features_unseen_in_training():
         # its model evaluated on the user's d columns by scikit-learn's kernels
         sv = sparse.support_vectors_.toarray()
         assert sv.shape == (sparse.support_.size, d)
-        expected = K(Q, sv) @ sparse.dual_coef_[0] + sparse.intercept_[0]
+        assert sp.issparse(sparse.dual_coef_)              # CSR, as scikit-learn's
+        expected = K(Q, sv) @ sparse.dual_coef_.toarray()[0] + sparse.intercept_[0]
         for queries in (sp.csr_matrix(Q), Q):
             np.testing.assert_allclose(sparse.decision_function(queries), expected,
                                        rtol=0, atol=1e-12)
@@ -101,10 +102,11 @@ def test_queries_with_features_unseen_in_training():
         dense = SVC(kernel=kernel, gamma=0.3, C=2.0).fit(X, y)
         np.testing.assert_allclose(sparse.decision_function(Q), dense.decision_function(Q),
                                    atol=1e-5)
-        if kernel == "linear":                  # dense where it fits, as before
-            assert isinstance(sparse.coef_, np.ndarray) and sparse.coef_.shape == (1, d)
-            np.testing.assert_allclose(sparse.coef_, dense.coef_, atol=1e-5)
-            np.testing.assert_allclose(sparse.coef_[0], sparse.dual_coef_[0] @ sv, atol=1e-12)
+        if kernel == "linear":                  # CSR after sparse X, as scikit-learn's
+            assert sp.issparse(sparse.coef_) and sparse.coef_.shape == (1, d)
+            w = sparse.coef_.toarray()
+            np.testing.assert_allclose(w, dense.coef_, atol=1e-5)
+            np.testing.assert_allclose(w[0], sparse.dual_coef_.toarray()[0] @ sv, atol=1e-12)
 
 
 def test_multiclass_on_compressed_columns():
@@ -121,7 +123,8 @@ def test_multiclass_on_compressed_columns():
     clf = SVC(kernel="linear", C=1.0, tol=1e-9).fit(X, y)
     np.testing.assert_allclose(clf.decision_function(X), ref.decision_function(
         X[:, used].toarray()), atol=1e-7)
-    np.testing.assert_allclose(clf.coef_[:, used], ref.coef_, atol=1e-7)
+    assert sp.issparse(clf.coef_)
+    np.testing.assert_allclose(clf.coef_.toarray()[:, used], ref.coef_, atol=1e-7)
 
 
 def test_column_map_round_trip():
@@ -195,10 +198,13 @@ def test_svr_on_file_with_feature_index_2e9(tmp_path, kernel):
     assert ref._columns is None
     np.testing.assert_allclose(pred, ref.predict(narrow), rtol=1e-12, atol=1e-12)
     np.testing.assert_array_equal(reg.support_, ref.support_)
-    np.testing.assert_allclose(reg.dual_coef_, ref.dual_coef_, rtol=1e-12, atol=1e-12)
-    if kernel == "linear":      # w in the user's columns: CSR where a dense one would not fit
+    assert sp.issparse(reg.dual_coef_) and sp.issparse(ref.dual_coef_)   # sparse X: CSR
+    np.testing.assert_allclose(reg.dual_coef_.toarray(), ref.dual_coef_.toarray(), rtol=1e-12,
+                               atol=1e-12)
+    if kernel == "linear":      # w in the user's columns: CSR, as scikit-learn's
         assert sp.issparse(reg.coef_) and reg.coef_.shape == (1, WIDE)
-        np.testing.assert_allclose(_wide_weights(reg.coef_), ref.coef_, rtol=1e-12, atol=1e-12)
+        np.testing.assert_allclose(_wide_weights(reg.coef_), ref.coef_.toarray(), rtol=1e-12,
+                                   atol=1e-12)
 
 
 @pytest.mark.parametrize("intercept_scaling", [None, 1.0])
@@ -323,12 +329,13 @@ def test_svr_queries_with_features_unseen_in_training(kernel):
     assert sv.shape == (reg.support_.size, d)
     Q = X[:6].toarray()
     Q[:, [7, 99_998]] = np.random.default_rng(10).standard_normal((6, 2))
-    expected = K(Q, sv) @ reg.dual_coef_[0] + reg.intercept_[0]
+    expected = K(Q, sv) @ reg.dual_coef_.toarray()[0] + reg.intercept_[0]
     for queries in (sp.csr_matrix(Q), Q):
         np.testing.assert_allclose(reg.predict(queries), expected, rtol=1e-10, atol=1e-10)
     ref = SVR(kernel=kernel, gamma=0.3, coef0=1.0, C=2.0).fit(sp.csr_matrix(V), y)
     np.testing.assert_allclose(reg.predict(X), ref.predict(sp.csr_matrix(V)), rtol=1e-9,
                                atol=1e-9)
-    if kernel == "linear":                  # dense where it fits
-        assert isinstance(reg.coef_, np.ndarray) and reg.coef_.shape == (1, d)
-        np.testing.assert_allclose(reg.coef_[0, cols], ref.coef_[0], rtol=1e-9, atol=1e-9)
+    if kernel == "linear":                  # CSR after sparse X, as scikit-learn's
+        assert sp.issparse(reg.coef_) and reg.coef_.shape == (1, d)
+        np.testing.assert_allclose(reg.coef_.toarray()[0, cols], ref.coef_.toarray()[0],
+                                   rtol=1e-9, atol=1e-9)

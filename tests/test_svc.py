@@ -277,3 +277,163 @@ def test_exact_tie_predicts_as_sklearn(name):
     np.testing.assert_array_equal(ours.predict(X_test), ref.predict(X_test))
     expected = "yes" if name.startswith("SVC") else "no"
     assert list(ours.predict(X_test)) == [expected] * len(X_test)
+
+
+# ---------------------------------------------------------------- sparse input, callables
+# scikit-learn's contract on sparse X and on callable kernels (issue 46): fitted on sparse
+# X, support_vectors_, dual_coef_ (and a linear kernel's coef_) are CSR matrices, as
+# sklearn.svm.SVC's, whose values are the reference; a callable receives X as given.
+
+def _iris(kind):
+    from sklearn.datasets import load_iris
+
+    X, y = load_iris(return_X_y=True)
+    return (X, (y > 0).astype(int)) if kind == "binary" else (X, y)
+
+
+@pytest.mark.parametrize("container", ["csr_matrix", "csr_array", "lil_matrix"])
+@pytest.mark.parametrize("kind", ["binary", "multiclass"])
+def test_sparse_fit_has_sklearn_sparse_attributes(container, kind):
+    import pickle
+
+    import scipy.sparse as sp
+
+    X, y = _iris(kind)
+    Xs = getattr(sp, container)(X)
+    ours = SVC(gamma=0.5, tol=1e-10).fit(Xs, y)
+    ref = SkSVC(gamma=0.5, tol=1e-12).fit(Xs, y)
+    assert ours.certificate_.ok
+    for name in ("support_vectors_", "dual_coef_"):
+        mine, theirs = getattr(ours, name), getattr(ref, name)
+        assert type(mine) is type(theirs) is sp.csr_matrix, name    # sparse_interface
+        assert mine.shape == theirs.shape, name
+    np.testing.assert_array_equal(ours.support_, ref.support_)
+    np.testing.assert_array_equal(ours.support_vectors_.toarray(),
+                                  ref.support_vectors_.toarray())
+    theirs = ref.dual_coef_.toarray()           # unique: the RBF kernel matrix is PD
+    np.testing.assert_allclose(ours.dual_coef_.toarray(), theirs, rtol=1e-6,
+                               atol=1e-6 * np.abs(theirs).max())
+    for Q in (Xs, X):
+        np.testing.assert_array_equal(ours.predict(Q), ref.predict(Q))
+        np.testing.assert_allclose(ours.decision_function(Q), ref.decision_function(Q),
+                                   atol=1e-6)
+    # the answers of the fit on dense X, whose attributes stay dense
+    dense = SVC(gamma=0.5, tol=1e-10).fit(X, y)
+    assert isinstance(dense.support_vectors_, np.ndarray)
+    assert isinstance(dense.dual_coef_, np.ndarray)
+    np.testing.assert_allclose(ours.decision_function(X), dense.decision_function(X),
+                               atol=1e-7)
+    again = pickle.loads(pickle.dumps(ours))
+    assert sp.issparse(again.dual_coef_)
+    np.testing.assert_array_equal(again.decision_function(Xs), ours.decision_function(Xs))
+
+
+@pytest.mark.parametrize("kind", ["binary", "multiclass"])
+def test_sparse_linear_coef_is_csr_as_sklearn(kind):
+    import scipy.sparse as sp
+
+    X, y = _iris(kind)
+    Xs = sp.csr_matrix(X)
+    ours = SVC(kernel="linear", tol=1e-10).fit(Xs, y)
+    ref = SkSVC(kernel="linear", tol=1e-12).fit(Xs, y)
+    assert type(ours.coef_) is type(ref.coef_) is sp.csr_matrix
+    assert ours.coef_.shape == ref.coef_.shape
+    np.testing.assert_allclose(ours.coef_.toarray(), ref.coef_.toarray(), atol=1e-4)
+    for Q in (Xs, X):
+        np.testing.assert_array_equal(ours.predict(Q), ref.predict(Q))
+        np.testing.assert_allclose(ours.decision_function(Q), ref.decision_function(Q),
+                                   atol=1e-4)
+    assert ours.certificate_.ok
+
+
+def test_sparse_fit_probabilities_and_sparray_config():
+    """predict_proba on a sparse fit is the dense fit's; under scikit-learn's
+    set_config(sparse_interface="sparray") the attributes are csr_array, as scikit-learn's."""
+    import scipy.sparse as sp
+    from sklearn import config_context
+
+    X, y = _iris("multiclass")
+    kw = dict(gamma=0.5, tol=1e-10, probability=True, random_state=0)
+    sparse = SVC(**kw).fit(sp.csr_matrix(X), y)
+    dense = SVC(**kw).fit(X, y)
+    np.testing.assert_allclose(sparse.predict_proba(sp.csr_matrix(X)), dense.predict_proba(X),
+                               atol=1e-6)
+    with config_context(sparse_interface="sparray"):
+        ours = SVC(kernel="linear").fit(sp.csr_matrix(X), y)
+        ref = SkSVC(kernel="linear").fit(sp.csr_matrix(X), y)
+    for name in ("support_vectors_", "dual_coef_", "coef_"):
+        assert type(getattr(ours, name)) is type(getattr(ref, name)) is sp.csr_array, name
+    np.testing.assert_array_equal(ours.predict(X), ref.predict(X))
+
+
+def _string_kernel(seen):
+    """A kernel on strings (counts of 'A' and 'B'), recording the types it receives."""
+    def kernel(A, B):
+        seen.append((type(A), type(B)))
+        ca = np.array([[a.count("A"), a.count("B")] for a in A], dtype=float)
+        cb = np.array([[b.count("A"), b.count("B")] for b in B], dtype=float)
+        return ca @ cb.T
+    return kernel
+
+
+def test_callable_kernel_receives_x_as_given():
+    """A callable kernel gets X untouched (scikit-learn's test_custom_kernel_not_array_input
+    and test_svc_with_custom_kernel): strings in a list, a LIL matrix; its sparse result
+    is made dense; the model is the precomputed kernel's and the linear kernel's."""
+    import scipy.sparse as sp
+    from sklearn.utils.extmath import safe_sparse_dot
+
+    data = ["A A", "A", "B", "B B", "A B", "A A B", "B B B", "A"]
+    counts = np.array([[s.count("A"), s.count("B")] for s in data], dtype=float)
+    y = np.array([1, 1, 2, 2, 1, 1, 2, 1])
+    seen = []
+    strings = SVC(kernel=_string_kernel(seen)).fit(data, y)
+    assert seen and all(a is list and b is list for a, b in seen)
+    assert strings.support_vectors_ == [data[i] for i in strings.support_]
+    assert not hasattr(strings, "n_features_in_") and strings.shape_fit_ == (len(data),)
+    assert strings.certificate_.ok
+    linear = SVC(kernel="linear").fit(counts, y)
+    ref = SkSVC(kernel=_string_kernel([])).fit(data, y)
+    for other, Q in ((linear, counts), (ref, data)):
+        np.testing.assert_allclose(strings.decision_function(data), other.decision_function(Q),
+                                   atol=1e-6)
+        np.testing.assert_array_equal(strings.predict(data), other.predict(Q))
+    types = []
+
+    def sparse_dot(A, B):
+        types.append((type(A), type(B)))
+        return safe_sparse_dot(A, B.T)          # sparse for sparse A, B
+
+    lil = sp.lil_matrix(counts)
+    clf = SVC(kernel=sparse_dot).fit(lil, y)
+    assert types and all(a is sp.lil_matrix and b is sp.lil_matrix for a, b in types)
+    np.testing.assert_array_equal(clf.predict(lil), linear.predict(counts))
+    np.testing.assert_allclose(clf.decision_function(lil), linear.decision_function(counts),
+                               atol=1e-6)
+
+
+def test_scikit_learn_small_rules():
+    """A sparse precomputed kernel: scikit-learn's TypeError; predict_proba after
+    probability was switched on after a fit without it: its NotFittedError; max_iter
+    stopping a one-vs-one fit: one ConvergenceWarning in scikit-learn's words."""
+    import warnings
+
+    import scipy.sparse as sp
+    from sklearn.exceptions import ConvergenceWarning, NotFittedError
+
+    X, y = _iris("multiclass")
+    with pytest.raises(TypeError, match="Sparse precomputed"):
+        SVC(kernel="precomputed").fit(sp.csr_matrix(np.eye(4)), [0, 1, 0, 1])
+    clf = SVC().fit(X, y)
+    assert not hasattr(clf, "predict_proba")
+    clf.probability = True
+    assert hasattr(clf, "predict_proba")
+    with pytest.raises(NotFittedError, match="not available when fitted with probability=False"):
+        clf.predict_proba(X)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        SVC(max_iter=2).fit(X, y)
+    words = [str(w.message) for w in caught if issubclass(w.category, ConvergenceWarning)]
+    assert len(words) == 1
+    assert words[0].startswith("Solver terminated early (max_iter=2).  Consider "
+                               "pre-processing your data with StandardScaler or MinMaxScaler.")

@@ -116,3 +116,87 @@ def test_estimator_matches_sklearn():
     assert ours.score(X[200:], y[200:]) == pytest.approx(ref.score(X[200:], y[200:]), abs=1e-4)
     lin = SVR(kernel="linear").fit(X, y)
     assert lin.coef_.shape == (1, 5)
+
+
+# ---------------------------------------------------------------- scikit-learn's contract
+# issue 46: sparse in, sparse out; C=np.inf accepted; a callable kernel gets X as given
+
+@pytest.mark.parametrize("kernel", ["rbf", "linear"])
+def test_sparse_fit_has_sklearn_sparse_attributes(kernel):
+    import pickle
+
+    import scipy.sparse as sp
+
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((80, 6))
+    X[rng.random(X.shape) < 0.5] = 0.0
+    y = X @ [1.0, -2.0, 0.5, 0.0, 1.5, -1.0] + 0.1 * rng.standard_normal(80)
+    Xs = sp.csr_matrix(X)
+    ours = SVR(kernel=kernel, gamma=1.0, C=2.0, tol=1e-10).fit(Xs, y)
+    ref = SkSVR(kernel=kernel, gamma=1.0, C=2.0, tol=1e-12).fit(Xs, y)
+    assert ours.certificate_.ok
+    names = ("support_vectors_", "dual_coef_") + (("coef_",) if kernel == "linear" else ())
+    for name in names:
+        mine, theirs = getattr(ours, name), getattr(ref, name)
+        assert type(mine) is type(theirs) is sp.csr_matrix, name
+        assert mine.shape == theirs.shape, name
+    np.testing.assert_array_equal(ours.support_, ref.support_)
+    np.testing.assert_array_equal(ours.support_vectors_.toarray(),
+                                  ref.support_vectors_.toarray())
+    if kernel == "rbf":         # unique (a PD kernel matrix), the linear kernel's w is
+        theirs = ref.dual_coef_.toarray()
+        np.testing.assert_allclose(ours.dual_coef_.toarray(), theirs, rtol=1e-6,
+                                   atol=1e-6 * np.abs(theirs).max())
+    else:
+        theirs = ref.coef_.toarray()
+        np.testing.assert_allclose(ours.coef_.toarray(), theirs, rtol=1e-6,
+                                   atol=1e-6 * np.abs(theirs).max())
+    for Q in (Xs, X):
+        np.testing.assert_allclose(ours.predict(Q), ref.predict(Q), rtol=1e-6,
+                                   atol=1e-6 * np.abs(y).max())
+    dense = SVR(kernel=kernel, gamma=1.0, C=2.0, tol=1e-10).fit(X, y)
+    assert isinstance(dense.dual_coef_, np.ndarray)
+    np.testing.assert_allclose(ours.predict(X), dense.predict(X), atol=1e-7)
+    again = pickle.loads(pickle.dumps(ours))
+    np.testing.assert_array_equal(again.predict(Xs), ours.predict(Xs))
+    empty = SVR(kernel="linear").fit(sp.csr_matrix(np.eye(4)), [0.04, 0.04, 0.10, 0.16])
+    assert empty.support_vectors_.data.size == empty.dual_coef_.data.size == 0  # sklearn's
+
+
+def test_infinite_C_as_sklearn():
+    """C=np.inf is accepted (scikit-learn's constraint): every target within epsilon, the
+    predictions of scikit-learn's C=np.inf; where no function of the kernel fits the tube
+    the fit says so instead of returning a model that does not fit it."""
+    from margin_opt import InfeasibleError, NotCertifiedError
+
+    X, y = make_regression(n_samples=60, n_features=8, random_state=0)
+    ours = SVR(C=np.inf).fit(X, y)
+    ref = SkSVR(C=np.inf, tol=1e-8).fit(X, y)
+    assert ours.certificate_.ok and ours.C == np.inf
+    np.testing.assert_allclose(ours.predict(X), ref.predict(X), rtol=1e-5, atol=1e-4)
+    assert np.all(np.abs(ours.predict(X) - y) <= ours.epsilon * (1 + 1e-6))
+    np.testing.assert_allclose(ours.predict(X), SVR(C=1e10).fit(X, y).predict(X), rtol=1e-6)
+    Xn, yn = make_regression(n_samples=60, n_features=3, noise=10.0, random_state=0)
+    with pytest.raises((InfeasibleError, NotCertifiedError), match=r"C=np.inf.*epsilon"):
+        SVR(C=np.inf, kernel="linear").fit(Xn, yn)
+
+
+def test_callable_kernel_on_strings():
+    """A callable kernel receives the list of strings as given (scikit-learn's
+    test_custom_kernel_not_array_input); the model is the linear kernel's on the counts."""
+    data = ["A A", "A", "B", "B B", "A B", "A A B", "B B B", "A"]
+    counts = np.array([[s.count("A"), s.count("B")] for s in data], dtype=float)
+    y = counts @ [1.0, -0.5]
+
+    def kernel(A, B):
+        assert isinstance(A, list) and isinstance(B, list)
+        ca = np.array([[a.count("A"), a.count("B")] for a in A], dtype=float)
+        cb = np.array([[b.count("A"), b.count("B")] for b in B], dtype=float)
+        return ca @ cb.T
+
+    ours = SVR(kernel=kernel).fit(data, y)
+    assert ours.certificate_.ok and not hasattr(ours, "n_features_in_")
+    linear = SVR(kernel="linear").fit(counts, y)
+    np.testing.assert_allclose(ours.predict(data), linear.predict(counts), atol=1e-6)
+    np.testing.assert_allclose(ours.predict(data), SkSVR(kernel=kernel).fit(data, y).predict(data),
+                               atol=1e-3)

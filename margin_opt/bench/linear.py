@@ -57,10 +57,16 @@ def _row(name, data, fns, repeats, ours_key, peer_key, objective):
             "time_liblinear": times[peer_key], "ratio": times[ours_key] / times[peer_key],
             "certified": None if cert is None else bool(cert.ok),
             "method": getattr(getattr(ours, "solution_", None), "method", "dcd"),
-            "obj_ours": objective(ours.coef_.ravel(), float(np.ravel(ours.intercept_)[0])),
+            "obj_ours": objective(_dense(ours.coef_).ravel(),
+                                  float(np.ravel(ours.intercept_)[0])),
             "obj_liblinear": objective(peer.coef_.ravel(),
                                        float(np.ravel(peer.intercept_)[0])),
             "iter_liblinear": int(np.max(peer.n_iter_)), "repeats": repeats, "load": load}
+
+
+def _dense(w) -> np.ndarray:
+    """coef_ as an ndarray (an SVC fitted on sparse X has scikit-learn's CSR coef_)."""
+    return w.toarray() if hasattr(w, "toarray") else np.asarray(w)
 
 
 def _svc_objective(X, y, C, squared=False):

@@ -93,7 +93,9 @@ def exported_model_check(est, X, tol=None) -> dict:
     f_cert = np.asarray(est.solution_.decision, dtype=float)
     values = est.decision_function(X) if hasattr(est, "decision_function") else est.predict(X)
     scale = max(1.0, float(np.abs(f_cert).max(initial=0.0)))
-    beta = np.asarray(est.dual_coef_, dtype=float)[0]
+    # (CSR after a fit on sparse X, as scikit-learn's)
+    dual_coef = est.dual_coef_.toarray() if sp.issparse(est.dual_coef_) else est.dual_coef_
+    beta = np.asarray(dual_coef, dtype=float)[0]
     if est.support_.size:
         Ksv = est._kernel(X, est.support_vectors_) if est._kernel.name != "precomputed" \
             else np.asarray(X)[:, est.support_]
@@ -105,9 +107,10 @@ def exported_model_check(est, X, tol=None) -> dict:
     f_dev = float(np.abs(np.asarray(values, dtype=float) - f_cert).max(initial=0.0)) / scale
     coef_dev = float("nan")
     if hasattr(est, "coef_"):
-        w = np.asarray(est.dual_coef_ @ est.support_vectors_).ravel() if est.support_.size \
-            else np.zeros(est.coef_.shape[1])
-        coef_dev = float(np.abs(np.asarray(X @ (est.coef_[0] - w))).max(initial=0.0)) / scale
+        coef = est.coef_.toarray() if sp.issparse(est.coef_) else est.coef_
+        w = np.asarray(dual_coef @ est.support_vectors_).ravel() if est.support_.size \
+            else np.zeros(coef.shape[1])
+        coef_dev = float(np.abs(np.asarray(X @ (coef[0] - w))).max(initial=0.0)) / scale
     bound = tol + 2 * level
     ok = f_dev <= bound and not coef_dev > bound
     return {"f_dev": f_dev, "coef_dev": coef_dev, "level": level, "bound": bound, "ok": ok}

@@ -7,17 +7,22 @@ import numbers
 import warnings
 
 import numpy as np
+import scipy.sparse as sp
+from sklearn import get_config
+from sklearn.utils import _safe_indexing
 from sklearn.utils._param_validation import Interval, Options
-from sklearn.utils.validation import check_is_fitted
+from sklearn.utils.validation import _num_samples, check_consistent_length, check_is_fitted
 
 from ..exceptions import ConvergenceWarning
+from ..kernels import make_kernel
 from ..kernels.expansion import binary_expansion, evaluate
-from ..methods import get_method, stopping_options
+from ..methods import METHODS, get_method, stopping_options
 from ..problems.solve_path import finish, warn_nonconvex
 from ..validation import canonical, check_precomputed_kernel, validate_data
 
 __all__ = ["backend_options", "certify_result", "fit_problem", "kernel_decision",
-           "solve_and_certify", "check_predict_input", "fit_status",
+           "solve_and_certify", "check_predict_input", "fit_status", "fit_input",
+           "input_form_attributes", "sparse_attribute", "dense_attribute", "warn_stopped",
            "KernelCoefMixin", "LIBSVM_PARAMETERS"]
 
 #: scikit-learn's LIBSVM parameters of SVC and SVR, for their ``_parameter_constraints``
@@ -123,6 +128,30 @@ def user_limited(est) -> bool:
     return getattr(est, "max_iter", -1) != -1
 
 
+def warn_stopped(est, solutions) -> None:
+    """One ``ConvergenceWarning`` for a fit whose runs stopped short (``fit_status_ = 1``)
+    without a certified answer: scikit-learn's words where the estimator's ``max_iter``
+    stopped one ("Solver terminated early (max_iter=N).  Consider pre-processing your
+    data with StandardScaler or MinMaxScaler."), then the solver's own account of the
+    first such run and how many of the fit's problems stopped.  The fit's runs are
+    solved without their own warnings
+    (:func:`margin_opt.exceptions.no_convergence_warnings`), so that a one-vs-one fit
+    warns once, as scikit-learn's does."""
+    # not reported: a run that stalled at an answer its certificate vouches for, and a
+    # first-order method's (it has no stopping test to reach, or warns itself)
+    stopped = [s for s in solutions if s.status in STOPPED_SHORT
+               and not (s.certificate is not None and s.certificate.ok)
+               and not (s.method in METHODS and METHODS[s.method].iterative)]
+    if not stopped:
+        return
+    head = ""
+    if user_limited(est) and any(s.status == "max_iter" for s in stopped):
+        head = (f"Solver terminated early (max_iter={est.max_iter}).  "
+                "Consider pre-processing your data with StandardScaler or MinMaxScaler. ")
+    count = f" ({len(stopped)} of {len(solutions)} problems)" if len(solutions) > 1 else ""
+    warnings.warn(f"{head}{stopped[0].message}{count}", ConvergenceWarning, stacklevel=3)
+
+
 def fit_status(solutions) -> int:
     """scikit-learn's ``fit_status_``: 0 when every run reached its tolerance, 1 when one
     stopped short (its ``max_iter``, a stall)."""
@@ -179,10 +208,7 @@ def certify_result(est, problem, res, options, solver="smo"):
         None when ``est.certify`` is False.
     """
     limited = user_limited(est)
-    if limited and est.certify and res.status in STOPPED_SHORT:
-        # the run's own warning was held back on its worker thread (a repair was expected)
-        warnings.warn(f"{res.message} (max_iter=-1: no limit)", ConvergenceWarning,
-                      stacklevel=3)
+    # a run stopped short warns once for the whole fit, from the estimator (warn_stopped)
     if est.certify:
         sol = finish(problem, solver, res, certify=est.tol, fallback=not limited, **options)
         cert = sol.certificate
@@ -221,24 +247,136 @@ def fit_problem(est, problem, solver=None):
     return sol
 
 
+def fit_input(est, X, y, *, y_numeric=False):
+    """X and y of a kernel estimator's ``fit``, validated as scikit-learn's SVC and SVR
+    take them.
+
+    A callable kernel receives X as it is (a list of strings, a LIL matrix: whatever the
+    callable takes, as scikit-learn passes it) and the fit is posed on its matrix
+    K(X, X), computed once (scikit-learn's way: the problem's kernel is then
+    ``"precomputed"``); the callable and X are kept for prediction, which calls it as
+    ``kernel(X_new, X)`` (:func:`check_predict_input`).  Otherwise X is validated
+    (CSR for sparse data; a precomputed kernel must be dense).
+
+    Parameters
+    ----------
+    est : SVC or SVR
+    X : {array-like, sparse matrix} of shape (n_samples, n_features), or anything a
+        callable kernel takes
+    y : array-like of shape (n_samples,)
+    y_numeric : bool, default=False
+        Regression targets (converted to float).
+
+    Returns
+    -------
+    X : {ndarray, csr_matrix} of shape (n_samples, n_features)
+        The validated data; K(X, X) of shape (n_samples, n_samples) for a callable.
+    y : ndarray of shape (n_samples,)
+
+    Raises
+    ------
+    TypeError
+        A sparse precomputed kernel (scikit-learn's "Sparse precomputed kernels are not
+        supported.").
+    ValueError
+        scikit-learn's validation errors; a callable whose values are not a finite
+        real (n_samples, n_samples) matrix.
+    """
+    est._kernel_func = est._fit_X = None
+    if callable(est.kernel):
+        check_consistent_length(X, y)
+        func = make_kernel(est.kernel)
+        K = func(X, X)
+        K, y = validate_data(est, K, y, dtype=np.float64, y_numeric=y_numeric)
+        for name in ("n_features_in_", "feature_names_in_"):    # X has no features here
+            est.__dict__.pop(name, None)
+        est._kernel_func, est._fit_X = func, X
+        return K, y
+    precomputed = est.kernel == "precomputed"
+    if precomputed and sp.issparse(X):
+        raise TypeError("Sparse precomputed kernels are not supported. Pass the kernel "
+                        "matrix K(X, X) as a dense array (K.toarray()).")
+    X, y = validate_data(est, X, y, accept_sparse=False if precomputed else "csr",
+                         dtype=np.float64, y_numeric=y_numeric)
+    return canonical(X), y
+
+
+def input_form_attributes(est, X) -> None:
+    """The fitted ``support_vectors_``, ``dual_coef_`` and ``coef_`` in the form of the
+    training input, as scikit-learn's SVC and SVR have them: CSR matrices after a fit on
+    sparse X (:func:`sparse_attribute`), the rows of X as given to ``fit`` for a
+    callable kernel (X is what the callable takes); unchanged after a fit on dense X.
+
+    Parameters
+    ----------
+    est : SVC or SVR
+        Fitted, ``support_vectors_`` and ``dual_coef_`` set (dense).
+    X : {ndarray, csr_matrix}
+        The validated training data (K(X, X) for a callable kernel).
+    """
+    if est.__dict__.get("_kernel_func") is not None:
+        X_in = est._fit_X
+        est.__dict__.pop("n_features_in_", None)        # the Gram's, not X's
+        est.support_vectors_ = _safe_indexing(X_in, est.support_)
+        est.shape_fit_ = X_in.shape if hasattr(X_in, "shape") else (_num_samples(X_in),)
+        return
+    if not sp.issparse(X):
+        return
+    est.support_vectors_ = sparse_attribute(est.support_vectors_)
+    est.dual_coef_ = sparse_attribute(est.dual_coef_)
+    if "coef_" in est.__dict__:
+        est.coef_ = sparse_attribute(est.coef_)
+
+
+def sparse_attribute(A):
+    """A as a CSR matrix of scikit-learn's configured sparse interface
+    (``sklearn.get_config()["sparse_interface"]``: ``csr_matrix`` by default,
+    ``csr_array`` for ``"sparray"``), as scikit-learn stores a sparse fit's attributes.
+
+    Parameters
+    ----------
+    A : {ndarray, sparse matrix} of shape (m, n)
+
+    Returns
+    -------
+    A : {csr_matrix, csr_array} of shape (m, n)
+    """
+    A = A.tocsr() if sp.issparse(A) else sp.csr_matrix(np.atleast_2d(A))
+    if get_config().get("sparse_interface", "spmatrix") == "sparray":
+        return A if isinstance(A, sp.csr_array) else sp.csr_array(A)
+    return A if isinstance(A, sp.csr_matrix) else sp.csr_matrix(A)
+
+
+def dense_attribute(A) -> np.ndarray:
+    """A fitted attribute as an ndarray (a sparse fit's CSR attributes made dense)."""
+    return A.toarray() if sp.issparse(A) else np.asarray(A)
+
+
 def check_predict_input(est, X):
     """Validate X at prediction time (the estimator fitted, its features, its names).
 
     scikit-learn's ``validate_data(reset=False)``: the wording "X has N features, but
     SVC is expecting M features as input" and the warning when the feature names
-    differ from those seen in ``fit``.
+    differ from those seen in ``fit``.  For a callable kernel, X is not validated: the
+    callable receives it as it is, with the training X as given to ``fit``
+    (scikit-learn's contract), and its values K(X, X_train) are returned.
 
     Returns
     -------
     X : {ndarray, csr_matrix} of shape (n_samples, n_features)
-        For ``kernel="precomputed"``: K(X, X_train) of shape (n_samples, n_train).
+        For ``kernel="precomputed"``, and for a callable kernel: K(X, X_train) of shape
+        (n_samples, n_train).
 
     Raises
     ------
     NotFittedError, ValueError
-        Not fitted; wrong number of features (or of kernel columns for precomputed).
+        Not fitted; wrong number of features (or of kernel columns for precomputed); a
+        callable that does not return K(X, X_train).
     """
     check_is_fitted(est)
+    func = est.__dict__.get("_kernel_func")
+    if func is not None:
+        return func(X, est._fit_X)
     precomputed = est._kernel.name == "precomputed"
     try:
         X = validate_data(est, X, accept_sparse=False if precomputed else "csr",
@@ -267,7 +405,9 @@ def kernel_decision(est, X) -> np.ndarray:
     """
     X = check_predict_input(est, X)
     if hasattr(est, "coef_"):
+        if sp.issparse(est.coef_):      # fitted on sparse X (scikit-learn's CSR coef_)
+            return dense_attribute(X @ est.coef_.T)[:, 0] + est.intercept_[0]
         return np.asarray(X @ est.coef_[0]).ravel() + est.intercept_[0]
     return evaluate(est._kernel, X, est.support_vectors_,
-                    binary_expansion(est.dual_coef_[:1], est.intercept_[:1]),
+                    binary_expansion(dense_attribute(est.dual_coef_)[:1], est.intercept_[:1]),
                     support=est.support_)[:, 0]

@@ -6,30 +6,35 @@ import numbers
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context
+from sklearn.exceptions import NotFittedError
 from sklearn.utils._param_validation import Interval, Options, StrOptions
 from sklearn.utils.class_weight import compute_class_weight
 from sklearn.utils.metaestimators import available_if
+from sklearn.utils.validation import check_is_fitted
 
+from ..exceptions import no_convergence_warnings
 from ..kernels import KERNELS, ColumnMap, make_kernel
 from ..kernels.expansion import evaluate, joint_expansion, ovo_expansion
 from ..methods import auto_method, method_names, preferred_method
 from ..parallel import blas_on_one_thread
 from ..problems.multiclass import MulticlassSVMProblem
 from ..validation import (
-    canonical,
     check_class_labels,
     check_classes_weighted,
     check_libsvm_sample_weight,
     check_precomputed_kernel,
     check_solver_options,
-    validate_data,
 )
 from .base import (
     LIBSVM_PARAMETERS,
     KernelCoefMixin,
     check_predict_input,
+    dense_attribute,
+    fit_input,
     fit_status,
+    input_form_attributes,
     solve_and_certify,
+    warn_stopped,
 )
 from .ovo import fit_one_vs_one, linear_decision, ovo_votes, ovr_from_ovo
 from .probability import PairCalibrator, ovo_probabilities
@@ -51,6 +56,7 @@ class SVC(KernelCoefMixin, ClassifierMixin, BaseEstimator):
     C : float, default=1.0
         Penalty of the slacks (> 0); ``np.inf`` fits the hard margin.
     kernel : {"linear", "poly", "rbf", "sigmoid", "precomputed"} or callable, default="rbf"
+        A callable takes X as it is (see Notes).
     gamma : {"scale", "auto"} or float, default="scale"
         As in scikit-learn: ``scale`` is 1 / (n_features · X.var()) over all of X.
     degree : int, default=3
@@ -97,10 +103,12 @@ class SVC(KernelCoefMixin, ClassifierMixin, BaseEstimator):
         which the one-vs-one pairs share one kernel matrix.
     max_iter : int, default=-1
         SMO's (and the subgradient methods') iteration limit per problem; -1: no limit
-        (SMO's own, ``max(10**7, 100 n)``).  A run that reaches it warns
-        (``ConvergenceWarning``) and its answer is kept, not repaired: ``fit_status_``
-        is 1 and ``certificate_`` is not ok (the answer is not optimal), as
-        scikit-learn's SVC returns its model.  The cvxpy methods run to their own limits.
+        (SMO's own, ``max(10**7, 100 n)``).  A fit with a run that reaches it warns
+        once (``ConvergenceWarning``, in scikit-learn's words "Solver terminated early
+        (max_iter=N) ..." then the solver's account) and the answer is kept, not
+        repaired: ``fit_status_`` is 1 and ``certificate_`` is not ok (the answer is not
+        optimal), as scikit-learn's SVC returns its model.  The cvxpy methods run to
+        their own limits.
     shrinking : bool, default=True
         SMO's shrinking heuristic (the answer is the same either way).
     verbose : bool, default=False
@@ -114,20 +122,26 @@ class SVC(KernelCoefMixin, ClassifierMixin, BaseEstimator):
     class_weight_ : ndarray of shape (n_classes,)
     support_ : ndarray of int32 of shape (n_SV,)
         Indices of the support vectors, grouped by class (LIBSVM's order).
-    support_vectors_ : {ndarray, sparse matrix} of shape (n_SV, n_features)
+    support_vectors_ : {ndarray, csr_matrix} of shape (n_SV, n_features)
+        The training rows ``X[support_]``: a CSR matrix when fitted on sparse X (as
+        scikit-learn's); for a callable kernel, the rows of X as given to ``fit`` (a
+        list of strings stays a list); for ``kernel="precomputed"``, the rows of the
+        training Gram matrix.
     n_support_ : ndarray of int32 of shape (n_classes,)
-    dual_coef_ : ndarray of shape (n_classes − 1, n_SV)
+    dual_coef_ : {ndarray, csr_matrix} of shape (n_classes − 1, n_SV)
         One-vs-one: the coefficients yα of each SV in its k − 1 pairs (LIBSVM's
         layout); two classes: (1, n_SV), positive for ``classes_[1]``.
-        Crammer–Singer: shape (n_classes, n_SV), row r the coefficients of f_r.
+        Crammer–Singer: shape (n_classes, n_SV), row r the coefficients of f_r.  A CSR
+        matrix when fitted on sparse X (as scikit-learn's).
     intercept_ : ndarray of shape (n_classes (n_classes − 1) / 2,)
         One per pair (Crammer–Singer: one per class).
     coef_ : {ndarray, csr_matrix} of shape (n_pairs, n_features)
         Linear kernel only: w of each pair (Crammer–Singer: of each class); other
-        kernels raise scikit-learn's AttributeError.  A CSR matrix (as scikit-learn's
-        for sparse data) where the fit was posed on the non-empty columns of sparse X
-        (see Notes) and a dense array would exceed
-        :data:`~margin_opt.kernels.DENSE_COEF_BYTES`.
+        kernels raise scikit-learn's AttributeError.  A CSR matrix when fitted on sparse
+        X (as scikit-learn's).
+
+        The CSR attributes are ``csr_matrix``, or ``csr_array`` under scikit-learn's
+        ``set_config(sparse_interface="sparray")``; prediction reads them as they are.
     n_iter_ : ndarray of int32 of shape (n_pairs,)
     fit_status_ : int
         0 when every problem was solved to its tolerance, 1 when one stopped at
@@ -145,12 +159,21 @@ class SVC(KernelCoefMixin, ClassifierMixin, BaseEstimator):
         k > 2: the pairs' certificates (ok when every pair is), printing one line
         per pair.
     shape_fit_ : tuple
+        Shape of the training X ((n_samples,) for a callable kernel's X without one).
     n_features_in_ : int
+        Not set for a callable kernel (X is the callable's, as in scikit-learn).
     feature_names_in_ : ndarray of shape (``n_features_in_``,)
         When X has feature names (a DataFrame).
 
     Notes
     -----
+    A callable kernel receives X as given to ``fit`` and ``predict`` (a list of
+    strings, a LIL matrix: nothing is converted, as in scikit-learn) and must return
+    K(A, B) of shape (len(A), len(B)) (a sparse matrix is made dense).  The fit is
+    posed on the matrix K(X, X), computed once (``solution_`` and the certificate are
+    those of that precomputed problem), and prediction calls ``kernel(X_new, X)`` with
+    the training X, which the model keeps.
+
     Sparse X with at least 2¹⁶ features of which at most half hold an entry (e.g. an
     svmlight file whose largest feature index is 2·10⁹) is fitted on the columns that
     hold one (:class:`~margin_opt.kernels.ColumnMap`): the kernel values, hence the
@@ -256,7 +279,8 @@ class SVC(KernelCoefMixin, ClassifierMixin, BaseEstimator):
         Parameters
         ----------
         X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            Or the Gram matrix (n_samples, n_samples) for ``kernel="precomputed"``.
+            Or the Gram matrix (n_samples, n_samples) for ``kernel="precomputed"``;
+            anything a callable kernel takes (passed to it as it is).
         y : array-like of shape (n_samples,)
             Two classes or more.
         sample_weight : array-like of shape (n_samples,), default=None
@@ -273,24 +297,26 @@ class SVC(KernelCoefMixin, ClassifierMixin, BaseEstimator):
             Bad input: one class ("one class"), continuous targets ("Unknown label
             type"), NaN/inf, a class without positive weight, a precomputed matrix
             that is not square or not PSD; a solver that does not apply.
+        TypeError
+            A sparse precomputed kernel (scikit-learn's "Sparse precomputed kernels are
+            not supported.").
         NotSeparableError
             ``C=np.inf`` on data (of a pair) that is not separable.
         """
         check_solver_options(self.solver_options)
         solver = self._resolved_solver()
-        precomputed = self.kernel == "precomputed"
-        X, y = validate_data(self, X, y, accept_sparse=False if precomputed else "csr",
-                             dtype=np.float64)
-        X = canonical(X)
+        # a callable kernel: X as given to it, the fit posed on K(X, X) (scikit-learn's)
+        X, y = fit_input(self, X, y)
+        precomputed = self.kernel == "precomputed" or callable(self.kernel)
         y_index, self.classes_ = check_class_labels(y)
         sw = check_libsvm_sample_weight(sample_weight, X)
         self.class_weight_ = self._class_weights(y, self.classes_)
         weight = sw * self.class_weight_[y_index]
         check_classes_weighted(y_index, weight, self.classes_)
-        if precomputed:     # fitted even when not PSD (as LIBSVM); the certificate says so
-            X = check_precomputed_kernel(X, check_psd=False)
-        kernel = make_kernel(self.kernel, X, gamma=self.gamma, degree=self.degree,
-                             coef0=self.coef0)
+        if self.kernel == "precomputed":    # fitted even when not PSD (as LIBSVM); the
+            X = check_precomputed_kernel(X, check_psd=False)    # certificate says so
+        kernel = make_kernel("precomputed" if precomputed else self.kernel, X,
+                             gamma=self.gamma, degree=self.degree, coef0=self.coef0)
         self._kernel, self._n_train, self.shape_fit_ = kernel, X.shape[0], X.shape
         for name in ("solution_", "coef_", "probA_", "probB_"):
             self.__dict__.pop(name, None)
@@ -301,15 +327,18 @@ class SVC(KernelCoefMixin, ClassifierMixin, BaseEstimator):
         # an entry: the same kernel values, in memory O(nnz + n·k) rather than O(n·d)
         self._columns = ColumnMap.of(X, kernel)
         X_fit = X if self._columns is None else self._columns.compress(X)
-        if self.multi_class == "crammer_singer":
-            self._fit_crammer_singer(X_fit, y_index, weight, kernel, solver)
-        else:
-            self._fit_one_vs_one(X_fit, y_index, weight, kernel, solver)
+        with no_convergence_warnings():     # a run stopped short: one warning, below
+            if self.multi_class == "crammer_singer":
+                self._fit_crammer_singer(X_fit, y_index, weight, kernel, solver)
+            else:
+                self._fit_one_vs_one(X_fit, y_index, weight, kernel, solver)
         if self._columns is not None:       # the fitted attributes in the user's columns
             self.support_vectors_ = X[self.support_]
             if "coef_" in self.__dict__:
                 self.coef_ = self._columns.expand(self.coef_)
+        input_form_attributes(self, X)      # CSR after sparse X, as scikit-learn's
         self.fit_status_ = fit_status(self.solutions_)
+        warn_stopped(self, self.solutions_)
         if not self.probability:
             self.probA_, self.probB_ = np.empty(0), np.empty(0)
         return self
@@ -375,17 +404,14 @@ class SVC(KernelCoefMixin, ClassifierMixin, BaseEstimator):
             X, sv = columns.compress(X, rest=True), columns.compress(sv, rest=True)
             if coef is not None:
                 coef = columns.compress(coef, rest=True).toarray()
-        if self.multi_class == "crammer_singer":
-            if coef is not None:
-                return linear_decision(X, coef, self.intercept_)
-            return evaluate(self._kernel, X, sv,
-                            joint_expansion(self.dual_coef_, self.intercept_),
-                            support=self.support_)
         if coef is not None:
             return linear_decision(X, coef, self.intercept_)
-        return evaluate(self._kernel, X, sv,
-                        ovo_expansion(self.n_support_, self.dual_coef_, self.intercept_),
-                        support=self.support_)
+        dual_coef = dense_attribute(self.dual_coef_)      # CSR after a sparse fit
+        if self.multi_class == "crammer_singer":
+            ex = joint_expansion(dual_coef, self.intercept_)
+        else:
+            ex = ovo_expansion(self.n_support_, dual_coef, self.intercept_)
+        return evaluate(self._kernel, X, sv, ex, support=self.support_)
 
     def decision_function(self, X):
         """Decision values.
@@ -393,7 +419,8 @@ class SVC(KernelCoefMixin, ClassifierMixin, BaseEstimator):
         Parameters
         ----------
         X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            For ``kernel="precomputed"``: K(X, X_train) of shape (n_samples, n_train).
+            For ``kernel="precomputed"``: K(X, X_train) of shape (n_samples, n_train);
+            for a callable kernel, anything it takes.
 
         Returns
         -------
@@ -458,7 +485,14 @@ class SVC(KernelCoefMixin, ClassifierMixin, BaseEstimator):
         AttributeError
             ``probability=False``.
         NotFittedError
+            Not fitted, or fitted with ``probability=False`` and the parameter set to
+            True since (scikit-learn's "predict_proba is not available when fitted with
+            probability=False").
         """
+        check_is_fitted(self)
+        if np.size(self.probA_) == 0:
+            raise NotFittedError("predict_proba is not available when fitted with "
+                                 "probability=False: fit again with probability=True.")
         dec = self._raw_decision(X)
         k = self.classes_.size
         return ovo_probabilities(dec, self.probA_, self.probB_, k, 1 if k > 2 else -1)

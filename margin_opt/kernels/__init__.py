@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import scipy.sparse as sp
 from sklearn.metrics import pairwise
+from sklearn.utils.validation import _num_samples
 
 from ..validation import canonical
 
@@ -349,8 +350,8 @@ class Kernel:
     coef0 : float
         Independent term of the polynomial and sigmoid kernels.
     func : callable or None
-        For ``name="callable"``: ``func(A, B)`` returning an ndarray of shape
-        (n_a, n_b).
+        For ``name="callable"``: ``func(A, B)`` returning an array of shape (n_a, n_b)
+        (a sparse matrix is made dense).
     shift : ndarray of shape (n_features,) or None
         RBF only: a point subtracted from both arguments before the distances are
         formed (the kernel is translation invariant; centring the data removes the
@@ -376,7 +377,20 @@ class Kernel:
         return self.name == "linear"
 
     def __call__(self, A, B) -> np.ndarray:
-        """Kernel matrix K(A, B) as a dense ndarray of shape (n_a, n_b)."""
+        """Kernel matrix K(A, B) as a dense ndarray of shape (n_a, n_b).
+
+        A callable receives A and B as they are, as scikit-learn passes them (a LIL
+        matrix, a list of strings: whatever its function takes); a sparse matrix it
+        returns is made dense.
+        """
+        if self.name == "callable":
+            K = _callable_values(self.func, A, B)
+            expected = (_num_samples(A), _num_samples(B))
+            if K.shape != expected:
+                raise ValueError(
+                    f"the kernel callable returned shape {K.shape}, expected "
+                    f"{expected}: it must map (A, B) to K(A, B).")
+            return self._finite(K)
         A, B = canonical(A), canonical(B)
         if self.name == "linear":
             K = pairwise.linear_kernel(A, B)
@@ -387,15 +401,12 @@ class Kernel:
                                            coef0=self.coef0)
         elif self.name == "sigmoid":
             K = pairwise.sigmoid_kernel(A, B, gamma=self.gamma, coef0=self.coef0)
-        elif self.name == "callable":
-            K = _callable_values(self.func, A, B)
-            if K.shape != (A.shape[0], B.shape[0]):
-                raise ValueError(
-                    f"the kernel callable returned shape {K.shape}, expected "
-                    f"{(A.shape[0], B.shape[0])}: it must map (A, B) to K(A, B).")
         else:
             raise ValueError("a precomputed kernel has no function; index the matrix instead.")
-        K = np.asarray(K, dtype=float)
+        return self._finite(np.asarray(K, dtype=float))
+
+    def _finite(self, K) -> np.ndarray:
+        """K itself, or a ValueError where it holds NaN or infinity."""
         if not np.all(np.isfinite(K)):
             raise ValueError(
                 f"the {self.describe()} kernel gave NaN or infinite values on this data "
@@ -557,18 +568,17 @@ def polynomial_features(X, gamma: float, coef0: float, degree: int) -> np.ndarra
 
 
 def _callable_values(func, A, B) -> np.ndarray:
-    """``func(A, B)`` as a float ndarray, or a ValueError saying what it returned.
+    """``func(A, B)`` as a float ndarray (a sparse matrix made dense), or a ValueError
+    saying what it returned.
 
     Raises
     ------
     ValueError
-        A sparse matrix, or values that are not real numbers (strings, objects,
-        complex numbers).
+        Values that are not real numbers (strings, objects, complex numbers).
     """
     K = func(A, B)
-    if sp.issparse(K):
-        raise ValueError("the kernel callable returned a sparse matrix; it must return a dense "
-                         "ndarray of shape (len(A), len(B)): return K.toarray().")
+    if sp.issparse(K):      # e.g. safe_sparse_dot on sparse data: made dense, as scikit-learn
+        K = K.toarray()
     K = np.asarray(K)
     if K.dtype.kind not in "biuf":
         raise ValueError(f"the kernel callable returned values of dtype {K.dtype} (e.g. "

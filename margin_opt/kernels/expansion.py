@@ -39,6 +39,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import scipy.sparse as sp
+from sklearn.utils.validation import _num_samples
 
 from .._core import Expansion as CoreExpansion
 from .._core import Support, expansion_values
@@ -158,7 +159,8 @@ def evaluate(kernel, X, support_vectors, ex: Expansion, *, support=None,
         Validated queries (for ``kernel.name == "precomputed"``: K(X, X_train) of shape
         (n_samples, n_train)).  Not modified.
     support_vectors : {ndarray, sparse matrix} of shape (n_SV, n_features)
-        The fitted ``support_vectors_``, in the rows' order of ``ex.W``.
+        The fitted ``support_vectors_``, in the rows' order of ``ex.W`` (for a
+        precomputed kernel only their number is read).
     ex : Expansion
     support : ndarray of int of shape (n_SV,), optional
         The fitted ``support_`` (the columns of a precomputed kernel).
@@ -195,11 +197,12 @@ def evaluate(kernel, X, support_vectors, ex: Expansion, *, support=None,
     if n == 0 or n_sv == 0:
         out[:] = ex.intercept
         return out
-    if not (int(ex.bounds[-1]) == n_sv == support_vectors.shape[0]):
+    n_rows = _num_samples(support_vectors)      # (a callable's rows: a list of strings)
+    if not (int(ex.bounds[-1]) == n_sv == n_rows):
         raise ValueError(
             f"the model's attributes disagree: its coefficients have {n_sv} rows, "
             f"n_support_ sums to {int(ex.bounds[-1])} and support_vectors_ has "
-            f"{support_vectors.shape[0]} rows; set them together (or refit).")
+            f"{n_rows} rows; set them together (or refit).")
     d = X.shape[1]
     named = kernel.name in KINDS
     sv_sparse, x_sparse = sp.issparse(support_vectors), sp.issparse(X)
