@@ -123,6 +123,51 @@ def test_the_linear_and_pair_bindings_refuse_what_they_cannot_read_safely():
     assert H[3, 3] == 2.0
 
 
+def test_the_pair_batch_refuses_what_it_cannot_read_and_solves_as_solve_smo():
+    # a one-vs-one batch's arguments are checked before any pair runs; its answers are
+    # solve_smo's on each pair's block (the same first phase), and LIBSVM's within tol
+    from sklearn.datasets import load_iris
+    from sklearn.svm import SVC as LibSVC
+
+    from margin_opt.solvers.smo import solve_smo
+    from margin_opt.standard_forms import DualQP
+
+    X, y = load_iris(return_X_y=True)
+    K = pairwise.rbf_kernel(X, gamma=0.5)           # rows grouped by class already
+    sizes = np.bincount(y).astype(np.int64)
+    pairs = np.array([[0, 1], [0, 2], [1, 2]], np.int64)
+    limits = np.tile([10 ** 6, 10 ** 5], (3, 1)).astype(np.int64)
+    upper = np.ones(150)
+    bad = [((None, K, sizes, np.array([[0, 3]], np.int64), upper, limits[:1]), "pairs"),
+           ((None, K, sizes, np.array([[1, 1]], np.int64), upper, limits[:1]), "pairs"),
+           ((None, K[:, :149].copy(), sizes, pairs, upper, limits), "shape"),
+           ((None, K, sizes, pairs, upper[:149], limits), "upper"),
+           ((None, K, sizes, pairs, -upper, limits), "upper"),
+           ((None, K, sizes, pairs, upper, limits[:2]), "limits"),
+           ((None, None, sizes, pairs, upper, limits), "ClassKernel or")]
+    for args, match in bad:
+        with pytest.raises(ValueError, match=match):
+            _core.PairBatch(*args)
+    batch = _core.PairBatch(None, K, sizes, pairs, upper, limits)
+    stop = _core.PairStopping()
+    stop.phase = stop.tol = 1e-3
+    with pytest.raises(ValueError, match="first and last"):
+        batch.solve(0, 4, _core.SolverSettings(), stop, None, 1)
+    batch.solve(0, 3, _core.SolverSettings(), stop, None, 2)
+    stats = dict(zip(_core.PAIR_STATS, batch.stats.T, strict=True))
+    assert (stats["settled"] == 1).all()
+    lib = LibSVC(gamma=0.5, tol=1e-3).fit(X, y)
+    for q, (i, j) in enumerate(pairs):
+        rows = np.r_[np.flatnonzero(y == i), np.flatnonzero(y == j)]
+        yp = np.where(y[rows] == i, 1.0, -1.0)
+        ref = solve_smo(DualQP(X=None, kernel=None, y=yp, p=-np.ones(rows.size),
+                               upper=np.ones(rows.size), gram=K[np.ix_(rows, rows)]))
+        lo, hi = batch.offset[q], batch.offset[q + 1]
+        np.testing.assert_array_equal(batch.alpha[lo:hi], ref.x)
+        assert stats["b"][q] == ref.b and stats["iterations"][q] == ref.nit
+        assert abs(stats["b"][q] - lib.intercept_[q]) <= 1e-2     # LIBSVM's, at its tol
+
+
 def test_read_only_inputs_are_taken_without_a_copy_and_left_unchanged():
     Q, SV, w = _dense_problem(n=50, n_sv=10)
     frozen = Q.copy()

@@ -113,13 +113,13 @@ def test_pairs_on_threads_give_the_sequential_fit(monkeypatch):
     X = StandardScaler().fit_transform(X)[:600]
     y = y[:600]
     pools = []
+    batch = ovo.solve_pairs
 
-    class Pool(ovo.ThreadPoolExecutor):       # a spy: the workers the fit asked for
-        def __init__(self, workers, **kw):
-            pools.append(workers)
-            super().__init__(workers, **kw)
+    def spy(source, options, reading, threads):    # the threads the fit asked for
+        pools.append(threads)
+        return batch(source, options, reading, threads)
 
-    monkeypatch.setattr(ovo, "ThreadPoolExecutor", Pool)
+    monkeypatch.setattr(ovo, "solve_pairs", spy)
     with use_policy(ThreadPolicy(pair_workers=3)):
         threaded = SVC().fit(X, y)
     with use_policy(ThreadPolicy(pair_workers=1)):

@@ -145,18 +145,24 @@ def test_pair_certificate_fails_on_wrong_answers(digits):
         assert got.certificate is cert
 
 
-def _corrupting(run, pair):
-    """ovo._pair_run with pair ``pair``'s answer made wrong after its run on the worker
+def _corrupting(batch, index):
+    """ovo.solve_pairs with the answer of pair number ``index`` made wrong after its run
     (the multipliers scaled by 0.8: those at C now read as free with y f < 1), and read
-    again on its kernel block, as the worker reads an answer."""
+    again on its kernel block, as the batch reads an answer."""
 
-    def corrupt(blocks, lay, options, reading, quiet):
-        K, res, read = run(blocks, lay, options, reading, quiet)
-        if lay.pair == pair:
-            res.x = 0.8 * res.x
-            read = _reading(K, lay.qp.y, res.x, float(res.b), tol=reading[0],
-                            upper=lay.qp.upper)
-        return K, res, read
+    def corrupt(source, options, reading, threads):
+        answers = batch(source, options, reading, threads)
+        res, _ = answers[index]
+        i, j = source.pairs[index]
+        ni, nj = source.sizes[i], source.sizes[j]
+        K = np.empty((ni + nj, ni + nj))
+        source.classes.pair(int(i), int(j), K)
+        start = np.r_[0, np.cumsum(source.sizes)]
+        upper = np.r_[source.upper[start[i]:start[i + 1]], source.upper[start[j]:start[j + 1]]]
+        res.x = 0.8 * res.x
+        answers[index] = (res, _reading(K, np.r_[np.ones(ni), -np.ones(nj)], res.x,
+                                        float(res.b), tol=reading[0], upper=upper))
+        return answers
 
     return corrupt
 
@@ -184,7 +190,7 @@ def test_pair_failing_its_certificate_is_repaired_by_the_solve_path(digits, monk
         repaired.append(problem)
         return certify(est, problem, *rest)
 
-    monkeypatch.setattr(ovo, "_pair_run", _corrupting(ovo._pair_run, ovo.class_pairs(5)[3]))
+    monkeypatch.setattr(ovo, "solve_pairs", _corrupting(ovo.solve_pairs, 3))
     monkeypatch.setattr(ovo, "clean", spy)
     monkeypatch.setattr(ovo, "certify_result", through_path)
     est = SVC(gamma=0.05).fit(X, y)

@@ -14,7 +14,7 @@ from test_smo import assert_kkt, cvxpy_optimum, data, svc_qp
 from margin_opt import SVC
 from margin_opt.exceptions import ConvergenceWarning
 from margin_opt.kernels import make_kernel
-from margin_opt.parallel import ThreadPolicy, fit_threads, use_policy
+from margin_opt.parallel import ThreadPolicy, use_policy
 from margin_opt.solvers.smo import SMOOptions, solve_smo
 
 
@@ -118,239 +118,112 @@ def test_class_blocks_against_scikit_learn(name, params):
         assert abs(on_block.fun - on_rows.fun) <= 1e-8 * abs(on_rows.fun)
 
 
-def test_one_vs_one_pairs_are_those_of_the_whole_solve_path(monkeypatch):
-    # the pairs on worker threads (kernel block + solve_smo + the certificate's reading,
-    # then pair_solution or solve_path.finish) against the whole solve path per pair
-    # (solver_options outside ovo.GRAM_OPTIONS send every pair through it): with the
-    # same options the fit bit for bit.  Pairs of ~100 samples: a polish does not pay
-    # (polish.worth_it), so with the defaults no pair polishes and the fit is the one
-    # without the polish, bit for bit, at tol 1e-3 and 1e-6
+def _spy_batch(monkeypatch):
+    """Records the compiled batch's calls (its thread count, its settled pairs) and the
+    pairs the whole driver ran (``_pair_run``)."""
     from margin_opt.estimators import ovo
 
+    seen = {"threads": [], "settled": 0, "driver": []}
+    batch, run = ovo.solve_pairs, ovo._pair_run
+
+    def spied_batch(source, options, reading, threads):
+        answers = batch(source, options, reading, threads)
+        seen["threads"].append(threads)
+        seen["settled"] += sum(a is not None for a in answers)
+        return answers
+
+    def spied_run(blocks, lay, *rest):
+        seen["driver"].append(lay.pair)
+        return run(blocks, lay, *rest)
+
+    monkeypatch.setattr(ovo, "solve_pairs", spied_batch)
+    monkeypatch.setattr(ovo, "_pair_run", spied_run)
+    return seen
+
+
+def _same_fit(a, b):
+    np.testing.assert_array_equal(a.support_, b.support_)
+    np.testing.assert_array_equal(a.dual_coef_, b.dual_coef_)
+    np.testing.assert_array_equal(a.intercept_, b.intercept_)
+    np.testing.assert_array_equal(a.n_iter_, b.n_iter_)
+
+
+def test_one_vs_one_pairs_are_those_of_the_whole_solve_path(monkeypatch):
+    # the pairs' first phase in the compiled batch (kernel block + SMO + intercept +
+    # gap test + the certificate's reading, then pair_solution or solve_path.finish)
+    # against the whole solve path per pair (solver_options outside ovo.GRAM_OPTIONS
+    # send every pair through it): with the same options the fit bit for bit.  Pairs
+    # of ~100 samples: a polish does not pay (polish.worth_it), so with the defaults no
+    # pair polishes, and the fit is the one without the polish, bit for bit, at tol
+    # 1e-3 and 1e-6; most pairs settle in the batch, the few whose duality gap asks for
+    # a tighter m − M go through the whole driver
     X, y = load_digits(return_X_y=True)
     X = StandardScaler().fit_transform(X)[:500]
     y = y[:500]
-    calls = []
-    run = ovo._pair_run
-
-    def counted(blocks, lay, *rest):
-        calls.append(lay.pair)
-        return run(blocks, lay, *rest)
-
-    monkeypatch.setattr(ovo, "_pair_run", counted)
+    seen = _spy_batch(monkeypatch)
     for tol in (1e-3, 1e-6):
-        del calls[:]
+        seen.update(settled=0, driver=[])
         fast = SVC(tol=tol).fit(X, y)
-        assert len(calls) == 45                       # the worker path ran every pair
+        settled, driver = seen["settled"], len(seen["driver"])
+        assert settled + driver == 45 and settled >= 40
         same = SVC(tol=tol, solver_options={"polish": True}).fit(X, y)
         path = SVC(tol=tol, solver_options={"polish": False}).fit(X, y)
-        assert len(calls) == 45                       # the solve path ran the others
+        assert (seen["settled"], len(seen["driver"])) == (settled, driver)   # no batch
         assert fast.certificate_.ok and len(fast.certificate_) == 45
         sol = fast.solutions_[7]
         assert sol.status == "optimal" and sol.method == "smo" and sol.certificate.ok
         assert sol.timings["total"] > 0
         assert all(s.raw.n_polish == 0 for s in fast.solutions_)
         for other in (same, path):
-            np.testing.assert_array_equal(fast.dual_coef_, other.dual_coef_)
-            np.testing.assert_array_equal(fast.intercept_, other.intercept_)
-            np.testing.assert_array_equal(fast.n_iter_, other.n_iter_)
+            _same_fit(fast, other)
     # pairs of ~1200 samples (all of digits, three classes): there the polish pays at
-    # 1e-6 with the defaults; the fit is the solve path's with the same options bit for
-    # bit, and the optimum without the polish to the tolerance, in fewer iterations
+    # 1e-6 with the defaults, so the first phase ends at a polish stop and the whole
+    # driver solves each pair; the fit is the solve path's with the same options bit
+    # for bit, and the optimum without the polish to the tolerance, in fewer iterations
     X, y = load_digits(return_X_y=True)
     X, y = StandardScaler().fit_transform(X), y % 3
-    del calls[:]
+    seen.update(settled=0, driver=[])
     fast = SVC(tol=1e-6).fit(X, y)
-    assert len(calls) == 3
+    assert seen["settled"] == 0 and len(seen["driver"]) == 3
     same = SVC(tol=1e-6, solver_options={"polish": True}).fit(X, y)
     path = SVC(tol=1e-6, solver_options={"polish": False}).fit(X, y)
     assert fast.certificate_.ok and len(fast.certificate_) == 3
     assert all(s.raw.n_polish > 0 for s in fast.solutions_)
-    np.testing.assert_array_equal(fast.dual_coef_, same.dual_coef_)
-    np.testing.assert_array_equal(fast.intercept_, same.intercept_)
-    np.testing.assert_array_equal(fast.n_iter_, same.n_iter_)
+    _same_fit(fast, same)
     np.testing.assert_allclose(fast.dual_coef_, path.dual_coef_, atol=1e-5)
     np.testing.assert_allclose(fast.intercept_, path.intercept_, atol=1e-5)
     assert fast.n_iter_.sum() < path.n_iter_.sum()
 
 
-class _IdlePool:
-    """A pool whose workers never start a job: the fitting thread runs every pair."""
-
-    def __init__(self, *args, **kwargs):
-        self.submitted = 0
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        return False
-
-    def submit(self, fn, *args):
-        from concurrent.futures import Future
-        self.submitted += 1
-        return Future()             # pending: cancel() succeeds
-
-
 @pytest.mark.parametrize("kernel", ["rbf", "linear"])
-def test_one_vs_one_pairs_taken_by_the_fitting_thread_are_the_workers_pairs(monkeypatch,
-                                                                            kernel):
-    # the fitting thread runs a pair's call (kernel block + solve_smo) itself when no
-    # worker has started it (its answer is needed, or it waits for another): the fit
-    # does not depend on which thread ran which pair, and an error of a pair it ran is
-    # raised as the worker's would be
+def test_one_vs_one_pairs_do_not_depend_on_the_threads_or_the_batch(monkeypatch, kernel):
+    # each pair runs on one thread: one, two or three threads give the same fit bit for
+    # bit; and a pair left to the driver (here: every pair, as if none settled in the
+    # batch) is the batch's answer bit for bit (the batch is the driver's first phase)
     from margin_opt.estimators import ovo
 
     X, y = load_digits(return_X_y=True)
     X = StandardScaler().fit_transform(X)[:400]
     y = y[:400] % 5
-    ref = SVC(kernel=kernel, C=0.1).fit(X, y)
-    pools = []
-    monkeypatch.setattr(ovo, "ThreadPoolExecutor",
-                        lambda *a, **k: pools.append(_IdlePool()) or pools[-1])
-    with use_policy(ThreadPolicy(pair_workers=1)):        # the pool whatever the load
-        here = SVC(kernel=kernel, C=0.1).fit(X, y)
-    assert pools[0].submitted == 10 and here.certificate_.ok
-    np.testing.assert_array_equal(here.dual_coef_, ref.dual_coef_)
-    np.testing.assert_array_equal(here.intercept_, ref.intercept_)
-    np.testing.assert_array_equal(here.n_iter_, ref.n_iter_)
-
-    def fails(blocks, lay, *rest):
-        if lay.pair == (1, 3):
-            raise RuntimeError("pair (1, 3) failed")
-        return run(blocks, lay, *rest)
-
-    run = ovo._pair_run
-    monkeypatch.setattr(ovo, "_pair_run", fails)
-    for policy in (ThreadPolicy(pair_workers=1), ThreadPolicy(max_threads=1)):
-        with use_policy(policy), pytest.raises(RuntimeError, match=r"pair \(1, 3\) failed"):
-            SVC(kernel=kernel, C=0.1).fit(X, y)
-
-
-def test_one_thread_fits_the_pairs_without_a_pool(monkeypatch):
-    # one thread (a parallel job's share, busy cores): each pair's call on the fitting
-    # thread, no pool; the fit is the pool's, bit for bit
-    from margin_opt.estimators import ovo
-
-    X, y = load_digits(return_X_y=True)
-    X = StandardScaler().fit_transform(X)[:400]
-    y = y[:400] % 5
-    with use_policy(ThreadPolicy(pair_workers=1)):
-        ref = SVC().fit(X, y)
-
-    def no_pool(*a, **k):
-        raise AssertionError("a pool was started")
-
-    monkeypatch.setattr(ovo, "ThreadPoolExecutor", no_pool)
+    seen = _spy_batch(monkeypatch)
+    fits = []
+    for workers in (1, 2, 3):
+        with use_policy(ThreadPolicy(pair_workers=workers)):
+            fits.append(SVC(kernel=kernel, C=0.1).fit(X, y))
+    assert seen["threads"] == [1, 2, 3]
+    assert seen["settled"] + len(seen["driver"]) == 30 and seen["settled"] >= 24
     with use_policy(ThreadPolicy(max_threads=1)):
-        here = SVC().fit(X, y)
-    assert here.certificate_.ok and len(here.certificate_) == 10
-    np.testing.assert_array_equal(here.dual_coef_, ref.dual_coef_)
-    np.testing.assert_array_equal(here.intercept_, ref.intercept_)
-    np.testing.assert_array_equal(here.n_iter_, ref.n_iter_)
-
-
-def test_waiting_fitting_thread_runs_later_pairs_not_started(monkeypatch):
-    # while a worker runs the pair whose answer is needed, the later pairs' calls that
-    # no worker has started are run by the waiting thread, in order, until it is done
-    from concurrent.futures import Future
-
-    from margin_opt.estimators import ovo
-
-    ran = []
-
-    class Job(ovo._PairJob):
-        def __init__(self, name, started):
-            self.args, self.future, self.name = (name,), Future(), name
-            if started:
-                self.future.set_running_or_notify_cancel()
-
-    first = Job("first", started=True)
-    later = [Job(f"p{k}", started=k == 1) for k in range(4)]
-
-    def record(name):
-        ran.append(name)
-        if name == "p2":
-            first.future.set_result(("K", "res", True))   # the worker finishes
-        return name
-
-    monkeypatch.setattr(ovo, "_pair_run", record)
-    assert first.result(later) == ("K", "res", True)
-    assert ran == ["p0", "p2"]                 # p1 was running; p3 not needed
-    assert later[0].future.result() == "p0" and not later[3].future.done()
-
-
-def test_fitting_thread_error_cancels_the_pairs_queued_behind_it(monkeypatch):
-    # an error while reading a pair's answer is raised at once: the pairs submitted
-    # behind it and not started are cancelled, not solved first
-    from margin_opt.estimators import ovo
-
-    X, y = load_digits(return_X_y=True)
-    X, y = StandardScaler().fit_transform(X)[:300], y[:300]
-    pools = []
-    monkeypatch.setattr(ovo, "ThreadPoolExecutor",
-                        lambda *a, **k: pools.append(_Pending()) or pools[-1])
-
-    def broken(*args, **kwargs):
-        raise RuntimeError("reading failed")
-
-    monkeypatch.setattr(ovo, "certify_result", broken)
-    with use_policy(ThreadPolicy(pair_workers=1)), \
-            pytest.raises(RuntimeError, match="reading failed"):
-        SVC(kernel="linear").fit(X, y)
-    queued = pools[0].futures[1:]           # the first was run by the fitting thread
-    assert queued and all(f.cancelled() for f in queued)
-
-
-class _Pending(_IdlePool):
-    """An idle pool that keeps its futures."""
-
-    def __init__(self, *args, **kwargs):
-        super().__init__()
-        self.futures = []
-
-    def submit(self, fn, *args):
-        self.futures.append(super().submit(fn, *args))
-        return self.futures[-1]
-
-
-def test_pairs_held_ahead_stay_within_the_cache_budget(monkeypatch):
-    # each pair submitted and not yet read holds its kernel block once solved: with a
-    # cache budget of two blocks beside the classes' diagonal blocks, at most two pairs
-    # are outstanding (not one per worker plus the ones queued for stealing)
-    from margin_opt.estimators import ovo
-
-    X, y = load_digits(return_X_y=True)
-    X, y = StandardScaler().fit_transform(X)[:600], y[:600] % 4
-    sizes = np.bincount(y).astype(float)
-    largest = max(sizes[i] + sizes[j] for i in range(4) for j in range(i + 1, 4))
-    budget = (2.5 * largest ** 2 + sizes @ sizes) * 8 / 2 ** 20
-    assert ovo._blocks_in_budget([np.flatnonzero(y == c) for c in range(4)],
-                                 ovo.class_pairs(4), budget) == 2
-    state = {"out": 0, "most": 0}
-    submit, finish = ovo._PairJob.__init__, ovo._finish_pair
-
-    def counted_submit(self, *args):
-        state["out"] += 1
-        state["most"] = max(state["most"], state["out"])
-        submit(self, *args)
-
-    def counted_finish(*args):
-        state["out"] -= 1
-        return finish(*args)
-
-    monkeypatch.setattr(ovo._PairJob, "__init__", counted_submit)
-    monkeypatch.setattr(ovo, "_finish_pair", counted_finish)
-    with use_policy(ThreadPolicy(watch_load=False)):      # the pool whatever the load
-        if fit_threads() < 2:
-            pytest.skip("one thread (MARGIN_OPT_NUM_THREADS=1 or one core): no pool of pairs")
-        est = SVC(kernel="linear", solver_options={"cache_size": budget}).fit(X, y)
-        assert est.certificate_.ok and state["most"] == 2
-        state["most"] = 0
-        SVC(kernel="linear").fit(X, y)           # the default budget: queued further ahead
-        assert state["most"] == ovo._pair_workers(
-            [np.flatnonzero(y == c) for c in range(4)], ovo.class_pairs(4), 200,
-            fit_threads()) + ovo._AHEAD + 1
+        fits.append(SVC(kernel=kernel, C=0.1).fit(X, y))
+    assert seen["threads"][-1] == 1
+    batch = ovo.solve_pairs
+    monkeypatch.setattr(ovo, "solve_pairs",
+                        lambda *args: [None] * len(batch(*args)))
+    del seen["driver"][:]
+    fits.append(SVC(kernel=kernel, C=0.1).fit(X, y))
+    assert len(seen["driver"]) == 10
+    for other in fits[1:]:
+        assert other.certificate_.ok
+        _same_fit(fits[0], other)
 
 
 def test_one_vs_one_pair_stopped_short_is_repaired_and_certified():

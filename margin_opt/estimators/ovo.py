@@ -37,8 +37,6 @@ C.-C. Chang and C.-J. Lin, "LIBSVM: a library for support vector machines", ACM 
 
 from __future__ import annotations
 
-from collections import deque
-from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import nullcontext
 from dataclasses import dataclass
 
@@ -56,7 +54,7 @@ from ..parallel import core_threads, current_policy, one_blas_thread
 from ..problems.base import SV_THRESHOLD
 from ..problems.kernel_data import check_scale
 from ..problems.svm import SVMProblem
-from ..problems.svm_batch import clean, pair_solution
+from ..problems.svm_batch import PairSource, clean, pair_solution, solve_pairs
 from ..standard_forms import DualQP
 from ..validation import check_box_bounds
 from .base import backend_options, certify_result, solve_and_certify
@@ -142,7 +140,8 @@ class ClassBlocks:
         sizes = np.array([m.size for m in members], dtype=np.int64)
         self.stop = np.cumsum(sizes)
         self.start = self.stop - sizes
-        Xg = X[np.concatenate(members)]
+        self.rows = np.concatenate(members)      # the training rows, class by class
+        Xg = X[self.rows]
         self.K = self._classes = None
         if not sp.issparse(Xg) and kernel.name in CORE_KINDS:
             with one_blas_thread():         # the classes' blocks on the core's threads
@@ -150,6 +149,13 @@ class ClassBlocks:
                                             core_threads())
         else:
             self.K = engine_gram(kernel, Xg, threads=core_threads())
+
+    def source(self, pairs, upper) -> PairSource:
+        """The pairs as the compiled batch takes them, ``upper`` (n_samples,) each
+        training row's box bound (put in the classes' row order here)."""
+        return PairSource(self._classes, self.K, self.stop - self.start,
+                          np.asarray(pairs, dtype=np.int64).reshape(-1, 2),
+                          np.ascontiguousarray(upper[self.rows]))
 
     def pair(self, i, j) -> np.ndarray:
         """The kernel matrix of pair (i, j): class i's samples, then class j's (computed
@@ -248,8 +254,7 @@ def fit_one_vs_one(est, X, y_index, classes, weight, kernel, *, solver, on_pair=
     if on_pair is None and solver == "smo" and share and est.fit_intercept and \
             np.isfinite(est.C) and set(est.solver_options or {}) <= GRAM_OPTIONS and \
             not getattr(est, "verbose", False):
-        nthr = core_threads()
-        workers = _pair_workers(members, pairs, budget, nthr)
+        threads = _pair_threads(members, pairs, budget)
         # the RBF distances of the pairs' own rows (a repair's problem) on the data
         # centred once, not on a centred copy made per pair
         Xc = X - X.mean(axis=0) if kernel.name == "rbf" and not sp.issparse(X) else None
@@ -264,7 +269,7 @@ def fit_one_vs_one(est, X, y_index, classes, weight, kernel, *, solver, on_pair=
             if read_kernel else None
 
         def layout(pair):
-            """Pair (i, j)'s standard form (its kernel block attached by the worker)."""
+            """Pair (i, j)'s standard form (its kernel block attached where needed)."""
             i, j = pair
             idx = np.concatenate([members[i], members[j]])
             y = np.where(y_index[idx] == i, 1.0, -1.0)
@@ -274,39 +279,13 @@ def fit_one_vs_one(est, X, y_index, classes, weight, kernel, *, solver, on_pair=
         def repair(lay):
             return pair_problem(lay.pair, Xc)[:2]
 
-        done = []
+        # every pair's first phase in compiled calls, the pairs side by side on the
+        # core's threads; a pair that does not settle there, through the whole driver
+        # here (its polish, its gap test), then each pair read and certified in order
         with one_blas_thread():
-            if workers == 0:
-                # one thread (a parallel job's worker, a busy machine): no pool
-                for pair in pairs:
-                    lay = layout(pair)
-                    job = _Ran(_pair_run(blocks, lay, options, reading, bool(est.certify)))
-                    done.append(_finish_pair(est, lay, job, repair))
-            else:
-                # pairs submitted and not yet read (each holds its kernel block once
-                # solved): one per worker, and up to _AHEAD more where the budget holds
-                # their blocks
-                window = max(workers, min(workers + _AHEAD,
-                                          _blocks_in_budget(members, pairs, budget) - 1))
-                with ThreadPoolExecutor(workers) as pool:
-                    ahead = deque()
-                    try:
-                        for pair in pairs:
-                            lay = layout(pair)
-                            job = _PairJob(pool, (blocks, lay, options, reading,
-                                                  bool(est.certify)))
-                            ahead.append((lay, job))
-                            if len(ahead) > window:
-                                lay0, job0 = ahead.popleft()
-                                done.append(_finish_pair(est, lay0, job0, repair,
-                                                         _jobs(ahead)))
-                        while ahead:
-                            lay0, job0 = ahead.popleft()
-                            done.append(_finish_pair(est, lay0, job0, repair, _jobs(ahead)))
-                    except BaseException:
-                        for _, job in ahead:    # the error is raised now, not after them
-                            job.future.cancel()
-                        raise
+            answers = solve_pairs(blocks.source(pairs, C_rows), options, reading, threads)
+            done = [_finish_pair(est, layout(pair), blocks, answer, (options, reading),
+                                 repair) for pair, answer in zip(pairs, answers, strict=True)]
     else:
         done = [solve_pair(pair, p) for p, pair in enumerate(pairs)]
     solutions = [sol for sol, _, _ in done]
@@ -336,8 +315,9 @@ def _pair_run(blocks, lay, options, reading, quiet):
     SMO ended optimal and ``reading`` (tol, category threshold, SV threshold) is given,
     its certificate's numbers (:func:`margin_opt.kkt.dual_qp_reading`:
     ``(decision, xi, num)``; None otherwise)."""
-    # one that stops short is repaired by finish when the fit is certified (``quiet``);
-    # without a certificate nothing repairs it, and its ConvergenceWarning is issued
+    # one that stops short is repaired by finish when the fit is certified; one left
+    # stopped short is reported once for the whole fit by the estimator (warn_stopped),
+    # so the estimators pass ``quiet``
     with no_convergence_warnings() if quiet else nullcontext():
         K = blocks.pair(*lay.pair)
         qp = lay.qp
@@ -357,71 +337,20 @@ def _pair_run(blocks, lay, options, reading, quiet):
     return K, res, (decision, xi, num)
 
 
-#: Pairs submitted beyond one per worker: queued work for the workers while this
-#: thread reads the answers, and for this thread to take while it waits.
-_AHEAD = 2
-
-
-class _PairJob:
-    """A pair's compiled call (:func:`_pair_run`), queued for the workers; the fitting
-    thread runs it itself when it needs its answer, or is waiting for another, before a
-    worker has started it.  On two cores the pairs' compiled calls (~0.6 ms each on
-    digits) and the fitting thread's Python (~0.5 ms a pair) are equal shares: with
-    both threads kept busy neither waits for the other.  The answer does not depend on
-    the thread (one thread per call, the same compiled code)."""
-
-    def __init__(self, pool, args):
-        self.args = args
-        self.future = pool.submit(_pair_run, *args)
-
-    def _run(self):
-        return _pair_run(*self.args)
-
-    def take(self) -> bool:
-        """Run the call on this thread if no worker has started it (False otherwise)."""
-        if not self.future.cancel():
-            return False
-        done = Future()
-        try:
-            done.set_result(self._run())
-        except Exception as exc:        # raised where the pair's answer is read
-            done.set_exception(exc)
-        self.future = done
-        return True
-
-    def result(self, later=()):
-        """The call's (K, result, mirrored): run here if not started; while a worker
-        runs it, the ``later`` jobs (pairs behind it) not yet started are run here."""
-        if not self.take():
-            for job in later:
-                if self.future.done():
-                    break
-                job.take()
-        return self.future.result()
-
-
-class _Ran:
-    """A pair's compiled call already run on this thread (the pool-free path)."""
-
-    def __init__(self, value):
-        self.value = value
-
-    def result(self, later=()):
-        return self.value
-
-
-def _jobs(ahead):
-    """The jobs of the pairs submitted and not yet read, in pair order."""
-    return (job for *_, job in ahead)
-
-
-def _finish_pair(est, lay, job, repair, later=()):
-    """A pair's Solution and certificate, on the fitting thread: from its reading
+def _finish_pair(est, lay, blocks, answer, run, repair):
+    """A pair's Solution and certificate, on the fitting thread, from its first phase's
+    ``answer`` (:func:`~margin_opt.solvers.smo.driver.solve_pairs`: (result, reading),
+    or None where it did not settle there: then the whole driver runs here,
+    :func:`_pair_run` with ``run`` = (options, reading)): from its reading
     (:func:`margin_opt.problems.svm_batch.pair_solution`) where that is its whole story
     (:func:`margin_opt.problems.svm_batch.clean`), else by the whole solve path on its
     problem (``repair(lay)``: (problem, options); :func:`certify_result`: its repairs,
     warnings and errors)."""
-    K, res, read = job.result(later)
+    K = None
+    if answer is None:
+        K, res, read = _pair_run(blocks, lay, *run, True)
+    else:
+        res, read = answer
     certify = bool(est.certify)
     sol = cert = None
     if read is not None and clean(res, res.x, read[2], certify):
@@ -432,34 +361,19 @@ def _finish_pair(est, lay, job, repair, later=()):
                                   n_fixed=int(np.count_nonzero(upper == 0)))
     if sol is None or (certify and not cert.ok):
         problem, options = repair(lay)
-        problem.data.use_gram(K, symmetric=True)
+        problem.data.use_gram(blocks.pair(*lay.pair) if K is None else K, symmetric=True)
         sol, cert = certify_result(est, problem, res, options)
     return sol, cert, lay.idx
-
-
-def _pair_workers(members, pairs, budget_mb, nthr):
-    """Worker threads of the compiled pairs, for ``nthr`` threads
-    (:func:`margin_opt.parallel.core_threads`, read once by the caller): the fitting
-    thread keeps a core (for its Python, and the calls no worker has started) and the
-    workers share the others (on 2 cores one worker: two measured 5–15 % slower on
-    digits), no more
-    than the pairs nor than the cache budget holds (:func:`_blocks_in_budget`, one
-    block per thread); 0 (no pool: the pairs run on the fitting thread) where
-    ``nthr`` is 1 (a joblib worker's share, busy cores).  The thread policy's own count
-    (:attr:`ThreadPolicy.pair_workers <margin_opt.parallel.ThreadPolicy>`) where it
-    gives one."""
-    forced = current_policy().pair_workers
-    if forced is not None:
-        return int(forced)
-    if nthr <= 1:
-        return 0
-    return max(1, min(_pair_threads(members, pairs, budget_mb, nthr), nthr - 1))
 
 
 def _pair_threads(members, pairs, budget_mb, nthr=None):
     """Pairs solved side by side: ``nthr`` threads (None: the thread policy's count,
     :func:`margin_opt.parallel.core_threads`), at most the number of pairs, and no more
-    than the cache budget holds (:func:`_blocks_in_budget`, one per thread)."""
+    than the cache budget holds (:func:`_blocks_in_budget`, one per thread); the thread
+    policy's :attr:`~margin_opt.parallel.ThreadPolicy.pair_workers` where it gives one."""
+    forced = current_policy().pair_workers
+    if forced is not None:
+        return int(forced)
     nthr = core_threads() if nthr is None else nthr
     return max(1, min(nthr, len(pairs), _blocks_in_budget(members, pairs, budget_mb)))
 

@@ -31,10 +31,11 @@ import numpy as np
 from .. import kkt
 from ..certificate import Certificate
 from ..solution import Solution, SVCVariables
+from ..solvers.smo.driver import PairSource, solve_pairs
 from .svm import SVMProblem
 from .svm_kkt import table_rows
 
-__all__ = ["clean", "pair_solution"]
+__all__ = ["clean", "pair_solution", "solve_pairs", "PairSource"]
 
 _R = {name: k for k, name in enumerate(kkt.READING)}
 _NONE = np.empty(0, dtype=np.int64)

@@ -3,11 +3,14 @@
 // indices are checked here, before the GIL is released, so that a wrong argument is a
 // ValueError and never a read out of bounds.
 
+#include <array>
+#include <cmath>
 #include <memory>
 
 #include "bind.hpp"
 #include "blas.hpp"
 #include "kernel.hpp"
+#include "one_vs_one.hpp"
 #include "pool.hpp"
 #include "reading.hpp"
 #include "smo.hpp"
@@ -250,6 +253,16 @@ void smo_read(const SMORun& r, Out1 alpha, Out1 grad) {
     r.solver->read(alpha.data(), grad.data());
 }
 
+double smo_intercept(const SMORun& r) {
+    require(r.solver->active_size() == r.m, "every variable must be active: unshrink() first");
+    return r.solver->intercept();
+}
+
+double smo_relative_gap(const SMORun& r, double b) {
+    require(r.solver->active_size() == r.m, "every variable must be active: unshrink() first");
+    return r.solver->relative_gap(b);
+}
+
 void kernel_matrix(const mo::KernelSpec& kernel, const Rows& rows, Out2 out, int threads) {
     require(!rows.view.sparse, "kernel_matrix takes dense rows");
     require(static_cast<std::int64_t>(out.shape(0)) == rows.view.n &&
@@ -314,6 +327,104 @@ void class_kernel_pair(const ClassKernelObj& self, std::int64_t i, std::int64_t 
     double* o = out.data();
     nb::gil_scoped_release release;
     mo::class_kernel_pair(self.ck, i, j, o);
+}
+
+// A one-vs-one fit's pairs and their answers (one_vs_one.hpp), with what the blocks
+// read kept alive.
+struct PairBatchObj {
+    mo::PairBatch batch;
+    nb::object classes;
+    F64_2 K;
+};
+
+void make_pair_batch(PairBatchObj* self, nb::object classes, nb::object K, I64_1 sizes,
+                     I64_2 pairs, F64_1 upper, I64_2 limits) {
+    new (self) PairBatchObj();
+    mo::PairBatch& b = self->batch;
+    b.blocks.size.assign(sizes.data(), sizes.data() + sizes.shape(0));
+    const auto k = static_cast<std::int64_t>(b.blocks.size.size());
+    std::int64_t n = 0;
+    for (const std::int64_t s : b.blocks.size) {
+        require(s >= 0, "the class sizes must not be negative");
+        b.blocks.start.push_back(n);
+        n += s;
+    }
+    b.blocks.n = n;
+    if (!classes.is_none()) {
+        const ClassKernelObj& ck = nb::cast<const ClassKernelObj&>(classes);
+        require(ck.ck.size == b.blocks.size, "sizes must be the ClassKernel's class sizes");
+        self->classes = classes;
+        b.blocks.classes = &ck.ck;
+    } else {
+        require(!K.is_none(), "give a ClassKernel or the kernel matrix K");
+        self->K = nb::cast<F64_2>(K);
+        require(static_cast<std::int64_t>(self->K.shape(0)) == n &&
+                    static_cast<std::int64_t>(self->K.shape(1)) == n,
+                "K must be of shape (n, n), n the sum of the class sizes");
+        b.blocks.K = self->K.data();
+    }
+    require(static_cast<std::int64_t>(upper.shape(0)) == n, "upper must have one entry per row");
+    for (std::int64_t r = 0; r < n; ++r)
+        require(std::isfinite(upper(r)) && upper(r) >= 0.0, "upper must be finite and >= 0");
+    b.upper.assign(upper.data(), upper.data() + n);
+    require(pairs.shape(1) == 2, "pairs must be of shape (count, 2)");
+    const auto count = static_cast<std::int64_t>(pairs.shape(0));
+    b.offset.assign(1, 0);
+    for (std::int64_t q = 0; q < count; ++q) {
+        const std::int64_t i = pairs(q, 0), j = pairs(q, 1);
+        require(i >= 0 && i < k && j >= 0 && j < k && i != j,
+                "pairs must hold two different classes in [0, n_classes)");
+        b.pairs.push_back(i);
+        b.pairs.push_back(j);
+        b.offset.push_back(b.offset.back() + b.blocks.size[i] + b.blocks.size[j]);
+    }
+    require(static_cast<std::int64_t>(limits.shape(0)) == count &&
+                static_cast<std::int64_t>(limits.shape(1)) == mo::PAIR_LIMITS,
+            "limits must be of shape (count, 2): max_iter and stall_window");
+    for (std::int64_t q = 0; q < count; ++q) {
+        require(limits(q, 0) >= 1 && limits(q, 1) >= 1, "the limits must be at least 1");
+        b.limits.push_back(limits(q, 0));
+        b.limits.push_back(limits(q, 1));
+    }
+    const auto total = static_cast<std::size_t>(b.offset.back());
+    for (auto* v : {&b.alpha, &b.grad, &b.decision, &b.xi}) v->assign(total, 0.0);
+    b.num.assign(static_cast<std::size_t>(count * mo::READING_SIZE), 0.0);
+    b.stats.assign(static_cast<std::size_t>(count * mo::PAIR_STATS), 0.0);
+}
+
+void pair_batch_solve(PairBatchObj& self, std::int64_t first, std::int64_t last,
+                      const mo::SolverSettings& settings, const mo::PairStopping& stop,
+                      nb::object reading, int threads) {
+    require(first >= 0 && first <= last && last <= self.batch.count(),
+            "first and last must satisfy 0 <= first <= last <= count");
+    require(threads >= 1, "threads must be at least 1");
+    mo::ReadingTolerances tols;
+    const bool read = !reading.is_none();
+    if (read) {
+        const nb::tuple t = nb::cast<nb::tuple>(reading);
+        require(t.size() == 3, "reading must be (tol, tau, sv_threshold)");
+        tols.tol = nb::cast<double>(t[0]);
+        tols.tau = nb::cast<double>(t[1]);
+        tols.sv_threshold = nb::cast<double>(t[2]);
+    }
+    if (self.batch.blocks.classes != nullptr) mo::load_blas();
+    nb::gil_scoped_release release;
+    mo::solve_pairs(self.batch, first, last, settings, stop, read ? &tols : nullptr, threads);
+}
+
+// A read-only NumPy view of one of the batch's arrays (the batch kept alive by it).
+template <std::size_t D>
+nb::ndarray<nb::numpy, const double, nb::ndim<D>> batch_view(const std::vector<double>& v,
+                                                             std::array<std::size_t, D> shape) {
+    return nb::ndarray<nb::numpy, const double, nb::ndim<D>>(v.data(), D, shape.data(),
+                                                             nb::handle());
+}
+
+// One of the batch's concatenated answers (alpha, grad, decision, xi) as a view.
+template <std::vector<double> mo::PairBatch::*field>
+nb::ndarray<nb::numpy, const double, nb::ndim<1>> answer_view(const PairBatchObj& s) {
+    const std::vector<double>& v = s.batch.*field;
+    return batch_view<1>(v, {v.size()});
 }
 
 void dual_qp_reading(F64_2 K, F64_1 y, F64_1 p, F64_1 up, F64_1 alpha, double b, double tol,
@@ -399,6 +510,10 @@ NB_MODULE(_core, m) {
         .def("q_block", &smo_q_block, "rows"_a, "cols"_a, "out"_a.noconvert(), "out = Q[rows, cols].")
         .def("read", &smo_read, "alpha"_a.noconvert(), "grad"_a.noconvert(),
              "a and the gradient, in variable order.")
+        .def("intercept", &smo_intercept,
+             "LIBSVM's b = -rho from the free variables' gradient (after unshrink()).")
+        .def("relative_gap", &smo_relative_gap, "b"_a,
+             "|P - D| / max(|P|, |D|) at intercept b, from the gradient (after unshrink()).")
         .def("set_threads", [](SMORun& r, int t) { r.solver->set_threads(t); }, "threads"_a)
         .def("reset_progress", [](SMORun& r) { r.solver->reset_progress(); })
         .def_prop_ro("iterations", [](const SMORun& r) { return r.solver->counters().iterations; })
@@ -430,6 +545,41 @@ NB_MODULE(_core, m) {
         .def("pair", &class_kernel_pair, "i"_a, "j"_a, "out"_a.noconvert(),
              "out = the kernel matrix of class i's rows then class j's (exactly symmetric; "
              "the GIL released).");
+    nb::class_<mo::PairStopping>(m, "PairStopping", "A one-vs-one pair's first stop: phase, "
+                                 "tol, gap_tol (< 0: none), min_work.")
+        .def(nb::init<>())
+        .def_rw("phase", &mo::PairStopping::phase)
+        .def_rw("tol", &mo::PairStopping::tol)
+        .def_rw("gap_tol", &mo::PairStopping::gap_tol)
+        .def_rw("min_work", &mo::PairStopping::min_work);
+    nb::class_<PairBatchObj>(m, "PairBatch",
+                             "A one-vs-one fit's pairs solved on the core's threads "
+                             "(one_vs_one.hpp); answers concatenated in pair order.")
+        .def("__init__", &make_pair_batch, "classes"_a.none(), "K"_a.none(), "sizes"_a,
+             "pairs"_a, "upper"_a, "limits"_a)
+        .def("solve", &pair_batch_solve, "first"_a, "last"_a, "settings"_a, "stopping"_a,
+             "reading"_a.none(), "threads"_a,
+             "Solves pairs [first, last); reading: (tol, tau, sv_threshold) or None.")
+        .def_prop_ro("offset", [](const PairBatchObj& s) {
+            return nb::ndarray<nb::numpy, const std::int64_t, nb::ndim<1>>(
+                s.batch.offset.data(), {s.batch.offset.size()}, nb::handle());
+        }, nb::rv_policy::reference_internal)
+        .def_prop_ro("alpha", &answer_view<&mo::PairBatch::alpha>, nb::rv_policy::reference_internal)
+        .def_prop_ro("grad", &answer_view<&mo::PairBatch::grad>, nb::rv_policy::reference_internal)
+        .def_prop_ro("decision", &answer_view<&mo::PairBatch::decision>,
+                     nb::rv_policy::reference_internal)
+        .def_prop_ro("xi", &answer_view<&mo::PairBatch::xi>, nb::rv_policy::reference_internal)
+        .def_prop_ro("num", [](const PairBatchObj& s) {
+            return batch_view<2>(s.batch.num, {static_cast<std::size_t>(s.batch.count()),
+                                               static_cast<std::size_t>(mo::READING_SIZE)});
+        }, nb::rv_policy::reference_internal)
+        .def_prop_ro("stats", [](const PairBatchObj& s) {
+            return batch_view<2>(s.batch.stats, {static_cast<std::size_t>(s.batch.count()),
+                                                 static_cast<std::size_t>(mo::PAIR_STATS)});
+        }, nb::rv_policy::reference_internal);
+    static_assert(mo::PAIR_STATS == 9, "PAIR_STATS names one column each");
+    m.attr("PAIR_STATS") = nb::make_tuple("settled", "code", "iterations", "last_gap", "b",
+                                          "rel_gap", "hits", "reconstructions", "active_sum");
     m.def("dual_qp_reading", &dual_qp_reading, "K"_a, "y"_a, "p"_a, "up"_a, "alpha"_a, "b"_a,
           "tol"_a, "tau"_a, "sv_threshold"_a, "decision"_a.noconvert(), "xi"_a.noconvert(),
           "num"_a.noconvert(),

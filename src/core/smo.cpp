@@ -321,6 +321,11 @@ QRows::QRows(const KernelSource& src, const DualArrays& qp, double cache_bytes)
 
 RowRef QRows::row(std::int64_t t, std::int64_t active, bool full, int threads) {
     const std::int64_t r = data_at_[t];
+    // a given kernel matrix: its rows are read in place, never copied into the cache
+    if (const double* g = items_.given_row(r)) {
+        ++cache_.hits;
+        return RowRef{g, data_at_.data()};
+    }
     if (full && width_ < n_) {              // packed: a whole row, in data order, uncached
         items_.whole_row(r, buf_.data(), threads);
         ++cache_.misses;
@@ -355,7 +360,9 @@ RowRef QRows::row(std::int64_t t, std::int64_t active, bool full, int threads) {
 void QRows::shrunk(std::int64_t active, std::int64_t n_free) {
     // packing pays where the rows SMO keeps asking for (the free variables') do not fit
     // whole; otherwise it would only cost the whole rows of the G_bar updates
-    if (10 * active > REPACK_TENTHS * width_ || active < 2 || n_free <= cache_.capacity()) return;
+    if (10 * active > REPACK_TENTHS * width_ || active < 2 || n_free <= cache_.capacity() ||
+        items_.given_row(0) != nullptr)
+        return;
     // the new slots: the active positions' data rows, in position order
     std::vector<std::int64_t> from(active);
     for (std::int64_t s = 0; s < active; ++s) from[s] = slot_of_[data_at_[s]];
@@ -752,6 +759,42 @@ void Solver::q_block(const std::int64_t* rows, std::int64_t nr, const std::int64
             o[c] = yv * y_[t] * q.K[q.at[t]];
         }
     }
+}
+
+double Solver::intercept() const {
+    if (!equality_) return 0.0;
+    double free_sum = 0.0, ub = INFINITY, lb = -INFINITY;
+    std::int64_t n_free = 0;
+    for (std::int64_t v = 0; v < m_; ++v) {
+        const std::int64_t t = pos_of_[v];
+        const double yG = F_[t];
+        const bool upper = is_upper(t), lower = !upper && is_lower(t);
+        if (!upper && !lower) {
+            free_sum -= yG;
+            ++n_free;
+        } else if (upper == (y_[t] < 0.0)) {        // upper with y < 0, lower with y > 0
+            ub = std::min(ub, yG);
+        } else {
+            lb = std::max(lb, yG);
+        }
+    }
+    if (n_free > 0) return free_sum / static_cast<double>(n_free);
+    return -(ub + lb) / 2.0;
+}
+
+double Solver::relative_gap(double b) const {
+    double quad = 0.0, lin = 0.0, slack = 0.0;
+    for (std::int64_t v = 0; v < m_; ++v) {
+        const std::int64_t t = pos_of_[v];
+        const double g = y_[t] * F_[t];
+        quad += alpha_[t] * (g - p_[t]);
+        lin += p_[t] * alpha_[t];
+        if (std::isfinite(upper_[t]) && upper_[t] > 0.0)
+            slack += upper_[t] * std::min(g + y_[t] * b, 0.0);
+    }
+    const double P = 0.5 * quad - slack, D = -(0.5 * quad + lin);
+    const double scale = std::max({std::fabs(P), std::fabs(D), GAP_FLOOR});
+    return std::fabs(P - D) / scale;
 }
 
 void Solver::read(double* alpha, double* grad) const {

@@ -18,6 +18,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <memory>
 #include <vector>
 
@@ -74,6 +75,9 @@ constexpr std::int64_t ROW_SPLIT_MIN = 8192;
 constexpr std::int64_t WHOLE_ROW_EIGHTHS = 7;
 // LIBSVM's tau: the smallest curvature of a pair step.
 constexpr double TAU = 1e-12;
+// The relative duality gap's smallest scale (margin_opt.kkt.GAP_FLOOR: the smallest
+// normal double).
+constexpr double GAP_FLOOR = std::numeric_limits<double>::min();
 
 enum RunCode : int { R_OPTIMAL = 0, R_MAX_ITER = 1, R_CHUNK = 2, R_STALLED = 3, R_CAP = 4 };
 
@@ -105,6 +109,10 @@ class KernelItems {
     std::vector<double> diagonal() const;
     std::int64_t size() const { return n_; }
     const char* layout() const;
+    // Row r of a given kernel matrix, read in place (nullptr where the values are computed).
+    const double* given_row(std::int64_t r) const {
+        return gram_ == nullptr ? nullptr : gram_ + r * n_;
+    }
 
   private:
     enum Layout { DENSE, SPARSE_T, SPARSE, GRAM };
@@ -232,6 +240,15 @@ class Solver {
                  std::int64_t nc, double* out);
     // a and the gradient in the caller's order.
     void read(double* alpha, double* grad) const;
+    // LIBSVM's b = -rho (its calculate_rho): the mean of -y_t G_t over the free
+    // variables, else the midpoint of the interval the bound ones leave (a zero bound
+    // counts as the upper one); 0 without the equality.  Sums in the caller's order;
+    // every variable active (after unshrink).
+    double intercept() const;
+    // |P - D| / max(|P|, |D|, tiny) (margin_opt.kkt.relative_gap) of
+    // P = 1/2 a'Qa + sum u_t xi_t, xi_t = max(0, -(G_t + y_t b)) over the finite u_t > 0,
+    // and D = -(1/2 a'Qa + p'a), in O(m) from the gradient; every variable active.
+    double relative_gap(double b) const;
     void set_threads(int threads) { settings_.threads = threads < 1 ? 1 : threads; }
     // The progress test starts afresh (after the caller moved a, e.g. by a Newton step).
     void reset_progress() { mark_gap_ = INFINITY; mark_iter_ = counters_.iterations; }

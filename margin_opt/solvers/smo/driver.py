@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import time
 import warnings
+from dataclasses import dataclass
 
 import numpy as np
 import scipy.sparse as sp
@@ -34,12 +35,11 @@ from ... import _core
 from ...exceptions import ConvergenceWarning, convergence_warnings_silenced
 from ...kernels import CORE_KINDS, core_rows, core_spec, engine_gram
 from ...kernels.expansion import binary_expansion, evaluate
-from ...kkt import relative_gap as _relative_gap
 from ...parallel import FitThreads, one_blas_thread
 from . import polish as _pol
 from .options import DEFAULT, SMOOptions, resolve
 
-__all__ = ["solve_smo", "run_status", "WSS", "SMOOptions"]
+__all__ = ["solve_smo", "solve_pairs", "PairSource", "run_status", "WSS", "SMOOptions"]
 
 #: accepted working-set selection names
 WSS = ("second-order", "first-order")
@@ -260,34 +260,6 @@ class _SMORun:
         self.smo.read(self._alpha, self._grad)
         return self._alpha, self._grad
 
-    def intercept(self, alpha, grad) -> float:
-        """LIBSVM's b = −ρ: the mean of −yₜ∇ₜ over the free variables, else the midpoint
-        of the interval the bound ones leave."""
-        if not self.equality:
-            return 0.0
-        y, C = self.y, self.C
-        yG = y * grad
-        upper = alpha >= C
-        lower = (alpha <= 0.0) & ~upper           # a zero bound counts as the upper one
-        free = ~(upper | lower)
-        if free.any():
-            return -float(yG[free].mean())
-        ub_set = (upper & (y < 0)) | (lower & (y > 0))
-        lb_set = (upper & (y > 0)) | (lower & (y < 0))
-        ub = float(yG[ub_set].min()) if ub_set.any() else np.inf
-        lb = float(yG[lb_set].max()) if lb_set.any() else -np.inf
-        return -(ub + lb) / 2.0
-
-    def relative_gap(self, alpha, grad, b) -> float:
-        """:func:`margin_opt.kkt.relative_gap` of P = ½αᵀQα + Σ uₜξₜ (ξₜ = max(0, −(∇ₜ +
-        yₜb)), finite uₜ) and D = −(½αᵀQα + pᵀα), in O(m) from the gradient."""
-        quad = float(alpha @ (grad - self.p))
-        boxed = np.isfinite(self.C) & (self.C > 0)    # a zero bound's slack costs nothing
-        slack = np.minimum(grad[boxed] + self.y[boxed] * b, 0.0)
-        P = 0.5 * quad - float(self.C[boxed] @ slack)
-        D = -(0.5 * quad + float(self.p @ alpha))
-        return float(_relative_gap(P, D))
-
     def polish(self, tol, force=False) -> bool:
         """One Newton step (:func:`.polish.newton_step`) on the free set and the bound
         variables that violate the optimality conditions by more than 0.1·``tol`` (the
@@ -302,7 +274,7 @@ class _SMORun:
         C, y = self.C, self.y
         free = (alpha > 0.0) & (alpha < C)
         # s = ∇ + y b: ≥ 0 at α = 0, ≤ 0 at α = C, 0 where free (the slack's sign)
-        s = grad + y * self.intercept(alpha, grad)
+        s = grad + y * self.smo.intercept()
         viol = np.where((alpha <= 0.0) & ~free, -s, 0.0) + \
             np.where((alpha >= C) & ~free, s, 0.0)
         cand = np.flatnonzero(viol > 0.1 * tol)
@@ -416,8 +388,8 @@ class _SMORun:
             if gap_tol is None:
                 return code, stopped
             alpha, grad = self.read()
-            b = self.intercept(alpha, grad)
-            self.rel_gap = self.relative_gap(alpha, grad, b)
+            b = self.smo.intercept()
+            self.rel_gap = self.smo.relative_gap(b)
             if self.rel_gap <= gap_tol:
                 self._final_b = b          # (α, ∇) as read: the result's, read once
                 return code, stopped
@@ -480,21 +452,42 @@ class _SMORun:
         else:
             alpha, grad = self.read()
             alpha, grad = alpha.copy(), grad.copy()
-            b = self.intercept(alpha, grad)
-            rel_gap = self.relative_gap(alpha, grad, b)
+            b = self.smo.intercept()
+            rel_gap = self.smo.relative_gap(b)
         nit, gap = int(smo.iterations), float(smo.last_gap)
-        status, msg = run_status(code, stopped, nit, gap, rel_gap, tol, gap_tol, max_iter,
-                                 self.opts.alpha_cap)
-        fun = float(0.5 * alpha @ (grad + self.p))
+        status = run_status(code, stopped, nit, gap, rel_gap, tol, gap_tol, max_iter,
+                            self.opts.alpha_cap)
         cache = {"layout": smo.layout, "hits": int(smo.hits), "misses": int(smo.misses),
                  "recuts": int(smo.recuts), "reconstructions": int(smo.reconstructions),
                  "mean_active": float(smo.active_sum / max(nit, 1)),
                  "max_threads": int(self.threads.allowed), "threads": int(self.nthr),
                  "thread_changes": int(self.threads.changes)}
-        return OptimizeResult(
-            x=alpha, b=b, grad=grad, fun=fun, nit=nit, status=status,
-            success=status == "optimal", message=msg, gap=gap, duality_gap=rel_gap,
-            n_polish=self.n_polish, cache=cache)
+        return _outcome(_Answer(alpha, grad, b, rel_gap, nit, gap), self.p, status,
+                        self.n_polish, cache)
+
+
+@dataclass
+class _Answer:
+    """A run's answer as read: α and ∇ (caller's order), b, the relative duality gap,
+    the iterations and the last m − M."""
+
+    alpha: np.ndarray
+    grad: np.ndarray
+    b: float
+    rel_gap: float
+    nit: int
+    gap: float
+
+
+def _outcome(ans, p, status, n_polish, cache) -> OptimizeResult:
+    """The OptimizeResult of :func:`solve_smo` for answer ``ans`` (``status``: (status,
+    message) of :func:`run_status`; timings added by the caller)."""
+    status, msg = status
+    fun = float(0.5 * ans.alpha @ (ans.grad + p))
+    return OptimizeResult(
+        x=ans.alpha, b=ans.b, grad=ans.grad, fun=fun, nit=ans.nit, status=status,
+        success=status == "optimal", message=msg, gap=ans.gap, duality_gap=ans.rel_gap,
+        n_polish=n_polish, cache=cache)
 
 
 def solve_smo(qp, *, tol=1e-3, gap_tol=None, polish=True, cache_size=200, shrinking=True,
@@ -620,6 +613,123 @@ def solve_smo(qp, *, tol=1e-3, gap_tol=None, polish=True, cache_size=200, shrink
     out = run.result(code, stopped, tol, gap_tol, max_iter)
     out.timings = {"setup": t1 - t0, "solve": t2 - t1, "total": time.perf_counter() - t0}
     return out
+
+
+#: kernel-block entries (Σ m² over the pairs) handed to one compiled call of
+#: :func:`solve_pairs`: Python takes control back between calls (a pending Ctrl-C)
+BATCH_ENTRIES = 2 ** 24
+
+
+@dataclass
+class PairSource:
+    """The pairs of a one-vs-one fit as :func:`solve_pairs` takes them: the classes'
+    kernel (``_core.ClassKernel``, dense rows) or the class-grouped kernel matrix ``K``
+    (n, n); the class sizes (n_classes,); the pairs (n_pairs, 2) of class indices
+    (class i's rows +1); each row's box bound ``upper`` (n,), in the grouped order."""
+
+    classes: object
+    K: np.ndarray | None
+    sizes: np.ndarray
+    pairs: np.ndarray
+    upper: np.ndarray
+
+
+def solve_pairs(source, options, reading, threads):
+    """The first phase of :func:`solve_smo` (SMO to its first stop, the intercept and
+    the duality-gap test) on every pair of a one-vs-one fit, in compiled calls that
+    run the pairs side by side on the core's threads (``_core.PairBatch``:
+    src/core/one_vs_one.hpp), each pair on one thread (the answers do not depend on
+    the thread count).
+
+    Parameters
+    ----------
+    source : PairSource
+    options : dict
+        :func:`solve_smo`'s keywords among ``tol``, ``gap_tol``, ``max_iter``,
+        ``shrinking``, ``wss`` and ``cache_size``.
+    reading : tuple of (float, float, float) or None
+        (tol, category threshold, SV threshold) of each settled pair's certificate
+        reading (:func:`margin_opt.kkt.dual_qp_reading`, on its kernel block); None:
+        none.
+    threads : int
+
+    Returns
+    -------
+    answers : list
+        Per pair, (result, read): the OptimizeResult :func:`solve_smo` returns for the
+        pair, and its reading ``(decision, xi, num)`` (None where not asked for or not
+        finite); or None where the pair did not settle in the first phase (a polish
+        stop above ``tol`` reached, a stall, ``max_iter``, a duality gap above
+        ``gap_tol``): :func:`solve_smo` solves that one whole.
+
+    Raises
+    ------
+    ValueError
+        Bad options (as :func:`solve_smo`).
+    """
+    t0 = time.perf_counter()
+    opts = DEFAULT
+    tol = options.get("tol", 1e-3)
+    gap_tol = options.get("gap_tol")
+    m = source.sizes[source.pairs].sum(axis=1)
+    max_iter = options.get("max_iter")
+    _check_options(tol, options.get("cache_size", 200), options.get("wss", "second-order"),
+                   max_iter, 1, int(m.max()), shrinking=options.get("shrinking", True))
+    if gap_tol is not None and not (np.isfinite(gap_tol) and gap_tol > 0):
+        raise ValueError(f"gap_tol must be a positive finite number or None, got {gap_tol!r}.")
+    limits = np.empty((m.size, 2), dtype=np.int64)
+    limits[:, 0] = np.maximum(_DEFAULT_MAX_ITER, 100 * m) if max_iter is None else max_iter
+    limits[:, 1] = [opts.stall_window(int(x)) for x in m]
+    settings = _core.SolverSettings()
+    settings.second_order = options.get("wss", "second-order") == "second-order"
+    settings.shrinking = bool(options.get("shrinking", True))
+    settings.alpha_cap = float(opts.alpha_cap)
+    stop = _core.PairStopping()
+    stops = [x for x in opts.polish_at if x > tol]
+    stop.phase, stop.tol = (stops[0] if stops else tol), float(tol)
+    stop.gap_tol = -1.0 if gap_tol is None else float(gap_tol)
+    stop.min_work = float(opts.polish_overhead)
+    batch = _core.PairBatch(source.classes, source.K, source.sizes, source.pairs,
+                            source.upper, limits)
+    first, work = 0, np.cumsum(m.astype(float) ** 2)
+    while first < m.size:
+        # pairs up to BATCH_ENTRIES further, at least one per thread
+        last = max(first + threads, int(np.searchsorted(
+            work, (work[first - 1] if first else 0.0) + BATCH_ENTRIES, side="right")))
+        batch.solve(first, min(last, m.size), settings, stop, reading, threads)
+        first = min(last, m.size)
+    t1 = time.perf_counter()
+    stats = batch.stats.copy()
+    offset = batch.offset.copy()
+    arrays = [batch.alpha.copy(), batch.grad.copy()]
+    if reading is not None:
+        arrays += [batch.decision.copy(), batch.xi.copy()]
+    num = batch.num.copy()
+    col = {name: k for k, name in enumerate(_core.PAIR_STATS)}
+    timings = {"setup": 0.0, "solve": (t1 - t0) / m.size, "total": (t1 - t0) / m.size}
+    answers = []
+    for q in range(m.size):
+        row = stats[q]
+        if not row[col["settled"]]:
+            answers.append(None)
+            continue
+        lo, hi = offset[q], offset[q + 1]
+        alpha, grad = arrays[0][lo:hi], arrays[1][lo:hi]
+        ans = _Answer(alpha, grad, float(row[col["b"]]), float(row[col["rel_gap"]]),
+                      int(row[col["iterations"]]), float(row[col["last_gap"]]))
+        status = run_status(_core.R_OPTIMAL, False, ans.nit, ans.gap, ans.rel_gap, tol,
+                            gap_tol, int(limits[q, 0]), opts.alpha_cap)
+        cache = {"layout": "matrix", "hits": int(row[col["hits"]]), "misses": 0, "recuts": 0,
+                 "reconstructions": int(row[col["reconstructions"]]),
+                 "mean_active": float(row[col["active_sum"]] / max(ans.nit, 1)),
+                 "max_threads": 1, "threads": 1, "thread_changes": 0}
+        res = _outcome(ans, -np.ones(hi - lo), status, 0, cache)
+        res.timings = dict(timings)
+        read = None
+        if reading is not None and np.isfinite(ans.b) and np.isfinite(alpha).all():
+            read = (arrays[2][lo:hi], arrays[3][lo:hi], num[q])
+        answers.append((res, read))
+    return answers
 
 
 def run_status(code, stopped, nit, gap, rel_gap, tol, gap_tol, max_iter, alpha_cap=None):
