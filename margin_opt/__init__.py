@@ -26,6 +26,7 @@ if TYPE_CHECKING:  # the static view of the names below (type checkers, IDEs)
         RandomForestRegressor,
     )
     from .estimators.linear import LinearSVC, LinearSVR
+    from .estimators.one_class import OneClassSVM
     from .estimators.perceptron import Perceptron, novikoff_bound
     from .estimators.svc import SVC
     from .estimators.svr import SVR
@@ -43,6 +44,7 @@ if TYPE_CHECKING:  # the static view of the names below (type checkers, IDEs)
     from .kernels import Kernel, make_kernel
     from .parallel import show_config
     from .problems.multiclass import MulticlassSVMProblem
+    from .problems.one_class import OneClassProblem
     from .problems.separability import SeparabilityProblem, separability
     from .problems.squared import SquaredEpsilonProblem, SquaredHingeProblem
     from .problems.svm import SVMProblem
@@ -66,6 +68,7 @@ _EXPORTS = {
     "RandomForestRegressor": ".estimators.ensembles",
     "LinearSVC": ".estimators.linear",
     "LinearSVR": ".estimators.linear",
+    "OneClassSVM": ".estimators.one_class",
     "novikoff_bound": ".estimators.perceptron",
     "Perceptron": ".estimators.perceptron",
     "SVC": ".estimators.svc",
@@ -82,6 +85,7 @@ _EXPORTS = {
     "Kernel": ".kernels",
     "make_kernel": ".kernels",
     "MulticlassSVMProblem": ".problems.multiclass",
+    "OneClassProblem": ".problems.one_class",
     "separability": ".problems.separability",
     "SeparabilityProblem": ".problems.separability",
     "SquaredEpsilonProblem": ".problems.squared",
@@ -122,6 +126,8 @@ __all__ = [
     "NotCertifiedError",
     "NotSeparableError",
     "novikoff_bound",
+    "OneClassProblem",
+    "OneClassSVM",
     "Perceptron",
     "PrimalERM",
     "RandomForest",

@@ -21,7 +21,7 @@ __all__ = ["problem_latex", "math_latex", "html_table"]
 _SYMBOLS = {
     "½": r"\tfrac12 ", "²": "^2", "³": "^3", "ᵀ": r"^\top ", "*": "^{*}",
     "α": r"\alpha ", "β": r"\beta ", "γ": r"\gamma ", "δ": r"\delta ", "ε": r"\varepsilon ",
-    "ξ": r"\xi ", "φ": r"\phi ", "λ": r"\lambda ", "μ": r"\mu ", "ρ": r"\rho ",
+    "ξ": r"\xi ", "ν": r"\nu ", "φ": r"\phi ", "λ": r"\lambda ", "μ": r"\mu ", "ρ": r"\rho ",
     "σ": r"\sigma ", "θ": r"\theta ", "η": r"\eta ", "τ": r"\tau ", "ω": r"\omega ",
     "Φ": r"\Phi ", "Δ": r"\Delta ", "Σ": r"\sum", "Π": r"\prod", "∀": r"\forall ",
     "≥": r"\ge ", "≤": r"\le ", "−": "-", "→": r"\to ", "∈": r"\in ", "≠": r"\ne ",

@@ -44,7 +44,7 @@ from .certificate import Check
 
 __all__ = ["category_threshold", "TAU_MAX", "box_categories", "violating_pair_gap",
            "projected_gradient",
-           "intercept_from_gradient", "restore_equality", "coefficients",
+           "intercept_from_gradient", "restore_equality", "coefficients", "intercept_cost",
            "multipliers_from_primal", "dual_qp_checks", "DualQPChecks", "BANDS", "check_list",
            "dual_qp_reading", "READING"]
 
@@ -252,6 +252,17 @@ def restore_equality(alpha, y, upper, delta=0.0, prefer=()) -> np.ndarray:
     return alpha
 
 
+def intercept_cost(qp, b) -> float:
+    """Δ·b: the primal objective's intercept term of a standard dual with yᵀα = Δ.
+
+    The primal whose dual is :class:`~margin_opt.standard_forms.DualQP` minimizes
+    ½‖w‖² + Σ uₜξₜ + Δ·b (the Lagrangian is stationary in b exactly where yᵀα = Δ):
+    0 for the C-SVC and the ε-SVR (Δ = 0), −νn·ρ for the one-class SVM (b = −ρ,
+    Δ = νn in LIBSVM's scale).  0 without the equality.
+    """
+    return float(qp.delta) * float(b) if qp.equality and qp.delta != 0.0 else 0.0
+
+
 def coefficients(qp, alpha) -> np.ndarray:
     """β with f = Σⱼ βⱼK(·, xⱼ) + b: βⱼ = Σ_{t: index[t] = j} yₜαₜ, ndarray of shape (n_data,)."""
     if qp.index is None and qp.n_variables == qp.n_data:
@@ -403,7 +414,7 @@ class DualQPChecks:
     zero, free, at_upper : ndarray of bool, shape (m,)
         Categories of the multipliers (threshold √tol).
     primal_objective, dual_objective : float
-        ½‖w‖² + Σ uₜξₜ (finite uₜ) and −(½αᵀQα + pᵀα).
+        ½‖w‖² + Σ uₜξₜ (finite uₜ) + Δ·b and −(½αᵀQα + pᵀα).
     """
 
     checks: list
@@ -426,7 +437,7 @@ class DualQPChecks:
 
 
 def dual_qp_checks(qp, alpha, xi, f0_dual, f_primal, reg, stationarity, stat_desc, tol,
-                   alpha_scale, f0_gradient=None, quad=None) -> DualQPChecks:
+                   alpha_scale, f0_gradient=None, quad=None, b=0.0) -> DualQPChecks:
     """The KKT checks of an answer to the standard dual QP and its primal.
 
     Every residual is dimensionless or in the units of f: margins sₜ as they are;
@@ -464,6 +475,9 @@ def dual_qp_checks(qp, alpha, xi, f0_dual, f_primal, reg, stationarity, stat_des
         βᵀKβ for the dual objective, by default β·``f0_dual``; an answer with explicit
         primal weights passes ‖Φᵀβ‖², a sum of squares that keeps its relative
         precision where β·Kβ sums terms of both signs ~1e4 times larger.
+    b : float, default=0.0
+        The intercept of the primal point: with yᵀα = Δ the primal objective has the
+        term Δ·b (:func:`intercept_cost`; 0 where Δ = 0, the C-SVC and the ε-SVR).
 
     With a diagonal ``qp.diag`` = D (the squared losses, ``upper = inf``) the gradient
     is ∇ = Qα + Dα + p, the primal objective ½‖w‖² + Σ ξₜ²/(2Dₜ) (= Σ Cₜξₜ²) and the
@@ -492,7 +506,7 @@ def dual_qp_checks(qp, alpha, xi, f0_dual, f_primal, reg, stationarity, stat_des
     eq = abs(float(y @ alpha) - qp.delta) if qp.equality else 0.0
     if quad is None:
         quad = float(coefficients(qp, alpha) @ f0_dual)
-    primal_obj = reg + float(up[finite] @ xi[finite])
+    primal_obj = reg + float(up[finite] @ xi[finite]) + intercept_cost(qp, b)
     dual_obj = -(0.5 * quad + float(p @ alpha))
     if diag is not None:
         sq = np.asarray(diag) > 0

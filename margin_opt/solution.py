@@ -2,8 +2,8 @@
 
 The envelope (status, method, backend, iterations, timings, history, objectives,
 the raw solver output) is the same for every model; the variables are typed per
-model family (:class:`SVCVariables`, :class:`SVRVariables`, and, for k outputs,
-:class:`MulticlassVariables`).  Every kernel model's decision functions are
+model family (:class:`SVCVariables`, :class:`SVRVariables`, :class:`OneClassVariables`
+and, for k outputs, :class:`MulticlassVariables`).  Every kernel model's decision functions are
 ``f_k(x) = Σⱼ dual_coef[k, j] K(x, xⱼ) + intercept[k]``, so ``dual_coef`` and
 ``intercept`` are fields of the envelope with shapes that hold for any number of
 functions.
@@ -15,7 +15,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-__all__ = ["Solution", "SVCVariables", "SVRVariables", "MulticlassVariables", "STATUSES"]
+__all__ = ["Solution", "SVCVariables", "SVRVariables", "OneClassVariables", "MulticlassVariables",
+           "STATUSES"]
 
 #: cvxpy's status vocabulary, used by every backend (``max_iter``/``stopped`` for
 #: iterative solvers that ended without their convergence test; ``stalled`` for one
@@ -48,17 +49,8 @@ class _KernelVariables:
 
 
 @dataclass(eq=False, kw_only=True)
-class SVCVariables(_KernelVariables):
-    """Variables of the binary C-SVC (and hard margin).
-
-    Attributes
-    ----------
-    alpha : ndarray of shape (n_samples,)
-        Dual variables αᵢ ∈ [0, Cᵢ].
-    xi : ndarray of shape (n_samples,)
-        Slacks ξᵢ = max(0, 1 − yᵢfᵢ) (zeros are not enforced for the hard margin:
-        a positive ξᵢ there is a primal infeasibility the certificate reports).
-    """
+class _OneMultiplierVariables(_KernelVariables):
+    """One multiplier and one slack per sample: the standard form's own variables."""
 
     alpha: np.ndarray
     xi: np.ndarray
@@ -72,6 +64,20 @@ class SVCVariables(_KernelVariables):
     def standard_xi(self) -> np.ndarray:
         """Primal slack of each standard-form variable, shape (n_samples,)."""
         return self.xi
+
+
+@dataclass(eq=False, kw_only=True)
+class SVCVariables(_OneMultiplierVariables):
+    """Variables of the binary C-SVC (and hard margin).
+
+    Attributes
+    ----------
+    alpha : ndarray of shape (n_samples,)
+        Dual variables αᵢ ∈ [0, Cᵢ].
+    xi : ndarray of shape (n_samples,)
+        Slacks ξᵢ = max(0, 1 − yᵢfᵢ) (zeros are not enforced for the hard margin:
+        a positive ξᵢ there is a primal infeasibility the certificate reports).
+    """
 
 
 @dataclass(eq=False, kw_only=True)
@@ -100,6 +106,20 @@ class SVRVariables(_KernelVariables):
     def standard_xi(self) -> np.ndarray:
         """[ξ; ξ*], shape (2 n_samples,)."""
         return np.r_[self.xi, self.xi_star]
+
+
+@dataclass(eq=False, kw_only=True)
+class OneClassVariables(_OneMultiplierVariables):
+    """Variables of the one-class SVM, in LIBSVM's scale (that of ``to_standard_form``).
+
+    Attributes
+    ----------
+    alpha : ndarray of shape (n_samples,)
+        Multipliers αᵢ ∈ [0, sᵢ] with Σα = ν·Σs (sᵢ the sample weights, 1 by default):
+        νΣs times those of Schölkopf et al.'s dual (0 ≤ αᵢ ≤ sᵢ/(νΣs), Σα = 1).
+    xi : ndarray of shape (n_samples,)
+        Slacks ξᵢ = max(0, ρ − ⟨w, φ(xᵢ)⟩) = max(0, −f(xᵢ)), in the same scale.
+    """
 
 
 @dataclass(eq=False, kw_only=True)

@@ -141,13 +141,13 @@ def test_kernel_svms_fit_and_predict_without_a_run_time_compiler():
 
 
 #: every estimator exported by margin_opt fitted and used on tiny data, and every
-#: registry method an SVC or SVR takes as its ``solver`` (a few iterations for the
+#: registry method an SVC, SVR or OneClassSVM takes as its ``solver`` (a few iterations for the
 #: first-order ones); prints whether a run-time compiler was imported
 EVERY_FIT = """
     import inspect, sys, warnings
     import numpy as np
     import scipy.sparse as sp
-    from sklearn.base import is_classifier, is_regressor
+    from sklearn.base import is_classifier, is_outlier_detector, is_regressor
     from sklearn.datasets import load_iris, make_regression
 
     import margin_opt
@@ -176,11 +176,14 @@ EVERY_FIT = """
                     pass
         elif is_regressor(est):
             est.fit(Xr, t).predict(Xr)
+        elif is_outlier_detector(est):
+            est.fit(X).predict(X)
         else:
             continue
         used.append(name)
     for model, cls, data in (("svc", margin_opt.SVC, (X, y)), ("svc", margin_opt.SVC, (X, yb)),
-                             ("svr", margin_opt.SVR, (Xr, t))):
+                             ("svr", margin_opt.SVR, (Xr, t)),
+                             ("one-class", margin_opt.OneClassSVM, (X,))):
         for m in method_names(model, estimator=True):
             first_order = METHODS[m].iterative
             est = cls(kernel="linear", solver=m, certify=not first_order,

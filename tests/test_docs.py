@@ -105,7 +105,8 @@ def test_model_table_is_complete():
     for name in ("SVC", "SVR", "AdaBoost", "Perceptron", "separability", "Bagging",
                  "RandomForest", "ExtraTrees", "BaggingRegressor", "RandomForestRegressor",
                  "ExtraTreesRegressor", "bias_variance", "MulticlassSVMProblem",
-                 "SVMProblem", "SVRProblem", "SeparabilityProblem"):
+                 "SVMProblem", "SVRProblem", "SeparabilityProblem", "OneClassSVM",
+                 "OneClassProblem"):
         assert name in index, f"docs/index.rst's model table lacks {name}"
         assert name in readme, f"README's model table lacks {name}"
 

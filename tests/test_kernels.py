@@ -138,7 +138,7 @@ def _core_q(X, kernel, dense_budget, threads, rows, cols):
     settings = _core.SolverSettings()
     settings.threads = threads
     smo = _core.SMO(core_spec(kernel), core_rows(X), None, np.ones(n), -np.ones(n),
-                    np.ones(n), np.arange(n), np.zeros(n), True, settings, dense_budget)
+                    np.ones(n), np.arange(n), np.zeros(n), True, 0.0, settings, dense_budget)
     out = np.empty((len(rows), len(cols)))
     smo.q_block(np.asarray(rows, dtype=np.int64), np.asarray(cols, dtype=np.int64), out)
     return out, smo.layout

@@ -18,7 +18,7 @@ from sklearn.utils.estimator_checks import (
 )
 
 import margin_opt as mo
-from margin_opt import SVC, SVR, AdaBoost, Perceptron
+from margin_opt import SVC, SVR, AdaBoost, OneClassSVM, Perceptron
 
 Bagging, BaggingRegressor = mo.Bagging, mo.BaggingRegressor
 ExtraTrees, ExtraTreesRegressor = mo.ExtraTrees, mo.ExtraTreesRegressor
@@ -34,6 +34,7 @@ ESTIMATORS = [
     SVR(),
     SVR(kernel="linear"),
     SVR(kernel="precomputed"),
+    OneClassSVM(),                                   # outlier detection (nu, offset_)
     AdaBoost(),
     Perceptron(),
     Perceptron(kernel="rbf"),                        # the kernel (dual) form
@@ -52,14 +53,14 @@ _SAMPLE_WEIGHT = {
 
 #: The checks scikit-learn itself marks as expected failures for the equivalent of each
 #: of our classes (its PER_ESTIMATOR_XFAIL_CHECKS, sklearn/utils/_test_common/
-#: instance_generator.py, version 1.9; reasons verbatim): for SVC, SVR, AdaBoostClassifier,
-#: BaggingClassifier/Regressor and RandomForestClassifier/Regressor the sample-weight
-#: equivalence (gamma="scale", the stumps' thresholds and the bootstrap draws depend on
-#: repeated rows).  ExtraTrees* and Perceptron (ours takes no sample_weight) are excused
+#: instance_generator.py, version 1.9; reasons verbatim): for SVC, SVR, OneClassSVM,
+#: AdaBoostClassifier, BaggingClassifier/Regressor and RandomForestClassifier/Regressor the
+#: sample-weight equivalence (gamma="scale", the stumps' thresholds and the bootstrap draws
+#: depend on repeated rows).  ExtraTrees* and Perceptron (ours takes no sample_weight) are excused
 #: nothing.  test_excused_only_what_sklearn_excuses checks this table against sklearn's.
 SKLEARN_XFAIL = {
-    SVC: _SAMPLE_WEIGHT, SVR: _SAMPLE_WEIGHT, AdaBoost: _SAMPLE_WEIGHT,
-    Bagging: _SAMPLE_WEIGHT, BaggingRegressor: _SAMPLE_WEIGHT,
+    SVC: _SAMPLE_WEIGHT, SVR: _SAMPLE_WEIGHT, OneClassSVM: _SAMPLE_WEIGHT,
+    AdaBoost: _SAMPLE_WEIGHT, Bagging: _SAMPLE_WEIGHT, BaggingRegressor: _SAMPLE_WEIGHT,
     RandomForest: _SAMPLE_WEIGHT, RandomForestRegressor: _SAMPLE_WEIGHT,
 }
 
@@ -120,7 +121,8 @@ def test_excused_only_what_sklearn_excuses():
     table = pytest.importorskip("sklearn.utils._test_common.instance_generator")
     from sklearn import ensemble, svm
 
-    equivalent = {SVC: svm.SVC, SVR: svm.SVR, AdaBoost: ensemble.AdaBoostClassifier,
+    equivalent = {SVC: svm.SVC, SVR: svm.SVR, OneClassSVM: svm.OneClassSVM,
+                  AdaBoost: ensemble.AdaBoostClassifier,
                   Bagging: ensemble.BaggingClassifier,
                   BaggingRegressor: ensemble.BaggingRegressor,
                   RandomForest: ensemble.RandomForestClassifier,
@@ -132,7 +134,7 @@ def test_excused_only_what_sklearn_excuses():
     assert set(SKLEARN_XFAIL) <= set(equivalent)
 
 
-@pytest.mark.parametrize("estimator", [SVC(), SVR(), AdaBoost()])
+@pytest.mark.parametrize("estimator", [SVC(), SVR(), AdaBoost(), OneClassSVM()])
 def test_every_method_says_not_fitted(estimator):
     from sklearn.exceptions import NotFittedError
 

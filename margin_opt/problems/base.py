@@ -220,8 +220,9 @@ class KernelProblem:
                       quad_form=quad_form, verbose=verbose, certify=certify,
                       fallback=fallback, **options)
 
-    def _primal_variables(self, formulation):
-        """Check ``formulation``; the feature matrix Φ and the primal's cvxpy ``w``, ``b``.
+    def _primal_variables(self, formulation, intercept="b"):
+        """Check ``formulation``; the feature matrix Φ and the primal's cvxpy ``w`` and
+        intercept (a variable named ``intercept``: ``b``, the one-class SVM's ``rho``).
 
         Raises
         ------
@@ -233,33 +234,44 @@ class KernelProblem:
                              f"{formulation!r}.")
         Phi = self.features()
         w = cp.Variable(Phi.shape[1], name="w")
-        b = cp.Variable(name="b") if self.fit_intercept else 0.0
+        b = cp.Variable(name=intercept) if self.fit_intercept else 0.0
         return Phi, w, b
 
     # ------------------------------------------------------------------ as mathematics
     def __str__(self) -> str:
         """The problem as a person reads it: sizes, primal, dual and standard form."""
-        n, d = self.X.shape
-        k = self.kernel.describe() if self.feature_map is None else "explicit feature map φ"
-        box = self.C_i[np.isfinite(self.C_i)]
-        cs = (f"C = {self.C:g}" if self.C_i.size and np.all(self.C_i == self.C)
-              else f"C = {self.C:g}, Cᵢ = C·sᵢ in [{box.min():.3g}, {box.max():.3g}]")
         feats = ("φ(x) = x" if self.kernel.is_linear and self.feature_map is None else
                  "φ given" if self.feature_map is not None else
                  "φ(xᵢ) the rows of the kernel factor L, K = LLᵀ (the empirical feature map)")
-        qp = self._qp
-        name = getattr(self, "title", self.certificate_name)
-        lines = [f"{name}: n = {n} samples, d = {d} features, kernel {k}, "
-                 f"{cs}, intercept {'b' if self.fit_intercept else 'none (b = 0)'}", ""]
+        lines = [self._headline(), ""]
         lines += self._math_lines(feats)
-        eq = f"yᵀα = {qp.delta:g}, " if qp.equality else ""
-        lines += ["", "standard form (SMO; problem.to_standard_form()), "
-                  f"{qp.n_variables} variables:",
-                  f"    min ½αᵀQα + pᵀα  s.t. {eq}0 ≤ α ≤ u,  Qₜₛ = yₜyₛK(x_index[t], x_index[s])",
+        lines += ["", *self._standard_form_lines(),
                   "solve: problem.solve(method) with method in "
                   + ", ".join(m for m in method_names(self.model, estimator=True)
                               if not_applicable(m, self) is None)]
         return "\n".join(lines)
+
+    def _kernel_words(self) -> str:
+        """The kernel as the headline names it."""
+        return self.kernel.describe() if self.feature_map is None else "explicit feature map φ"
+
+    def _headline(self) -> str:
+        """The first printed line: the name, the sizes, the kernel, C and the intercept."""
+        n, d = self.X.shape
+        box = self.C_i[np.isfinite(self.C_i)]
+        cs = (f"C = {self.C:g}" if self.C_i.size and np.all(self.C_i == self.C)
+              else f"C = {self.C:g}, Cᵢ = C·sᵢ in [{box.min():.3g}, {box.max():.3g}]")
+        name = getattr(self, "title", self.certificate_name)
+        return (f"{name}: n = {n} samples, d = {d} features, kernel {self._kernel_words()}, "
+                f"{cs}, intercept {'b' if self.fit_intercept else 'none (b = 0)'}")
+
+    def _standard_form_lines(self) -> list:
+        """The printed standard form (what SMO solves)."""
+        qp = self._qp
+        eq = f"yᵀα = {qp.delta:g}, " if qp.equality else ""
+        return ["standard form (SMO; problem.to_standard_form()), "
+                f"{qp.n_variables} variables:",
+                f"    min ½αᵀQα + pᵀα  s.t. {eq}0 ≤ α ≤ u,  Qₜₛ = yₜyₛK(x_index[t], x_index[s])"]
 
     def _repr_latex_(self) -> str:
         """The printed problem typeset: Jupyter's display of it (one renderer,
@@ -426,7 +438,7 @@ class KernelProblem:
         s = self._margins(decision)
         xi = np.maximum(0.0, -s)
         coef = self.coefficients(alpha)
-        primal = reg + self._slack_cost(xi)
+        primal = reg + self._slack_cost(xi) + kkt.intercept_cost(qp, b)
         dual = -(0.5 * float(coef @ f0) + float(qp.p @ alpha)) - self._diag_term(alpha)
         support = self.support_indices(alpha) if beta is None else np.flatnonzero(beta)
         variables = self._variables(alpha, xi, w=w, w_factor=w_factor, beta=beta)
@@ -548,7 +560,8 @@ class KernelProblem:
         reg = 0.5 * float(w @ w)
         if alpha is None:
             s = self._margins(decision)
-            primal = reg + self._slack_cost(np.maximum(0.0, -s))
+            primal = reg + self._slack_cost(np.maximum(0.0, -s)) + \
+                kkt.intercept_cost(self._qp, b)
             alpha = kkt.multipliers_from_primal(self._qp, Phi, w, decision,
                                                 dual_objective=self._dual_objective,
                                                 primal_objective=primal, exact_band=exact_band)
@@ -740,7 +753,7 @@ class KernelProblem:
                                f"rounding level of Kβ ({level:.1g}): f read through w")]
         res = kkt.dual_qp_checks(qp, alpha, xi, f0, fp0 + b, reg, stationarity, stat_desc, tol,
                                  self._alpha_scale(alpha),
-                                 f0_gradient=fp0 if through_w else None, quad=quad)
+                                 f0_gradient=fp0 if through_w else None, quad=quad, b=b)
         checks_kkt = self._gap_at_rounding(res, alpha, coef, level, tol)
         quantities = {"primal_objective": res.primal_objective,
                       "dual_objective": res.dual_objective,

@@ -168,7 +168,7 @@ struct SMORun {
 
 void make_smo(SMORun* self, const mo::KernelSpec& kernel, nb::object rows, nb::object gram,
               F64_1 y, F64_1 p, F64_1 upper, I64_1 index, F64_1 alpha0, bool equality,
-              const mo::SolverSettings& settings, double dense_budget) {
+              double delta, const mo::SolverSettings& settings, double dense_budget) {
     new (self) SMORun();
     mo::KernelSource src;
     src.kernel = kernel;
@@ -198,6 +198,12 @@ void make_smo(SMORun* self, const mo::KernelSpec& kernel, nb::object rows, nb::o
         require(alpha0(t) >= 0.0 && alpha0(t) <= upper(t), "alpha0 must lie in [0, upper]");
     }
     require(settings.threads >= 1, "threads must be at least 1");
+    if (settings.two_equalities) {
+        require(equality, "two_equalities (e'a held too) needs the equality y'a = delta");
+        bool pos = false, neg = false;
+        for (std::int64_t t = 0; t < m; ++t) (y(t) > 0 ? pos : neg) = true;
+        require(pos && neg, "two_equalities needs variables of both signs of y");
+    }
     mo::DualArrays qp;
     qp.m = m;
     qp.y = y.data();
@@ -206,6 +212,7 @@ void make_smo(SMORun* self, const mo::KernelSpec& kernel, nb::object rows, nb::o
     qp.index = index.data();
     qp.alpha0 = alpha0.data();
     qp.equality = equality;
+    qp.delta = delta;
     self->m = m;
     if (src.gram == nullptr && !src.rows.sparse) mo::load_blas();
     nb::gil_scoped_release release;
@@ -255,12 +262,21 @@ void smo_read(const SMORun& r, Out1 alpha, Out1 grad) {
 
 double smo_intercept(const SMORun& r) {
     require(r.solver->active_size() == r.m, "every variable must be active: unshrink() first");
+    require(!r.solver->two_equalities(), "with two equalities the read-out is nu_rho()");
     return r.solver->intercept();
 }
 
-double smo_relative_gap(const SMORun& r, double b) {
+nb::tuple smo_nu_rho(const SMORun& r) {
     require(r.solver->active_size() == r.m, "every variable must be active: unshrink() first");
-    return r.solver->relative_gap(b);
+    require(r.solver->two_equalities(), "nu_rho() is the read-out of two equalities");
+    const mo::NuReadout out = r.solver->nu_rho();
+    return nb::make_tuple(out.rho, out.r);
+}
+
+double smo_relative_gap(const SMORun& r, double b, double c) {
+    require(r.solver->active_size() == r.m, "every variable must be active: unshrink() first");
+    require(c == 0.0 || r.solver->two_equalities(), "c (e'a's multiplier) needs two equalities");
+    return r.solver->relative_gap(b, c);
 }
 
 void kernel_matrix(const mo::KernelSpec& kernel, const Rows& rows, Out2 out, int threads) {
@@ -398,6 +414,7 @@ void pair_batch_solve(PairBatchObj& self, std::int64_t first, std::int64_t last,
     require(first >= 0 && first <= last && last <= self.batch.count(),
             "first and last must satisfy 0 <= first <= last <= count");
     require(threads >= 1, "threads must be at least 1");
+    require(!settings.two_equalities, "the one-vs-one pairs have one equality each");
     mo::ReadingTolerances tols;
     const bool read = !reading.is_none();
     if (read) {
@@ -488,18 +505,21 @@ NB_MODULE(_core, m) {
           "out = the expansion's values at the queries, by blocks over `threads` threads.");
     nb::class_<mo::SolverSettings>(m, "SolverSettings", "What an SMO run does: second_order "
                                    "(WSS 2), shrinking, cache_bytes, threads, alpha_cap, "
-                                   "stall_window.")
+                                   "stall_window, two_equalities (LIBSVM's Solver_NU: "
+                                   "e'a held too).")
         .def(nb::init<>())
         .def_rw("second_order", &mo::SolverSettings::second_order)
         .def_rw("shrinking", &mo::SolverSettings::shrinking)
         .def_rw("cache_bytes", &mo::SolverSettings::cache_bytes)
         .def_rw("threads", &mo::SolverSettings::threads)
         .def_rw("alpha_cap", &mo::SolverSettings::alpha_cap)
-        .def_rw("stall_window", &mo::SolverSettings::stall_window);
+        .def_rw("stall_window", &mo::SolverSettings::stall_window)
+        .def_rw("two_equalities", &mo::SolverSettings::two_equalities);
 
     nb::class_<SMORun>(m, "SMO", "LIBSVM's SMO on the standard dual QP (smo.hpp).")
         .def("__init__", &make_smo, "kernel"_a, "rows"_a.none(), "gram"_a.none(), "y"_a, "p"_a,
-             "upper"_a, "index"_a, "alpha0"_a, "equality"_a, "settings"_a, "dense_budget"_a)
+             "upper"_a, "index"_a, "alpha0"_a, "equality"_a, "delta"_a, "settings"_a,
+             "dense_budget"_a)
         .def("run", &smo_run, "tol"_a, "max_iter"_a, "stop_at"_a, "then_tol"_a = -1.0,
              "min_work"_a = 0.0,
              "Iterate to m - M <= tol, or to stop_at / max_iter iterations; a RunCode. "
@@ -512,8 +532,12 @@ NB_MODULE(_core, m) {
              "a and the gradient, in variable order.")
         .def("intercept", &smo_intercept,
              "LIBSVM's b = -rho from the free variables' gradient (after unshrink()).")
-        .def("relative_gap", &smo_relative_gap, "b"_a,
-             "|P - D| / max(|P|, |D|) at intercept b, from the gradient (after unshrink()).")
+        .def("nu_rho", &smo_nu_rho,
+             "Two equalities: (rho, r) of LIBSVM's Solver_NU::calculate_rho (after "
+             "unshrink()); y'a's multiplier is b = -rho, e'a's is -r.")
+        .def("relative_gap", &smo_relative_gap, "b"_a, "c"_a = 0.0,
+             "|P - D| / max(|P|, |D|) at intercept b (and, with two equalities, e'a's "
+             "multiplier c), from the gradient (after unshrink()).")
         .def("set_threads", [](SMORun& r, int t) { r.solver->set_threads(t); }, "threads"_a)
         .def("reset_progress", [](SMORun& r) { r.solver->reset_progress(); })
         .def_prop_ro("iterations", [](const SMORun& r) { return r.solver->counters().iterations; })

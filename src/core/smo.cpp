@@ -413,6 +413,8 @@ Solver::Solver(const KernelSource& src, const DualArrays& qp, const SolverSettin
       Q_(src, qp, settings.cache_bytes),
       m_(qp.m),
       equality_(qp.equality),
+      delta_(qp.equality ? qp.delta : 0.0),
+      two_eq_(settings.two_equalities && qp.equality),
       y_(nullptr),
       QD_(nullptr),
       index_(qp.index, qp.index + qp.m),
@@ -433,6 +435,11 @@ Solver::Solver(const KernelSource& src, const DualArrays& qp, const SolverSettin
     QD_ = Q_.diagonal();
     for (std::int64_t t = 0; t < m_; ++t) var_of_[t] = pos_of_[t] = t;
     settings_.shrinking = settings_.shrinking && equality_;
+    if (two_eq_) {
+        for (std::int64_t t = 0; t < m_; ++t) delta2_ += alpha_[t];
+        for (auto* mask : {&signs_.up_pos, &signs_.low_pos, &signs_.up_neg, &signs_.low_neg})
+            mask->assign(static_cast<std::size_t>(m_), 0);
+    }
     initial_gradient();
 }
 
@@ -450,6 +457,13 @@ void Solver::set_status(std::int64_t t) {
     const bool at_upper = alpha_[t] >= upper_[t], at_lower = alpha_[t] <= 0.0;
     up_[t] = y_[t] > 0 ? !at_upper : !at_lower;
     low_[t] = y_[t] > 0 ? !at_lower : !at_upper;
+    if (two_eq_) {
+        const bool pos = y_[t] > 0;
+        signs_.up_pos[t] = pos && up_[t];
+        signs_.low_pos[t] = pos && low_[t];
+        signs_.up_neg[t] = !pos && up_[t];
+        signs_.low_neg[t] = !pos && low_[t];
+    }
 }
 
 void Solver::initial_gradient() {
@@ -473,6 +487,7 @@ bool Solver::progress(double gap) {
 }
 
 bool Solver::select_pair(double tol, std::int64_t* out_i, std::int64_t* out_j) {
+    if (two_eq_) return select_pair_nu(tol, out_i, out_j);
     const BlockKernels& bk = block_kernels();
     const std::int64_t n = active_;
     const double* F = F_.data();
@@ -500,6 +515,46 @@ bool Solver::select_pair(double tol, std::int64_t* out_i, std::int64_t* out_j) {
     if (jmin < 0) return true;
     *out_i = imax;
     *out_j = jmin;
+    return false;
+}
+
+void Solver::select_within(const std::uint8_t* up, const std::uint8_t* low, Candidate* c) {
+    const BlockKernels& bk = block_kernels();
+    const std::int64_t n = active_;
+    const double* F = F_.data();
+    const double gmax = bk.up_max(F, up, n);
+    c->i = gmax > -INFINITY ? bk.last_equal(F, -1.0, up, n, gmax) : -1;
+    if (c->i < 0) return;
+    const RowRef Ki = row(c->i);
+    const double gmax2 = bk.pair_objectives(F, low, QD_, Ki.K, Ki.at, n, gmax, QD_[c->i],
+                                            TAU, obj_.data());
+    c->gap = gmax + gmax2;
+    if (settings_.second_order) {
+        c->obj = bk.min_value(obj_.data(), n);
+        if (c->obj < INFINITY) c->j = bk.last_equal(obj_.data(), 1.0, nullptr, n, c->obj);
+    } else {
+        c->obj = -c->gap;                   // the maximal violating pair: the larger gap
+        c->j = bk.last_equal(F, 1.0, low, n, gmax2);
+    }
+}
+
+bool Solver::select_pair_nu(double tol, std::int64_t* out_i, std::int64_t* out_j) {
+    // LIBSVM's Solver_NU::select_working_set: i and j of the same sign of y (the pair step
+    // then keeps y'a and e'a), WSS 2 within each sign, the pair that decreases the dual
+    // more; optimal where neither sign's m - M exceeds tol
+    Candidate pos, neg;
+    select_within(signs_.up_pos.data(), signs_.low_pos.data(), &pos);
+    select_within(signs_.up_neg.data(), signs_.low_neg.data(), &neg);
+    const double gap = std::max(pos.gap, neg.gap);
+    counters_.last_gap = gap > 0.0 ? gap : 0.0;
+    if (!(gap > tol)) return true;
+    // LIBSVM scans j upwards with <=: of equal objectives, the later position
+    const bool take_neg = neg.j >= 0 && (pos.j < 0 || neg.obj < pos.obj ||
+                                         (neg.obj == pos.obj && neg.j > pos.j));
+    const Candidate& c = take_neg ? neg : pos;
+    if (c.j < 0) return true;
+    *out_i = c.i;
+    *out_j = c.j;
     return false;
 }
 
@@ -564,27 +619,31 @@ bool Solver::update_pair(std::int64_t i, std::int64_t j) {
     return ai <= settings_.alpha_cap && aj <= settings_.alpha_cap;
 }
 
-bool Solver::be_shrunk(std::int64_t t, double gmax1, double gmax2) const {
-    // LIBSVM's rule with F = yG: gmax1 the largest -F over I_up, gmax2 the largest F over I_low
+bool Solver::be_shrunk(std::int64_t t, const Extremes& e) const {
+    // LIBSVM's rule with F = yG: e.up the largest -F over I_up, e.low the largest F over I_low
     const double f = F_[t];
-    if (is_upper(t)) return y_[t] > 0 ? -f > gmax1 : f > gmax2;
-    if (is_lower(t)) return y_[t] > 0 ? f > gmax2 : -f > gmax1;
+    if (is_upper(t)) return y_[t] > 0 ? -f > e.up : f > e.low;
+    if (is_lower(t)) return y_[t] > 0 ? f > e.low : -f > e.up;
     return false;
 }
 
 void Solver::shrink() {
     fresh_ = false;
-    double gmax1 = -INFINITY, gmax2 = -INFINITY;
+    // the largest -F over I_up and F over I_low: of every variable, or (two equalities,
+    // Solver_NU's rule) of each sign of y, each variable compared with its own sign's
+    Extremes pos, neg;
+    auto extremes = [&](std::int64_t t) -> Extremes& { return two_eq_ && y_[t] < 0 ? neg : pos; };
     for (std::int64_t t = 0; t < active_; ++t) {
-        if (up_[t]) gmax1 = std::max(gmax1, -F_[t]);
-        if (low_[t]) gmax2 = std::max(gmax2, F_[t]);
+        Extremes& e = extremes(t);
+        if (up_[t]) e.up = std::max(e.up, -F_[t]);
+        if (low_[t]) e.low = std::max(e.low, F_[t]);
     }
     ++counters_.shrinks;
     for (std::int64_t t = 0; t < active_; ++t) {
-        if (!be_shrunk(t, gmax1, gmax2)) continue;
+        if (!be_shrunk(t, extremes(t))) continue;
         --active_;
         while (active_ > t) {
-            if (!be_shrunk(active_, gmax1, gmax2)) {
+            if (!be_shrunk(active_, extremes(active_))) {
                 swap(t, active_);
                 break;
             }
@@ -608,6 +667,9 @@ void Solver::swap(std::int64_t i, std::int64_t j) {
     std::swap(up_[i], up_[j]);
     std::swap(low_[i], low_[j]);
     std::swap(upper_[i], upper_[j]);
+    if (two_eq_)
+        for (auto* mask : {&signs_.up_pos, &signs_.low_pos, &signs_.up_neg, &signs_.low_neg})
+            std::swap((*mask)[i], (*mask)[j]);
     std::swap(var_of_[i], var_of_[j]);
     pos_of_[var_of_[i]] = i;
     pos_of_[var_of_[j]] = j;
@@ -782,7 +844,39 @@ double Solver::intercept() const {
     return -(ub + lb) / 2.0;
 }
 
-double Solver::relative_gap(double b) const {
+NuReadout Solver::nu_rho() const {
+    // per sign of y: the mean gradient over the free variables, else the midpoint of
+    // [lb, ub] (the largest G at the upper bound, the smallest at zero; a zero bound
+    // counts as the upper one, as LIBSVM's is_upper_bound is asked first)
+    struct Level {
+        double free_sum = 0.0, ub = INFINITY, lb = -INFINITY;
+        std::int64_t n_free = 0;
+        double value() const {
+            if (n_free > 0) return free_sum / static_cast<double>(n_free);
+            if (!std::isfinite(ub)) return lb;      // LIBSVM: (inf + lb) / 2 = inf
+            if (!std::isfinite(lb)) return ub;
+            return (ub + lb) / 2.0;
+        }
+    };
+    Level pos, neg;
+    for (std::int64_t v = 0; v < m_; ++v) {
+        const std::int64_t t = pos_of_[v];
+        const double G = y_[t] * F_[t];
+        Level& s = y_[t] > 0 ? pos : neg;
+        if (is_upper(t)) {
+            s.lb = std::max(s.lb, G);
+        } else if (is_lower(t)) {
+            s.ub = std::min(s.ub, G);
+        } else {
+            s.free_sum += G;
+            ++s.n_free;
+        }
+    }
+    const double r1 = pos.value(), r2 = neg.value();
+    return NuReadout{(r1 - r2) / 2.0, (r1 + r2) / 2.0};
+}
+
+double Solver::relative_gap(double b, double c) const {
     double quad = 0.0, lin = 0.0, slack = 0.0;
     for (std::int64_t v = 0; v < m_; ++v) {
         const std::int64_t t = pos_of_[v];
@@ -790,9 +884,10 @@ double Solver::relative_gap(double b) const {
         quad += alpha_[t] * (g - p_[t]);
         lin += p_[t] * alpha_[t];
         if (std::isfinite(upper_[t]) && upper_[t] > 0.0)
-            slack += upper_[t] * std::min(g + y_[t] * b, 0.0);
+            slack += upper_[t] * std::min(g + y_[t] * b + c, 0.0);
     }
-    const double P = 0.5 * quad - slack, D = -(0.5 * quad + lin);
+    const double P = 0.5 * quad - slack + delta_ * b + delta2_ * c;
+    const double D = -(0.5 * quad + lin);
     const double scale = std::max({std::fabs(P), std::fabs(D), GAP_FLOOR});
     return std::fabs(P - D) / scale;
 }

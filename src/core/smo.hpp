@@ -14,6 +14,10 @@
 //              reconstruction (LIBSVM's Solver); greedy coordinate descent where there
 //              is no equality (no intercept).  The Newton polish of the free set and
 //              the phases of a run are the Python driver's (solvers/smo/driver.py).
+//              With SolverSettings::two_equalities it is LIBSVM's Solver_NU: e'a is held
+//              as well (nu-SVC, nu-SVR), pairs are chosen within one sign of y, shrinking
+//              compares each variable with its own sign's extremes, and nu_rho() reads
+//              out rho and r.
 #pragma once
 
 #include <cmath>
@@ -45,6 +49,7 @@ struct DualArrays {
     const std::int64_t* index = nullptr;     // data row of each variable
     const double* alpha0 = nullptr;          // a feasible start
     bool equality = true;
+    double delta = 0.0;                      // y'a = delta (with the equality)
 };
 
 // What a run does; set by the caller once (the tolerance and the limits are run()'s).
@@ -55,6 +60,8 @@ struct SolverSettings {
     int threads = 1;                         // kernel rows of ROW_SPLIT_MIN entries or more
     double alpha_cap = 1e12;                 // a multiplier above it: the dual diverges
     std::int64_t stall_window = 100000;      // m - M must halve within this many iterations
+    // LIBSVM's Solver_NU: e'a = sum of the start's a is held too (needs the equality)
+    bool two_equalities = false;
 };
 
 // The dense transpose of CSR rows is kept in single precision from this size on where
@@ -217,6 +224,20 @@ class QRows {
     std::int64_t generation_ = 0;
 };
 
+// The nu mode's read-out (LIBSVM's Solver_NU::calculate_rho): r1 and r2, the gradient's
+// level on the free variables of y = +1 and of y = -1; rho = (r1 - r2) / 2 is the
+// multiplier of y'a (b = -rho) and r = (r1 + r2) / 2 that of e'a.
+struct NuReadout {
+    double rho = 0.0;
+    double r = 0.0;
+};
+
+// I_up and I_low of each sign of y, by position (the nu mode's selection runs within
+// one sign): the masks of Solver's up_ and low_ split by y.
+struct SignMasks {
+    std::vector<std::uint8_t> up_pos, low_pos, up_neg, low_neg;
+};
+
 class Solver {
   public:
     Solver(const KernelSource& src, const DualArrays& qp, const SolverSettings& settings);
@@ -245,10 +266,18 @@ class Solver {
     // counts as the upper one); 0 without the equality.  Sums in the caller's order;
     // every variable active (after unshrink).
     double intercept() const;
+    // The nu mode's rho and r (LIBSVM's Solver_NU::calculate_rho): per sign of y, the mean
+    // gradient over its free variables, else the midpoint of the interval its bound ones
+    // leave (the finite end where one is infinite).  Sums in the caller's order; every
+    // variable active.
+    NuReadout nu_rho() const;
     // |P - D| / max(|P|, |D|, tiny) (margin_opt.kkt.relative_gap) of
-    // P = 1/2 a'Qa + sum u_t xi_t, xi_t = max(0, -(G_t + y_t b)) over the finite u_t > 0,
-    // and D = -(1/2 a'Qa + p'a), in O(m) from the gradient; every variable active.
-    double relative_gap(double b) const;
+    // P = 1/2 a'Qa + sum u_t xi_t + Delta b, xi_t = max(0, -(G_t + y_t b)) over the
+    // finite u_t > 0 (Delta b: margin_opt.kkt.intercept_cost, 0 for C-SVC and
+    // epsilon-SVR), and D = -(1/2 a'Qa + p'a), in O(m) from the gradient; every
+    // variable active.  Two equalities: c is e'a's multiplier (-r of nu_rho(), b = -rho),
+    // xi_t = max(0, -(G_t + y_t b + c)) and P gains Delta_2 c (Delta_2 = e'a).
+    double relative_gap(double b, double c = 0.0) const;
     void set_threads(int threads) { settings_.threads = threads < 1 ? 1 : threads; }
     // The progress test starts afresh (after the caller moved a, e.g. by a Newton step).
     void reset_progress() { mark_gap_ = INFINITY; mark_iter_ = counters_.iterations; }
@@ -264,6 +293,7 @@ class Solver {
     std::int64_t recuts() const { return Q_.recuts(); }
     std::int64_t misses() const { return Q_.misses(); }
     const char* layout() const { return Q_.layout(); }
+    bool two_equalities() const { return two_eq_; }
 
   private:
     bool is_upper(std::int64_t t) const { return alpha_[t] >= upper_[t]; }
@@ -272,12 +302,26 @@ class Solver {
     }
     bool is_lower(std::int64_t t) const { return alpha_[t] <= 0.0; }
     bool select_pair(double tol, std::int64_t* out_i, std::int64_t* out_j);
+    // A pair of one sign of y (the nu mode): i, its best j (-1: none), that sign's m - M
+    // and the pair's objective (WSS 2's decrease; first order: -gap).
+    struct Candidate {
+        std::int64_t i = -1, j = -1;
+        double gap = -INFINITY, obj = INFINITY;
+    };
+    bool select_pair_nu(double tol, std::int64_t* out_i, std::int64_t* out_j);
+    // Solver_NU's selection within one sign of y: i (the largest -F over up) and its j
+    // (over low), as select_pair does over every variable.
+    void select_within(const std::uint8_t* up, const std::uint8_t* low, Candidate* c);
     bool update_pair(std::int64_t i, std::int64_t j);
     int run_pairs(double tol, std::int64_t max_iter, std::int64_t stop_at);
     int run_coordinate(double tol, std::int64_t max_iter, std::int64_t stop_at);
     bool progress(double gap);
     void shrink();
-    bool be_shrunk(std::int64_t t, double gmax1, double gmax2) const;
+    // The largest -F over I_up and F over I_low (of every variable, or of one sign of y).
+    struct Extremes {
+        double up = -INFINITY, low = -INFINITY;
+    };
+    bool be_shrunk(std::int64_t t, const Extremes& e) const;
     void swap(std::int64_t i, std::int64_t j);
     void reconstruct();
     void add_row(std::int64_t t, double c, bool to_bar, double bar_c);
@@ -288,6 +332,10 @@ class Solver {
     QRows Q_;
     std::int64_t m_;
     bool equality_;
+    double delta_;                           // the equality's right-hand side
+    bool two_eq_;                            // nu mode (settings' two_equalities)
+    double delta2_ = 0.0;                    // e'a (nu mode: the start's, held by every step)
+    SignMasks signs_;                        // nu mode only
     const double* y_;                        // Q_'s y (swapped with the positions)
     const double* QD_;                       // Q's diagonal by position
     std::vector<std::int64_t> index_;        // the data row of each variable

@@ -246,7 +246,7 @@ class _SMORun:
         settings.stall_window = int(opts.stall_window(y.shape[0]))
         # (no BLAS in the solver: kernel rows are the core's own loops)
         self.smo = _core.SMO(spec, rows, gram, y, p, C, index, alpha, self.equality,
-                             settings, self.budget / 4)
+                             self.delta, settings, self.budget / 4)
         self.n_polish = 0
         self._face = None                  # the last polish's variables and factor
         self.rel_gap = np.nan
@@ -508,7 +508,7 @@ def solve_smo(qp, *, tol=1e-3, gap_tol=None, polish=True, cache_size=200, shrink
         Also require the relative duality gap ``|P − D| / max(|P|, |D|)`` ≤ gap_tol
         (:func:`margin_opt.kkt.relative_gap`), the
         quantity :func:`margin_opt.kkt.dual_qp_checks` certifies (P = ½αᵀQα + Σuₜξₜ
-        with ξₜ = max(0, −(∇ₜ + yₜb)), D = −(½αᵀQα + pᵀα), both in O(m) from the
+        + Δb with ξₜ = max(0, −(∇ₜ + yₜb)), D = −(½αᵀQα + pᵀα), both in O(m) from the
         gradient).  While it fails, SMO goes on at a tighter m − M.  None: m − M only
         (LIBSVM's rule).
     polish : bool, default=True
