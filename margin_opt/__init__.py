@@ -44,6 +44,7 @@ if TYPE_CHECKING:  # the static view of the names below (type checkers, IDEs)
     from .kernels import Kernel, make_kernel
     from .parallel import show_config
     from .problems.multiclass import MulticlassSVMProblem
+    from .problems.l1_svm import L1SVMProblem
     from .problems.one_class import OneClassProblem
     from .problems.separability import SeparabilityProblem, separability
     from .problems.squared import SquaredEpsilonProblem, SquaredHingeProblem
@@ -85,6 +86,7 @@ _EXPORTS = {
     "Kernel": ".kernels",
     "make_kernel": ".kernels",
     "MulticlassSVMProblem": ".problems.multiclass",
+    "L1SVMProblem": ".problems.l1_svm",
     "OneClassProblem": ".problems.one_class",
     "separability": ".problems.separability",
     "SeparabilityProblem": ".problems.separability",
@@ -126,6 +128,7 @@ __all__ = [
     "NotCertifiedError",
     "NotSeparableError",
     "novikoff_bound",
+    "L1SVMProblem",
     "OneClassProblem",
     "OneClassSVM",
     "Perceptron",

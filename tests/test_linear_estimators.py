@@ -79,8 +79,10 @@ def test_bad_input():
         LinearSVR().fit(Xs, X[:, 0])
     with pytest.raises(ValueError, match="constant"):
         LinearSVR().fit(X, np.ones(50))
-    with pytest.raises(ValueError, match=r"penalty='l2'.*LinearSVC\(penalty='l1'"):
-        LinearSVC(penalty="l1").fit(X, y)              # scikit-learn's name, refused clearly
+    for kw in ({"penalty": "l1", "loss": "hinge"}, {"penalty": "l1", "dual": True},
+               {"loss": "hinge", "dual": False}):      # scikit-learn's unsupported sets
+        with pytest.raises(ValueError, match="Unsupported set of arguments.*penalty="):
+            LinearSVC(**kw).fit(X, y)
     np.testing.assert_array_equal(LinearSVC(penalty="l2").fit(X, y).coef_,
                                   LinearSVC().fit(X, y).coef_)
     Xz = np.hstack([X, np.zeros((50, 2))])
@@ -193,3 +195,88 @@ def test_verbose_prints_one_line_per_solve(capsys):
     assert len(lines) == 3 and all(line.startswith("[LinearSVC] dcd: optimal") for line in lines)
     LinearSVC().fit(X, y)
     assert capsys.readouterr().out == ""
+
+
+@pytest.mark.parametrize("C", [0.01, 0.1, 1.0])
+def test_l1_penalty_is_liblinears_problem_certified(C):
+    # LinearSVC(penalty="l1"): liblinear's -s 5 problem (the bias column regularized),
+    # certified; the weights are scikit-learn's (liblinear at tol 1e-10) within 1e-5,
+    # with the same zero pattern, and the objective is the cvxpy primal's and dual's
+    from sklearn.datasets import load_breast_cancer
+    from sklearn.preprocessing import StandardScaler
+
+    from margin_opt.problems.l1_svm import L1SVMProblem
+
+    X, y = load_breast_cancer(return_X_y=True)
+    X = StandardScaler().fit_transform(X)
+    ours = LinearSVC(penalty="l1", dual=False, C=C, intercept_scaling=1).fit(X, y)
+    lib = SkLinearSVC(penalty="l1", dual=False, C=C, tol=1e-10, max_iter=100000).fit(X, y)
+    assert ours.certificate_.ok and ours.solutions_[0].method == "cd"
+    np.testing.assert_allclose(ours.coef_, lib.coef_, atol=1e-5)
+    np.testing.assert_allclose(ours.intercept_, lib.intercept_, atol=1e-5)
+    np.testing.assert_array_equal(ours.coef_ != 0, np.abs(lib.coef_) > 1e-9)
+    problem = L1SVMProblem(np.hstack([X, np.ones((X.shape[0], 1))]), y, C=C)
+    w = np.r_[ours.coef_[0], ours.intercept_]
+    primal, dual = problem.primal(), problem.dual()
+    primal.solve()
+    dual.solve()
+    assert abs(problem.primal_objective(w) - primal.value) <= 1e-6 * primal.value
+    assert abs(problem.primal_objective(w) - dual.value) <= 1e-6 * primal.value
+
+
+def test_l1_certificate_fails_on_wrong_answers():
+    from sklearn.datasets import load_breast_cancer
+    from sklearn.preprocessing import StandardScaler
+
+    from margin_opt.problems.l1_svm import L1SVMProblem
+
+    X, y = load_breast_cancer(return_X_y=True)
+    problem = L1SVMProblem(StandardScaler().fit_transform(X), y, C=0.1)
+    w = problem.solve("cd", certify=1e-8).variables.w
+    assert problem.certify(w, 1e-8).ok
+    scaled = 1.01 * w                                   # every weight 1 % too large
+    assert {"duality_gap", "optimality"} <= set(problem.certify(scaled, 1e-6).failed())
+    moved = w.copy()
+    moved[np.flatnonzero(w == 0)[0]] = 1e-3             # a zero weight made nonzero
+    assert "optimality" in problem.certify(moved, 1e-6).failed()
+    with pytest.raises(ValueError, match="C must be"):
+        L1SVMProblem(X, y, C=0.0)
+
+
+def test_l1_penalty_sparse_multiclass_and_weights():
+    # CSR X gives the dense answer; ten classes one-vs-rest, each certified, predicting
+    # as scikit-learn's; sample weights are Cᵢ = C·sᵢ (a zero weight drops the sample)
+    from sklearn.datasets import load_digits
+
+    X, y = load_digits(return_X_y=True)
+    X, y = X[:600] / 16.0, y[:600]
+    dense = LinearSVC(penalty="l1", dual=False, C=0.1).fit(X, y)
+    sparse = LinearSVC(penalty="l1", dual=False, C=0.1).fit(sp.csr_matrix(X), y)
+    lib = SkLinearSVC(penalty="l1", dual=False, C=0.1, tol=1e-10, max_iter=100000).fit(X, y)
+    assert dense.certificate_.ok and len(dense.certificate_) == 10
+    np.testing.assert_allclose(sparse.coef_, dense.coef_, atol=1e-6)
+    np.testing.assert_allclose(dense.coef_, lib.coef_, atol=1e-4)
+    assert (dense.predict(X) == lib.predict(X)).mean() >= 0.99
+    sw = np.ones(y.size)
+    sw[:50] = 0.0
+    weighted = LinearSVC(penalty="l1", dual=False, C=0.1).fit(X, y, sample_weight=sw)
+    dropped = LinearSVC(penalty="l1", dual=False, C=0.1).fit(X[50:], y[50:])
+    np.testing.assert_allclose(weighted.coef_, dropped.coef_, atol=1e-6)
+
+
+def test_l1_binding_refuses_what_it_cannot_read():
+    # the compiled passes' arguments are checked before the GIL is released
+    from margin_opt import _core
+
+    X = np.ones((5, 3))
+    cols = _core.LinearX.dense(np.ascontiguousarray(X.T))       # 3 features × 5 samples
+    y, C, w, margin = np.ones(5), np.ones(5), np.zeros(3), np.ones(5)
+    ok = (cols, y, C, np.ones(3), w, margin, np.arange(3), _core.L1State(), 0.1, 10)
+    assert np.isfinite(_core.l1_squared_hinge(*ok))
+    bad = {1: (np.ones(4), "y"), 3: (np.ones(2), "col_sq"), 5: (np.ones(4), "margin"),
+           6: (np.array([0, 1, 7]), "order"), 2: (-np.ones(5), "C")}
+    for at, (value, match) in bad.items():
+        args = list(ok)
+        args[at] = value
+        with pytest.raises(ValueError, match=match):
+            _core.l1_squared_hinge(*args)

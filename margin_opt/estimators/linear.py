@@ -39,9 +39,11 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted
 
 from ..certificate import CompositeCertificate
+from ..exceptions import NotCertifiedError
 from ..kernels import ColumnMap
 from ..methods import method_names
 from ..parallel import blas_on_one_thread
+from ..problems.l1_svm import L1SVMProblem
 from ..problems.multiclass import MulticlassSVMProblem
 from ..problems.squared import SquaredEpsilonProblem, SquaredHingeProblem
 from ..problems.svm import SVMProblem
@@ -55,6 +57,11 @@ from ..validation import (
 )
 
 __all__ = ["LinearSVC", "LinearSVR"]
+
+
+#: liblinear's stopping rule for ``-s 5`` (its default eps), where penalty="l1" starts;
+#: tightened until the duality gap certifies
+L1_START_TOL = 0.01
 
 
 def _with_bias(X, scaling):
@@ -202,14 +209,18 @@ class LinearSVC(ClassifierMixin, _LinearBase):
     random_state : int or None, default=None
         Seed of the epochs' permutations (None: 0; the answer is certified either way).
     dual : {"auto", True, False}, default="auto"
-        Accepted for scikit-learn compatibility; the problem is solved in the dual
-        (with w kept explicitly) whatever its value: the answer is the same optimum.
+        Accepted for scikit-learn compatibility: the L2 problems are solved in the dual
+        (with w kept explicitly), the L1 problem in the primal, whatever its value (the
+        same optimum); scikit-learn's unsupported sets raise as there.
     certify : bool, default=True
         Certify the fit (``certificate_``); raise NotCertifiedError when it fails.
-    penalty : {"l2"}, default="l2"
-        The regularizer ½‖w‖², as scikit-learn's default.  ``"l1"`` (‖w‖₁, a linear
-        program rather than a margin QP with a kernel dual) is refused with a
-        ValueError that names scikit-learn's ``LinearSVC(penalty="l1", dual=False)``.
+    penalty : {"l2", "l1"}, default="l2"
+        The regularizer: ½‖w‖², as scikit-learn's default, or ‖w‖₁ — liblinear's
+        ``-s 5`` problem min ‖w‖₁ + C Σ cᵢ max(0, 1 − yᵢwᵀxᵢ)² (sparse weights;
+        :class:`~margin_opt.problems.l1_svm.L1SVMProblem`), with the squared hinge and
+        ``dual=False`` or "auto" only, its intercept liblinear's penalized bias column
+        (``intercept_scaling``, 1 where None), solved by primal coordinate descent and
+        certified by its duality gap and the subgradient conditions.
     verbose : int, default=0
         > 0: one line per solve on stdout (the method, its status, iterations and
         stopping measure), as liblinear prints its own.
@@ -232,7 +243,9 @@ class LinearSVC(ClassifierMixin, _LinearBase):
     ------
     ValueError
         One class, NaN/inf (also stored in sparse X), a class without positive weight,
-        ``intercept_scaling`` ≤ 0, ``penalty="l1"``.
+        ``intercept_scaling`` ≤ 0, scikit-learn's unsupported sets ("Unsupported set of
+        arguments": ``penalty="l1"`` with the hinge loss or ``dual=True``, the hinge
+        loss with ``dual=False``).
     NotCertifiedError
         No certified answer at ``tol`` (raise ``max_iter`` or ``tol``).
 
@@ -306,12 +319,7 @@ class LinearSVC(ClassifierMixin, _LinearBase):
         ValueError
             See the class docstring.
         """
-        if self.penalty == "l1":
-            raise ValueError(
-                "penalty='l1' (min ‖w‖₁ + C Σ ℓ) is not a problem margin_opt solves: it "
-                "has no kernel dual, so no SMO/coordinate-descent backend or certificate; "
-                "use penalty='l2' (the margin SVM), or scikit-learn's "
-                "sklearn.svm.LinearSVC(penalty='l1', loss='squared_hinge', dual=False).")
+        self._check_combination()
         X, y = self._data(X, y)
         check_label_types(y)
         check_classification_targets(y)
@@ -330,6 +338,9 @@ class LinearSVC(ClassifierMixin, _LinearBase):
         if self.multi_class == "crammer_singer":
             self._fit_crammer_singer(X, y_index, weight)
             return self
+        if self.penalty == "l1":
+            self._fit_l1(X, y_index, weight)
+            return self
         Xd, free_b = self._design(X)
         P = SVMProblem if self.loss == "hinge" else SquaredHingeProblem
         targets = [y_index == 1] if k == 2 else [y_index == c for c in range(k)]
@@ -343,20 +354,73 @@ class LinearSVC(ClassifierMixin, _LinearBase):
             certs.append(cert)
             coef.append(w)
             intercept.append(b)
-        self.coef_ = self._user_columns(np.vstack(coef))
-        self.intercept_ = np.asarray(intercept, dtype=float)
+        self._store_ovr(np.vstack(coef), np.asarray(intercept, dtype=float), sols, certs,
+                        "one-vs-rest linear SVM certificate")
+        return self
+
+    def _store_ovr(self, W, b, sols, certs, title):
+        """The fitted attributes of one-vs-rest problems: coef_ (W in the user's
+        columns), intercept_, n_iter_, solutions_ and the certificate (one problem's,
+        or ``title``'s composite)."""
+        self.coef_ = self._user_columns(W)
+        self.intercept_ = b
         self.n_iter_ = int(max(s.n_iter or 0 for s in sols))
         self.solutions_ = sols
         self._report(sols)
         if not self.certify:
             self.certificate_ = None
-        elif k == 2:
+        elif len(certs) == 1:
             self.certificate_ = certs[0]
         else:
             self.certificate_ = CompositeCertificate(
                 {f"{c} vs rest": cert for c, cert in zip(self.classes_, certs, strict=True)},
-                title="one-vs-rest linear SVM certificate", keys=list(self.classes_))
-        return self
+                title=title, keys=list(self.classes_))
+
+    def _check_combination(self):
+        """scikit-learn's (liblinear's) unsupported combinations, in its words: the L1
+        penalty with the hinge loss or with ``dual=True``, the hinge loss with
+        ``dual=False``."""
+        loss, penalty, dual = self.loss, self.penalty, self.dual
+        if (loss, penalty) == ("hinge", "l1") or (penalty, dual) == ("l1", True) or \
+                (loss, penalty, dual) == ("hinge", "l2", False):
+            what = ("penalty='l1' is liblinear's primal problem: use loss='squared_hinge' "
+                    "and dual=False (or 'auto')" if penalty == "l1" else
+                    "the hinge loss is solved in the dual: use dual=True (or 'auto')")
+            raise ValueError(f"Unsupported set of arguments: {what}. Parameters: "
+                             f"penalty='{penalty}', loss='{loss}', dual={dual}")
+
+    def _fit_l1(self, X, y_index, weight):
+        """liblinear's ``-s 5``, one problem per class (one-vs-rest): min ‖w‖₁ + Σ Cᵢ
+        max(0, 1 − yᵢwᵀxᵢ)² (:class:`~margin_opt.problems.l1_svm.L1SVMProblem`), the
+        intercept liblinear's bias column (``intercept_scaling``, 1 where None: the L1
+        problem has no free intercept), by primal coordinate descent certified by its
+        duality gap; the cvxpy primal where that fails."""
+        d = X.shape[1]
+        scaling = 1.0 if self.intercept_scaling is None else float(self.intercept_scaling)
+        Xd = _with_bias(X, scaling) if self.fit_intercept else X
+        k = self.classes_.size
+        targets = [y_index == 1] if k == 2 else [y_index == c for c in range(k)]
+        seed = 0 if self.random_state is None else int(self.random_state)
+        sols = []
+        for positive in targets:
+            problem = L1SVMProblem(Xd, np.where(positive, 1.0, -1.0), C=self.C,
+                                   sample_weight=weight)
+            cert_tol = self.tol if self.certify else None
+            sol = problem.solve("cd", certify=cert_tol, tol=L1_START_TOL,
+                                max_iter=self.max_iter, random_state=seed)
+            if self.certify and not sol.certificate.ok:
+                sol = problem.solve("cvxpy-primal", certify=cert_tol)
+                if not sol.certificate.ok:
+                    raise NotCertifiedError(
+                        f"no answer of the L1-regularized problem certified at tol={self.tol:g}"
+                        f" (coordinate descent, then the cvxpy primal: "
+                        f"{', '.join(sol.certificate.failed())} failed); raise tol or max_iter.")
+            sols.append(sol)
+        W = np.vstack([np.asarray(s.variables.w, dtype=float) for s in sols])
+        self._store_ovr(np.ascontiguousarray(W[:, :d]),
+                        W[:, d] * scaling if self.fit_intercept else np.zeros(len(sols)),
+                        sols, [s.certificate for s in sols],
+                        "one-vs-rest L1 linear SVM certificate")
 
     def _fit_crammer_singer(self, X, y_index, weight):
         """The Crammer–Singer problem through its own solve path (the registry's fastest

@@ -1,5 +1,6 @@
 // margin_opt._core: the linear solvers' data and dual coordinate descent (linear.hpp).
 // Shapes, row indices and spans are checked before the GIL is released.
+#include <cmath>
 #include <string>
 #include <utility>
 
@@ -186,6 +187,27 @@ nb::tuple run_epoch(bool tube, const LinearX& x, I64_2 span, F64_2 rec, Out1 val
     return nb::make_tuple(r.active, r.pg_max, r.pg_min);
 }
 
+double l1_squared_hinge(const LinearX& cols, F64_1 y, F64_1 C, F64_1 col_sq, Out1 w,
+                        Out1 margin, OutI64_1 order, mo::L1State& state, double eps,
+                        std::int64_t max_passes) {
+    const std::int64_t d = cols.view.n, n = cols.view.d;
+    check_vector(y.shape(0), n, "y");
+    check_vector(C.shape(0), n, "C");
+    check_vector(margin.shape(0), n, "margin");
+    check_vector(col_sq.shape(0), d, "col_sq");
+    check_vector(w.shape(0), d, "w");
+    check_vector(order.shape(0), d, "order");
+    require(state.active >= -1 && state.active <= d, "state.active must be in [-1, d]");
+    for (std::int64_t j = 0; j < d; ++j)
+        require(order.data()[j] >= 0 && order.data()[j] < d, "order has an entry outside [0, d)");
+    for (std::int64_t i = 0; i < n; ++i)
+        require(C(i) >= 0.0 && std::isfinite(C(i)), "C must be finite and >= 0");
+    require(eps > 0.0, "eps must be > 0");
+    const mo::L1Arrays a{y.data(), C.data(), col_sq.data(), w.data(), margin.data(), order.data()};
+    nb::gil_scoped_release release;
+    return mo::l1_squared_hinge(cols.view, a, state, eps, max_passes);
+}
+
 }  // namespace
 
 void bind_linear(nb::module_& m) {
@@ -248,6 +270,22 @@ void bind_linear(nb::module_& m) {
         .def_rw("sum", &mo::CDState::sum)
         .def_rw("rng", &mo::CDState::rng);
     m.attr("REC_WIDTH") = mo::REC_WIDTH;
+    nb::class_<mo::L1State>(m, "L1State",
+                            "An L1-regularized run's state between calls: passes, the last "
+                            "pass's largest violation (shrinking), the first pass's summed "
+                            "violation, the active features and the generator's state.")
+        .def(nb::init<>())
+        .def_rw("passes", &mo::L1State::passes)
+        .def_rw("gmax_old", &mo::L1State::gmax_old)
+        .def_rw("gnorm1_init", &mo::L1State::gnorm1_init)
+        .def_rw("active", &mo::L1State::active)
+        .def_rw("rng", &mo::L1State::rng);
+    m.def("l1_squared_hinge", &l1_squared_hinge, "cols"_a, "y"_a, "C"_a, "col_sq"_a,
+          "w"_a.noconvert(), "margin"_a.noconvert(), "order"_a.noconvert(), "state"_a, "eps"_a,
+          "max_passes"_a,
+          "liblinear's -s 5 (CDN) on min ||w||_1 + sum C_i max(0, 1 - y_i w.x_i)^2, X's "
+          "columns the rows of cols; margin = 1 - y X w kept with w. Returns the last pass's "
+          "summed violation.");
     m.def(
         "huber_line_step",
         [](F64_1 t, F64_1 dm, F64_1 c, double h, double lin, double ss, double scale) {

@@ -329,6 +329,137 @@ LineStep huber_line_step(const double* t, const double* dm, const double* c, std
     return {th, false};
 }
 
+namespace {
+
+// The Armijo rule's sufficient decrease and its trials (liblinear's sigma and
+// max_num_linesearch), and the smallest curvature of a feature (its 1e-12).
+constexpr double ARMIJO_SIGMA = 0.01;
+constexpr int ARMIJO_TRIALS = 20;
+constexpr double MIN_CURVATURE = 1e-12;
+
+// b_i += c y_i x_ij over column j's entries; returns sum_i C_i max(0, b_i)^2 over them
+// after the change (and, in *before, before it).
+template <class R>
+double shift_margins(const R& x, std::int64_t j, const L1Arrays& a, double c, double* before) {
+    double loss_old = 0.0, loss_new = 0.0;
+    const std::int64_t lo = x.lo(j), hi = x.hi(j);
+    for (std::int64_t k = lo; k < hi; ++k) {
+        const std::int64_t i = x.column(k, lo);
+        const double v = x.data[k] * a.y[i];
+        if (v == 0.0) continue;
+        const double b = a.margin[i];
+        if (b > 0.0) loss_old += a.C[i] * b * b;
+        const double nb = b + c * v;
+        a.margin[i] = nb;
+        if (nb > 0.0) loss_new += a.C[i] * nb * nb;
+    }
+    if (before != nullptr) *before = loss_old;
+    return loss_new;
+}
+
+// One coordinate step on feature j; returns its violation of the optimality conditions
+// (-1: shrunk, its zero weight looks optimal).
+template <class R>
+double l1_step(const R& x, std::int64_t j, const L1Arrays& a, double shrink_bound) {
+    double G = 0.0, H = 0.0;
+    const std::int64_t lo = x.lo(j), hi = x.hi(j);
+    for (std::int64_t k = lo; k < hi; ++k) {
+        const std::int64_t i = x.column(k, lo);
+        const double b = a.margin[i];
+        if (b <= 0.0) continue;
+        const double v = x.data[k] * a.y[i];
+        G += a.C[i] * v * b;
+        H += a.C[i] * v * v;
+    }
+    G *= -2.0;
+    H = std::max(2.0 * H, MIN_CURVATURE);
+    const double wj = a.w[j], Gp = G + 1.0, Gn = G - 1.0;
+    double violation = 0.0;
+    if (wj == 0.0) {
+        if (Gp < 0.0) {
+            violation = -Gp;
+        } else if (Gn > 0.0) {
+            violation = Gn;
+        } else if (Gp > shrink_bound && Gn < -shrink_bound) {
+            return -1.0;
+        }
+    } else {
+        violation = wj > 0.0 ? std::fabs(Gp) : std::fabs(Gn);
+    }
+    double d = Gp < H * wj ? -Gp / H : (Gn > H * wj ? -Gn / H : -wj);
+    if (std::fabs(d) < MIN_STEP) return violation;
+    double delta = std::fabs(wj + d) - std::fabs(wj) + G * d;
+    double d_old = 0.0, loss_old = 0.0;
+    int trial = 0;
+    for (; trial < ARMIJO_TRIALS; ++trial) {
+        double cond = std::fabs(wj + d) - std::fabs(wj) - ARMIJO_SIGMA * delta;
+        // an upper bound of the loss's change first (liblinear's appxcond): no pass over
+        // the column where it already shows the decrease
+        if (a.col_sq[j] * d * d + G * d + cond <= 0.0) {
+            shift_margins(x, j, a, d_old - d, nullptr);
+            break;
+        }
+        const double loss_new = shift_margins(x, j, a, d_old - d,
+                                              trial == 0 ? &loss_old : nullptr);
+        cond += loss_new - loss_old;
+        if (cond <= 0.0) break;
+        d_old = d;
+        d *= 0.5;
+        delta *= 0.5;
+    }
+    a.w[j] = wj + d;
+    if (trial == ARMIJO_TRIALS) {            // no decrease found: margins recomputed whole
+        a.w[j] = wj;
+        shift_margins(x, j, a, d_old, nullptr);   // undo the last trial's shift
+    }
+    return violation;
+}
+
+template <class R>
+double l1_passes(const R& x, const L1Arrays& a, L1State& st, double eps, std::int64_t max_passes,
+                 std::int64_t n_samples) {
+    const std::int64_t d = x.n;
+    if (st.active < 0) st.active = d;
+    double gnorm1 = 0.0;
+    while (st.passes < max_passes) {
+        double gmax = 0.0;
+        gnorm1 = 0.0;
+        shuffle(a.order, st.active, st.rng);
+        const double bound = st.gmax_old / static_cast<double>(n_samples);
+        for (std::int64_t s = 0; s < st.active; ++s) {
+            const std::int64_t j = a.order[s];
+            const double v = l1_step(x, j, a, bound);
+            if (v < 0.0) {                   // shrunk: swapped behind the active ones
+                --st.active;
+                std::swap(a.order[s], a.order[st.active]);
+                --s;
+                continue;
+            }
+            gmax = std::max(gmax, v);
+            gnorm1 += v;
+        }
+        if (st.gnorm1_init < 0.0) st.gnorm1_init = gnorm1;
+        ++st.passes;
+        if (gnorm1 <= eps * st.gnorm1_init) {
+            if (st.active == d) break;
+            st.active = d;                   // every feature again before stopping
+            st.gmax_old = INF;
+            continue;
+        }
+        st.gmax_old = gmax;
+    }
+    return gnorm1;
+}
+
+}  // namespace
+
+double l1_squared_hinge(const LinearData& cols, const L1Arrays& a, L1State& state, double eps,
+                        std::int64_t max_passes) {
+    return visit_rows(cols, [&](const auto& x) {
+        return l1_passes(x, a, state, eps, max_passes, cols.d);
+    });
+}
+
 EpochResult epoch_margin(const LinearData& data, const EpochArrays& v, std::int64_t active,
                          CDState& state, bool equality, double delta) {
     return visit_rows(data, [&](const auto& x) {

@@ -168,4 +168,37 @@ EpochResult epoch_margin(const LinearData& x, const EpochArrays& v, std::int64_t
 EpochResult epoch_tube(const LinearData& x, const EpochArrays& v, std::int64_t active,
                        CDState& state, bool equality, double delta);
 
+// ---- the L1-regularized squared hinge, primal coordinate descent (linear.cpp) ----
+
+// min_w ||w||_1 + sum_i C_i max(0, 1 - y_i w.x_i)^2 (liblinear's -s 5, solve_l1r_l2_svc:
+// CDN, Chang, Hsieh and Lin 2008; Yuan, Chang, Hsieh and Lin 2010): one feature at a
+// time, a Newton step on the smooth part with the L1 term's soft threshold and an
+// Armijo line search; features whose zero weight looks optimal are shrunk between
+// passes, as liblinear does.  The columns of X are read as the rows of `cols` (X^T),
+// their entries multiplied by y_i on the fly.
+struct L1Arrays {
+    const double* y = nullptr;              // +-1, n samples
+    const double* C = nullptr;              // C_i >= 0
+    const double* col_sq = nullptr;         // sum_i C_i x_ij^2 of every feature j
+    double* w = nullptr;                    // d features
+    double* margin = nullptr;               // b_i = 1 - y_i w.x_i, kept with w
+    std::int64_t* order = nullptr;          // the features, the active ones first
+};
+
+// A run's state between calls: the passes so far, liblinear's bound of the last pass's
+// largest violation (shrinking), the first pass's summed violation (the scale of the
+// stopping rule), the active features and the generator's state.
+struct L1State {
+    std::int64_t passes = 0;
+    double gmax_old = 1.0 / 0.0;
+    double gnorm1_init = -1.0;
+    std::int64_t active = -1;               // -1: every feature
+    std::uint64_t rng = 1;
+};
+
+// Passes until the summed violation is at most eps times the first pass's with every
+// feature active, or max_passes passes in all; returns the last pass's summed violation.
+double l1_squared_hinge(const LinearData& cols, const L1Arrays& a, L1State& state, double eps,
+                        std::int64_t max_passes);
+
 }  // namespace margin_opt
