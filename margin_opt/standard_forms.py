@@ -30,11 +30,15 @@ class DualQP:
     """The LIBSVM standard dual quadratic program.
 
     ``min_α ½αᵀQα + pᵀα  s.t.  yᵀα = Δ,  0 ≤ αᵢ ≤ uᵢ``  with
-    ``Qᵢⱼ = yᵢyⱼ K(x_{index[i]}, x_{index[j]})``.
+    ``Qᵢⱼ = yᵢyⱼ K(x_{index[i]}, x_{index[j]})``, and for the ν forms a second
+    equality ``eᵀα = Δ₂`` (``delta2``).
 
     C-SVC and the hard margin (u = ∞) have ``index = arange(n)``, ``p = −1``;
     ε-SVR has 2n variables with ``index = [0..n−1, 0..n−1]`` and labels +1 then −1,
-    so Q is never formed beyond the n×n kernel.
+    so Q is never formed beyond the n×n kernel.  ν-SVC in LIBSVM's scale has
+    ``p = 0``, ``u = 1``, Δ = 0 and Δ₂ = νn; ν-SVR the ε-SVR's 2n variables with
+    ``p = [−z, z]`` (targets z), ``u = C``, Δ = 0 and Δ₂ = Cνn (Chang and Lin, 2011,
+    §2.2 and §2.5).
 
     Parameters
     ----------
@@ -61,6 +65,14 @@ class DualQP:
         A diagonal D added to Q (the squared hinge and squared ε-insensitive losses:
         ``Dₜₜ = 1/(2Cₜ)``, with ``upper = inf``): the form is then
         ``min ½αᵀ(Q + D)α + pᵀα``.  None: D = 0.
+    delta2 : float, optional
+        Right-hand side Δ₂ of the second equality ``eᵀα = Δ₂`` of the ν forms (with
+        ``equality``; LIBSVM's Solver_NU holds both).  None: no second equality.
+
+    References
+    ----------
+    C.-C. Chang and C.-J. Lin, "LIBSVM: a library for support vector machines", ACM
+    TIST 2(3), 2011, eq. (8) and §4.2 (the ν forms' two equalities).
     """
 
     X: object
@@ -73,6 +85,12 @@ class DualQP:
     index: np.ndarray | None = None
     gram: np.ndarray | None = None
     diag: np.ndarray | None = None
+    delta2: float | None = None
+
+    @property
+    def two_equalities(self) -> bool:
+        """Whether eᵀα = Δ₂ is held as well as yᵀα = Δ (the ν forms)."""
+        return self.delta2 is not None
 
     @property
     def n_variables(self) -> int:

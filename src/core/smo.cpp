@@ -487,42 +487,34 @@ bool Solver::progress(double gap) {
 }
 
 bool Solver::select_pair(double tol, std::int64_t* out_i, std::int64_t* out_j) {
-    if (two_eq_) return select_pair_nu(tol, out_i, out_j);
-    const BlockKernels& bk = block_kernels();
-    const std::int64_t n = active_;
-    const double* F = F_.data();
-    // the largest -F over I_up: from the last pair update where nothing moved since
-    const double gmax = fresh_ ? fresh_max_ : bk.up_max(F, up_.data(), n);
-    // the last of the largest (LIBSVM's >=)
-    const std::int64_t imax = gmax > -INFINITY ? bk.last_equal(F, -1.0, up_.data(), n, gmax) : -1;
-    if (imax < 0) {
-        counters_.last_gap = 0.0;
-        return true;
-    }
-    const RowRef Ki = row(imax);
-    const double gmax2 = bk.pair_objectives(F, low_.data(), QD_, Ki.K, Ki.at, n, gmax,
-                                            QD_[imax], TAU, obj_.data());
-    const double gap = gmax + gmax2;
-    counters_.last_gap = gap > 0.0 ? gap : 0.0;
-    if (!(gap > tol)) return true;
-    std::int64_t jmin = -1;
-    if (settings_.second_order) {
-        const double best = bk.min_value(obj_.data(), n);
-        if (best < INFINITY) jmin = bk.last_equal(obj_.data(), 1.0, nullptr, n, best);
+    // one candidate over every variable; with two equalities (LIBSVM's Solver_NU) one per
+    // sign of y, so that the pair step keeps y'a and e'a, the larger decrease taken, and
+    // optimal where neither sign's m - M exceeds tol
+    Candidate c, neg;
+    if (two_eq_) {
+        select_within(signs_.up_pos.data(), signs_.low_pos.data(), nullptr, &c);
+        select_within(signs_.up_neg.data(), signs_.low_neg.data(), nullptr, &neg);
     } else {
-        jmin = bk.last_equal(F, 1.0, low_.data(), n, gmax2);
+        // the largest -F over I_up: from the last pair update where nothing moved since
+        select_within(up_.data(), low_.data(), fresh_ ? &fresh_max_ : nullptr, &c);
     }
-    if (jmin < 0) return true;
-    *out_i = imax;
-    *out_j = jmin;
+    const double gap = std::max(c.gap, neg.gap);
+    counters_.last_gap = gap > 0.0 ? gap : 0.0;
+    // LIBSVM scans j upwards with <=: of equal objectives, the later position
+    if (neg.j >= 0 && (c.j < 0 || neg.obj < c.obj || (neg.obj == c.obj && neg.j > c.j))) c = neg;
+    if (!(gap > tol) || c.j < 0) return true;
+    *out_i = c.i;
+    *out_j = c.j;
     return false;
 }
 
-void Solver::select_within(const std::uint8_t* up, const std::uint8_t* low, Candidate* c) {
+void Solver::select_within(const std::uint8_t* up, const std::uint8_t* low,
+                           const double* known_gmax, Candidate* c) {
     const BlockKernels& bk = block_kernels();
     const std::int64_t n = active_;
     const double* F = F_.data();
-    const double gmax = bk.up_max(F, up, n);
+    const double gmax = known_gmax != nullptr ? *known_gmax : bk.up_max(F, up, n);
+    // the last of the largest (LIBSVM's >=)
     c->i = gmax > -INFINITY ? bk.last_equal(F, -1.0, up, n, gmax) : -1;
     if (c->i < 0) return;
     const RowRef Ki = row(c->i);
@@ -536,26 +528,6 @@ void Solver::select_within(const std::uint8_t* up, const std::uint8_t* low, Cand
         c->obj = -c->gap;                   // the maximal violating pair: the larger gap
         c->j = bk.last_equal(F, 1.0, low, n, gmax2);
     }
-}
-
-bool Solver::select_pair_nu(double tol, std::int64_t* out_i, std::int64_t* out_j) {
-    // LIBSVM's Solver_NU::select_working_set: i and j of the same sign of y (the pair step
-    // then keeps y'a and e'a), WSS 2 within each sign, the pair that decreases the dual
-    // more; optimal where neither sign's m - M exceeds tol
-    Candidate pos, neg;
-    select_within(signs_.up_pos.data(), signs_.low_pos.data(), &pos);
-    select_within(signs_.up_neg.data(), signs_.low_neg.data(), &neg);
-    const double gap = std::max(pos.gap, neg.gap);
-    counters_.last_gap = gap > 0.0 ? gap : 0.0;
-    if (!(gap > tol)) return true;
-    // LIBSVM scans j upwards with <=: of equal objectives, the later position
-    const bool take_neg = neg.j >= 0 && (pos.j < 0 || neg.obj < pos.obj ||
-                                         (neg.obj == pos.obj && neg.j > pos.j));
-    const Candidate& c = take_neg ? neg : pos;
-    if (c.j < 0) return true;
-    *out_i = c.i;
-    *out_j = c.j;
-    return false;
 }
 
 bool Solver::update_pair(std::int64_t i, std::int64_t j) {

@@ -302,16 +302,16 @@ class Solver {
     }
     bool is_lower(std::int64_t t) const { return alpha_[t] <= 0.0; }
     bool select_pair(double tol, std::int64_t* out_i, std::int64_t* out_j);
-    // A pair of one sign of y (the nu mode): i, its best j (-1: none), that sign's m - M
-    // and the pair's objective (WSS 2's decrease; first order: -gap).
+    // A working pair among some variables: i, its best j (-1: none), their m - M (-inf:
+    // no i) and the pair's objective (WSS 2's decrease; first order: -gap).
     struct Candidate {
         std::int64_t i = -1, j = -1;
         double gap = -INFINITY, obj = INFINITY;
     };
-    bool select_pair_nu(double tol, std::int64_t* out_i, std::int64_t* out_j);
-    // Solver_NU's selection within one sign of y: i (the largest -F over up) and its j
-    // (over low), as select_pair does over every variable.
-    void select_within(const std::uint8_t* up, const std::uint8_t* low, Candidate* c);
+    // The pair among the positions of the masks up (I_up) and low (I_low): every variable,
+    // or one sign of y (the nu mode); known_gmax: the largest -F over up, where known.
+    void select_within(const std::uint8_t* up, const std::uint8_t* low,
+                       const double* known_gmax, Candidate* c);
     bool update_pair(std::int64_t i, std::int64_t j);
     int run_pairs(double tol, std::int64_t max_iter, std::int64_t stop_at);
     int run_coordinate(double tol, std::int64_t max_iter, std::int64_t stop_at);

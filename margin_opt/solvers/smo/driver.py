@@ -4,9 +4,11 @@
 
 C-SVC, the hard margin (u = ∞) and ε-SVR (2n variables through ``qp.index``)
 are all this one form (:class:`~margin_opt.standard_forms.DualQP`), so this is
-the only SMO in the project.  Q is never formed: kernel rows come on demand
-from a row cache of ``cache_size`` MB.  The iterations run in the compiled core
-(``margin_opt._core.SMO``: src/core/smo.hpp, LIBSVM's Cache, Kernel and Solver);
+the only SMO in the project; the ν forms add ``eᵀα = Δ₂`` (``qp.delta2``), which the
+same solver holds in its ν mode (LIBSVM's Solver_NU: pairs within one sign of y).
+Q is never formed: kernel rows come on demand from a row cache of ``cache_size`` MB.
+The iterations run in the compiled core (``margin_opt._core.SMO``: src/core/smo.hpp,
+LIBSVM's Cache, Kernel and Solver);
 this module runs the phases of a run (SMO to a loose tolerance, the Newton polish
 of :mod:`.polish`, SMO on, the duality-gap test), the callbacks, the thread count
 and the interruptions between chunks of iterations.
@@ -18,7 +20,9 @@ support vector machines", Microsoft Research MSR-TR-98-14, 1998.
 R.-E. Fan, P.-H. Chen and C.-J. Lin, "Working set selection using second order
 information for training support vector machines", JMLR 6:1889–1918, 2005.
 C.-C. Chang and C.-J. Lin, "LIBSVM: a library for support vector machines", ACM
-TIST 2(3), 2011, §4.1.
+TIST 2(3), 2011, §4.1 and §4.2 (two equalities).
+C.-C. Chang and C.-J. Lin, "Training ν-support vector classifiers: theory and
+algorithms", Neural Computation 13(9):2119–2147, 2001.
 """
 
 from __future__ import annotations
@@ -114,6 +118,42 @@ def _check_qp(qp):
     return y, p, C, index
 
 
+def _check_two_equalities(qp, y, C):
+    """The ν forms' constraints yᵀα = Δ₁, eᵀα = Δ₂ within the box, or a ValueError that
+    says what to do; (Δ₁, Δ₂).  The two fix each sign's sum: Σ_{y=+1} α = (Δ₂ + Δ₁)/2
+    and Σ_{y=−1} α = (Δ₂ − Δ₁)/2, each within [0, Σ u] of its sign."""
+    if not qp.equality:
+        raise ValueError("qp.delta2 (the second equality eᵀα = Δ₂) needs the first, "
+                         "yᵀα = Δ: set equality=True.")
+    d1, d2 = float(qp.delta), float(qp.delta2)
+    if not (np.isfinite(d1) and np.isfinite(d2)):
+        raise ValueError(f"qp.delta and qp.delta2 must be finite, got {d1!r} and {d2!r}.")
+    pos = y > 0
+    if pos.all() or not pos.any():
+        raise ValueError("two equalities need variables of both signs of y (with one sign, "
+                         "yᵀα = Δ and eᵀα = Δ₂ are one constraint: drop delta2).")
+    cap_p, cap_n = float(C[pos].sum()), float(C[~pos].sum())
+    lo, hi = abs(d1), min(2 * cap_p - d1, 2 * cap_n + d1)
+    slack = 1e-12 * max(1.0, abs(d2), min(cap_p, cap_n))
+    if not (lo - slack <= d2 <= hi + slack):
+        hint = ""
+        if d1 == 0.0 and np.all(C == 1.0):
+            hint = (f" In LIBSVM's ν-SVC scale (u = 1, Δ = 0, Δ₂ = νl) that is ν ≤ "
+                    f"2·min(l₊, l₋)/l = {hi / y.size:.6g}: lower ν (or balance the classes).")
+        raise ValueError(
+            f"the dual QP is infeasible: yᵀα = {d1:g} and eᵀα = {d2:g} need Σ α = "
+            f"{(d2 + d1) / 2:g} over the y = +1 variables (the box allows [0, {cap_p:g}]) "
+            f"and {(d2 - d1) / 2:g} over the y = −1 ones ([0, {cap_n:g}]); Δ₂ must lie in "
+            f"[{lo:g}, {hi:g}].{hint}")
+    return d1, d2
+
+
+def _sign_targets(y, d1, d2):
+    """Each sign's share of the two equalities: [(mask, Σ α over it)], y = +1 first."""
+    pos = y > 0
+    return [(pos, 0.5 * (d2 + d1)), (~pos, 0.5 * (d2 - d1))]
+
+
 def _feasible_start(y, C, delta):
     """A point of the box with yᵀα = Δ (greedy fill), or ValueError."""
     alpha = np.zeros_like(y)
@@ -153,7 +193,9 @@ def _project(alpha0, y, C, delta):
     return np.clip(alpha0 + 0.5 * (lo + hi) * y, 0.0, C)
 
 
-def _start_point(alpha0, y, C, delta, equality):
+def _start_point(alpha0, y, C, delta, equality, delta2=None):
+    if delta2 is not None:
+        return _start_two(alpha0, y, C, delta, delta2)
     if alpha0 is None:
         return _feasible_start(y, C, delta) if equality else np.zeros_like(y)
     a = np.array(alpha0, dtype=np.float64).ravel()     # a copy: the caller's array is kept
@@ -169,6 +211,27 @@ def _start_point(alpha0, y, C, delta, equality):
         return a
     # e.g. a warm start from a larger C: move it to the nearest feasible point
     return _project(a, y, C, delta)
+
+
+def _start_two(alpha0, y, C, d1, d2):
+    """A start with yᵀα = Δ₁ and eᵀα = Δ₂: each sign's sum filled greedily in variable
+    order (LIBSVM's solve_nu_svc / solve_nu_svr), or ``alpha0`` projected onto each
+    sign's {0 ≤ α ≤ u, Σ α = its share} (the two equalities decouple by sign)."""
+    a = np.zeros_like(y)
+    if alpha0 is not None:
+        a0 = np.array(alpha0, dtype=np.float64).ravel()
+        if a0.shape != y.shape:
+            raise ValueError(f"alpha0 must have shape {y.shape}, got {a0.shape}.")
+        if not np.all(np.isfinite(a0)):
+            raise ValueError("alpha0 contains NaN or infinity.")
+    for mask, target in _sign_targets(y, d1, d2):
+        ones = np.ones(int(mask.sum()))
+        target = min(max(target, 0.0), float(C[mask].sum()))     # (within the check's slack)
+        if alpha0 is None:
+            a[mask] = _feasible_start(ones, C[mask], target) if target > 0 else 0.0
+        else:
+            a[mask] = _project(a0[mask], ones, C[mask], target)
+    return a
 
 
 def _kernel_source(qp, cache_size):
@@ -229,6 +292,7 @@ class _SMORun:
         self.y, self.p, self.C = y, p, C
         self.equality = bool(qp.equality)
         self.delta = float(qp.delta)
+        self.two = getattr(qp, "delta2", None) is not None   # ν mode: eᵀα = Δ₂ held too
         self.budget = float(cache_size) * _MB
         # rows shorter than the core's split never use a second thread: no load reading
         small = max(qp.n_data, y.shape[0]) < _core.ROW_SPLIT_MIN
@@ -236,7 +300,8 @@ class _SMORun:
         self.nthr = self.threads.threads
         spec, rows, gram = _kernel_source(qp, cache_size)
         self.X, self.kernel, self.gram, self.index = qp.X, qp.kernel, gram, index
-        alpha = _start_point(alpha0, y, C, self.delta, self.equality)
+        alpha = _start_point(alpha0, y, C, self.delta, self.equality,
+                             float(qp.delta2) if self.two else None)
         settings = _core.SolverSettings()
         settings.second_order = wss == "second-order"
         settings.shrinking = bool(shrinking)
@@ -244,13 +309,14 @@ class _SMORun:
         settings.threads = int(self.nthr)
         settings.alpha_cap = float(opts.alpha_cap)
         settings.stall_window = int(opts.stall_window(y.shape[0]))
+        settings.two_equalities = self.two
         # (no BLAS in the solver: kernel rows are the core's own loops)
         self.smo = _core.SMO(spec, rows, gram, y, p, C, index, alpha, self.equality,
                              self.delta, settings, self.budget / 4)
         self.n_polish = 0
         self._face = None                  # the last polish's variables and factor
         self.rel_gap = np.nan
-        self._final_b = None               # b of the gap test that ended the run (read)
+        self._final_b = None               # (b, c) of the gap test that ended the run (read)
         self._alpha = np.empty_like(y)
         self._grad = np.empty_like(y)
 
@@ -259,6 +325,15 @@ class _SMORun:
         self.smo.unshrink()
         self.smo.read(self._alpha, self._grad)
         return self._alpha, self._grad
+
+    def multipliers(self):
+        """(b, c): the multipliers of yᵀα = Δ (b = −ρ, LIBSVM's) and of eᵀα = Δ₂ (c = −r
+        of the ν mode's read-out; 0.0 with one equality), so that ∇ₜ + yₜb + c is ≥ 0 at
+        αₜ = 0, ≤ 0 at uₜ and 0 where free (every variable active: after :meth:`read`)."""
+        if self.two:
+            rho, r = self.smo.nu_rho()
+            return -rho, -r
+        return self.smo.intercept(), 0.0
 
     def polish(self, tol, force=False) -> bool:
         """One Newton step (:func:`.polish.newton_step`) on the free set and the bound
@@ -273,8 +348,9 @@ class _SMORun:
         alpha, grad = self.read()
         C, y = self.C, self.y
         free = (alpha > 0.0) & (alpha < C)
-        # s = ∇ + y b: ≥ 0 at α = 0, ≤ 0 at α = C, 0 where free (the slack's sign)
-        s = grad + y * self.smo.intercept()
+        # s = ∇ + y b + c: ≥ 0 at α = 0, ≤ 0 at α = C, 0 where free (the slack's sign)
+        b, c = self.multipliers()
+        s = grad + y * b + c
         viol = np.where((alpha <= 0.0) & ~free, -s, 0.0) + \
             np.where((alpha >= C) & ~free, s, 0.0)
         cand = np.flatnonzero(viol > 0.1 * tol)
@@ -293,7 +369,8 @@ class _SMORun:
             if face is None:
                 return False
             W = face.W
-            new = _pol.newton_step(face, grad[W], alpha[W], C[W], y[W], self.equality, pinned)
+            new = _pol.newton_step(face, grad[W], alpha[W], C[W], y[W], self.equality, pinned,
+                                   two_equalities=self.two)
         if new is None:
             return False
         self.smo.assign_with_gradient(W, new, self._gradient_change(W, new - alpha[W]))
@@ -388,10 +465,10 @@ class _SMORun:
             if gap_tol is None:
                 return code, stopped
             alpha, grad = self.read()
-            b = self.smo.intercept()
-            self.rel_gap = self.smo.relative_gap(b)
+            b, c = self.multipliers()
+            self.rel_gap = self.smo.relative_gap(b, c)
             if self.rel_gap <= gap_tol:
-                self._final_b = b          # (α, ∇) as read: the result's, read once
+                self._final_b = (b, c)     # (α, ∇) as read: the result's, read once
                 return code, stopped
             if floor is None:
                 floor = TOL_FLOOR * max(1.0, float(np.abs(grad).max()))
@@ -448,12 +525,12 @@ class _SMORun:
             # the gap test's reading, nothing run since: not read again (copies: the
             # run's buffers are not handed out)
             alpha, grad = self._alpha.copy(), self._grad.copy()
-            b, rel_gap = self._final_b, self.rel_gap
+            (b, c), rel_gap = self._final_b, self.rel_gap
         else:
             alpha, grad = self.read()
             alpha, grad = alpha.copy(), grad.copy()
-            b = self.smo.intercept()
-            rel_gap = self.smo.relative_gap(b)
+            b, c = self.multipliers()
+            rel_gap = self.smo.relative_gap(b, c)
         nit, gap = int(smo.iterations), float(smo.last_gap)
         status = run_status(code, stopped, nit, gap, rel_gap, tol, gap_tol, max_iter,
                             self.opts.alpha_cap)
@@ -462,8 +539,11 @@ class _SMORun:
                  "mean_active": float(smo.active_sum / max(nit, 1)),
                  "max_threads": int(self.threads.allowed), "threads": int(self.nthr),
                  "thread_changes": int(self.threads.changes)}
-        return _outcome(_Answer(alpha, grad, b, rel_gap, nit, gap), self.p, status,
-                        self.n_polish, cache)
+        out = _outcome(_Answer(alpha, grad, b, rel_gap, nit, gap), self.p, status,
+                       self.n_polish, cache)
+        if self.two:
+            out.rho, out.r = -b, -c
+        return out
 
 
 @dataclass
@@ -501,6 +581,10 @@ def solve_smo(qp, *, tol=1e-3, gap_tol=None, polish=True, cache_size=200, shrink
         ``min ½αᵀQα + pᵀα s.t. yᵀα = Δ (if qp.equality), 0 ≤ αᵢ ≤ qp.upper[i]``.
         ``upper`` may hold ``np.inf`` (hard margin).  Dense or ``scipy.sparse`` X;
         a given kernel matrix may be read-only or memory-mapped (it is only read).
+        With ``qp.delta2`` (the ν forms) also ``eᵀα = Δ₂``: the solver's ν mode
+        (LIBSVM's Solver_NU: each pair within one sign of y, so that both sums stay;
+        shrinking by each sign's extremes), from LIBSVM's start (each sign's share
+        filled in variable order) or ``alpha0`` projected onto the two equalities.
     tol : float, default=1e-3
         Stop when m(α) − M(α) ≤ tol, the maximal KKT violation of LIBSVM's
         stopping rule (in the units of the gradient, i.e. of p).
@@ -509,8 +593,9 @@ def solve_smo(qp, *, tol=1e-3, gap_tol=None, polish=True, cache_size=200, shrink
         (:func:`margin_opt.kkt.relative_gap`), the
         quantity :func:`margin_opt.kkt.dual_qp_checks` certifies (P = ½αᵀQα + Σuₜξₜ
         + Δb with ξₜ = max(0, −(∇ₜ + yₜb)), D = −(½αᵀQα + pᵀα), both in O(m) from the
-        gradient).  While it fails, SMO goes on at a tighter m − M.  None: m − M only
-        (LIBSVM's rule).
+        gradient; with two equalities ξₜ = max(0, −(∇ₜ + yₜb + c)) and P gains Δ₂c,
+        c = −r).  While it fails, SMO goes on at a tighter m − M.  None: m − M only
+        (LIBSVM's rule; with two equalities the larger of the two signs' m − M).
     polish : bool, default=True
         SMO stops at m − M = 1e-3 and 1e-5 (those above ``tol``,
         :attr:`SMOOptions.polish_at`) for a Newton step on the free multipliers and the
@@ -518,7 +603,9 @@ def solve_smo(qp, *, tol=1e-3, gap_tol=None, polish=True, cache_size=200, shrink
         (:mod:`margin_opt.solvers.smo.polish`), then runs on to ``tol``; likewise once
         after a stall (repeatedly, without the equality).  The stopping rule is the
         same; the long first-order tail is skipped.  A step is taken only where it
-        costs less than the SMO work done so far (:func:`.polish.worth_it`).
+        costs less than the SMO work done so far (:func:`.polish.worth_it`).  With two
+        equalities the step keeps both (a second multiplier in its KKT system,
+        :func:`.polish.newton_step`).
     cache_size : float, default=200
         Kernel row cache in MB (2**20 bytes), float64 rows of length n_data (or of
         the active variables, once shrinking leaves few).  Memory is this plus O(n·d),
@@ -563,13 +650,19 @@ def solve_smo(qp, *, tol=1e-3, gap_tol=None, polish=True, cache_size=200, shrink
         ``success``, ``message``, ``gap`` (final m − M, or the largest projected
         gradient without equality), ``duality_gap`` (relative, as above),
         ``n_polish``, ``cache`` (dict of row-cache statistics) and ``timings``
-        (seconds: ``setup``, ``solve``, ``total``).
+        (seconds: ``setup``, ``solve``, ``total``).  With two equalities also ``rho``
+        and ``r`` (LIBSVM's Solver_NU read-out: r₁, r₂ the gradient's level on the free
+        variables of y = +1 and of y = −1, ρ = (r₁ − r₂)/2 = −b, r = (r₁ + r₂)/2, the
+        multiplier of eᵀα being −r); for ν-SVC in LIBSVM's scale the C-form
+        coefficients are yα/r and its intercept −ρ/r, for ν-SVR ε = −r.
 
     Raises
     ------
     ValueError
-        Bad options, a malformed QP, an infeasible equality, or a callable kernel
-        whose full matrix exceeds ``cache_size``.
+        Bad options, a malformed QP, an infeasible equality (with two: Δ₂ outside the
+        range the box and Δ allow, e.g. ν above 2·min(l₊, l₋)/l for ν-SVC, said before
+        any kernel work), or a callable kernel whose full matrix exceeds
+        ``cache_size``.
 
     Notes
     -----
@@ -587,7 +680,9 @@ def solve_smo(qp, *, tol=1e-3, gap_tol=None, polish=True, cache_size=200, shrink
     References
     ----------
     Platt (1998); Fan, Chen and Lin, JMLR 6 (2005), WSS 2; Chang and Lin, LIBSVM
-    (2011), §4.1.1 (stopping), §4.1.3 (b), §5.1 (shrinking, gradient reconstruction).
+    (2011), §4.1.1 (stopping), §4.1.3 (b), §4.2 (two equalities), §5.1 (shrinking,
+    gradient reconstruction); Chang and Lin, Neural Computation 13(9), 2001 (the ν
+    solver).
     """
     t0 = time.perf_counter()
     opts = resolve(options)
@@ -605,6 +700,8 @@ def solve_smo(qp, *, tol=1e-3, gap_tol=None, polish=True, cache_size=200, shrink
     n_data = qp.n_data
     if not checked and (index.min() < 0 or index.max() >= n_data):
         raise ValueError(f"qp.index must hold data rows in [0, {n_data}).")
+    if getattr(qp, "delta2", None) is not None:
+        _check_two_equalities(qp, y, C)
     run = _SMORun(qp, y, p, C, index, cache_size, alpha0, shrinking, wss, opts)
     t1 = time.perf_counter()
     code, stopped = run.solve(float(tol), gap_tol, bool(polish), max_iter, callback,

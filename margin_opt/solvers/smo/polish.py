@@ -9,7 +9,9 @@ whose minimizer solves one symmetric system,
     [Q_FF  y_F] [Δ]   [−∇_F]
     [y_Fᵀ   0 ] [ν] = [  0 ]
 
-(without the equality, no intercept: Q_FF Δ = −∇_F).  :func:`newton_step` takes that
+(without the equality, no intercept: Q_FF Δ = −∇_F; with the ν forms' second equality
+eᵀα = Δ₂, a second multiplier: the constraint rows are y_Fᵀ and e_Fᵀ, so that each sign's
+sum over F stays).  :func:`newton_step` takes that
 step on one Cholesky factor of Q_FF (damped by δ = :data:`DAMPING` × its largest
 diagonal entry, so that a singular Q_FF stays solvable); the variables the full step
 would take out of the box are pinned to the bound they cross and the step is solved
@@ -161,33 +163,36 @@ class Face:
         self.W, self.L, self.columns = np.concatenate([self.W, new]), Lw, {}
 
 
-def _solve(factor, g, y, pinned):
-    """Δ minimizing ½ΔᵀQΔ + gᵀΔ subject to Δ_pinned = 0 and (y given) yᵀΔ = 0, from the
-    factor of Q: the constraints are the rows of A = [yᵀ; e_pinned], their multipliers
-    from the small Schur system A Q⁻¹ Aᵀ."""
+def _solve(factor, g, eqs, pinned):
+    """Δ minimizing ½ΔᵀQΔ + gᵀΔ subject to Δ_pinned = 0 and vᵀΔ = 0 for each (key, v) of
+    ``eqs`` (none; y; y and e), from the factor of Q: the constraints are the rows of
+    A = [vᵀ…; e_pinned], their multipliers from the small Schur system A Q⁻¹ Aᵀ (solved
+    in the least-squares sense: with two equalities and one sign left free, y and e are
+    dependent on the free set)."""
     k = g.size
     rows = np.flatnonzero(pinned)
     Qg = factor.solve(g)
-    cols, keys = [], []
-    if y is not None:
-        cols.append(factor.column("y", lambda: y))
-        keys.append(None)
+    cols, rows_of_a = [], []
+    for key, v in eqs:
+        cols.append(factor.column(key, lambda v=v: v))
+        rows_of_a.append(v)
     for r in rows:
         cols.append(factor.column(int(r), lambda r=r: np.eye(1, k, int(r)).ravel()))
-        keys.append(int(r))
+        rows_of_a.append(int(r))
     if not cols:
         return -Qg
     QA = np.column_stack(cols)                       # Q⁻¹Aᵀ, (k, n_eq)
     AQA = np.empty((len(cols), len(cols)))           # A Q⁻¹ Aᵀ, row by row of A
     AQg = np.empty(len(cols))
-    for i, key in enumerate(keys):
-        AQA[i] = (y @ QA) if key is None else QA[key]
-        AQg[i] = (y @ Qg) if key is None else Qg[key]
+    for i, a in enumerate(rows_of_a):
+        pin = isinstance(a, int)
+        AQA[i] = QA[a] if pin else (a @ QA)
+        AQg[i] = Qg[a] if pin else (a @ Qg)
     lam = np.linalg.lstsq(AQA, -AQg, rcond=None)[0]
     return -(Qg + QA @ lam)
 
 
-def newton_step(face, grad, alpha, upper, y, equality, pinned=None):
+def newton_step(face, grad, alpha, upper, y, equality, pinned=None, two_equalities=False):
     """The polished values of the face's multipliers, or None where the step does not pay.
 
     A primal active-set iteration on one factorization: from the current point, the
@@ -209,24 +214,40 @@ def newton_step(face, grad, alpha, upper, y, equality, pinned=None):
     pinned : ndarray of bool of shape (k,), optional
         Variables held where they are from the start (those of a reused face that left
         the free set).
+    two_equalities : bool, default=False
+        Keep e_Wᵀα_W as well (the ν forms' eᵀα = Δ₂, with ``equality``): a second
+        multiplier in the KKT system; the step then keeps each sign's sum over W.
 
     Returns
     -------
     ndarray of shape (k,) or None
-        The new α_W inside the box, with the same y_Wᵀα_W (with ``equality``) and a lower
-        dual objective; None where nothing decreases it.
+        The new α_W inside the box, with the same y_Wᵀα_W (with ``equality``; and
+        e_Wᵀα_W with ``two_equalities``) and a lower dual objective; None where nothing
+        decreases it.
+
+    References
+    ----------
+    Nocedal and Wright (2006), §16.1 and §16.5; for two equalities, Chang and Lin,
+    "LIBSVM", ACM TIST 2(3), 2011, §4.2 (the ν forms' constraints).
     """
     k = alpha.size
     if k == 0:
         return None
     factor = face
     pinned = np.zeros(k, dtype=bool) if pinned is None else pinned.copy()
+    eqs = ([("y", y)] if equality else []) + \
+        ([("e", np.ones(k))] if equality and two_equalities else [])
     a = alpha.copy()
     for _ in range(PIN_ROUNDS):
         g = grad + face.product(a - alpha)
-        step = _solve(factor, g, y if equality else None, pinned)
+        step = _solve(factor, g, eqs, pinned)
         step[pinned] = 0.0
-        if equality:
+        if equality and two_equalities:
+            # each sign's sum over the free ones exactly (yᵀΔ = eᵀΔ = 0)
+            for part in (~pinned & (y > 0), ~pinned & (y < 0)):
+                if part.any():
+                    step[part] -= float(step[part].sum()) / int(part.sum())
+        elif equality:
             # y_FᵀΔ = 0 exactly (a nearly singular Q_FF leaves rounding in the solve)
             free = ~pinned
             step[free] -= y[free] * (float(y[free] @ step[free]) / max(1, int(free.sum())))
@@ -252,6 +273,9 @@ def newton_step(face, grad, alpha, upper, y, equality, pinned=None):
     decrease = float(grad @ d + 0.5 * d @ face.product(d))
     if not decrease < 0.0:
         return None
-    if equality and abs(float(y @ d)) > 1e-12 * max(1.0, float(np.abs(alpha).sum())):
+    scale = 1e-12 * max(1.0, float(np.abs(alpha).sum()))
+    if equality and abs(float(y @ d)) > scale:
+        return None
+    if equality and two_equalities and abs(float(d.sum())) > scale:
         return None
     return a
