@@ -35,6 +35,7 @@ from ..methods import method_names, not_applicable
 from ..solution import Solution
 from ..standard_forms import DualQP, PrimalERM
 from ..validation import check_positive, libsvm_rows
+from .path import regularization_path as _regularization_path
 from .solve_path import solve as _solve
 
 if TYPE_CHECKING:
@@ -219,6 +220,44 @@ class KernelProblem:
         return _solve(self, method, solver=solver, formulation=formulation,
                       quad_form=quad_form, verbose=verbose, certify=certify,
                       fallback=fallback, **options)
+
+    def path(self, C, eps=1e-6, method="smo", **options):
+        """An ε-approximate regularization path over C (the C-SVC and the ε-SVR).
+
+        Answers at finitely many C whose certified intervals cover ``C=(C_min, C_max)``:
+        for every C there, ``path.solution_at(C)`` is within a relative ``eps`` of the
+        optimum at C, proved by its certificate at C.  The problem (its C included) is
+        not modified.  See :func:`margin_opt.problems.path.regularization_path`.
+
+        Parameters
+        ----------
+        C : tuple (C_min, C_max) or list of float
+            A range to cover, or a grid of values (each solved and certified).
+        eps : float, default=1e-6
+            The relative accuracy, in (0, 1).
+        method : str, default="smo"
+            The registry method each point is solved by (warm-started where it can be).
+        **options
+            ``tol`` (each point's accuracy, default eps/10), ``fallback`` (default
+            True), and the backend's options.
+
+        Returns
+        -------
+        path : margin_opt.problems.path.Path
+
+        Raises
+        ------
+        ValueError
+            Another model, C_min ≤ 0, C_min ≥ C_max, eps outside (0, 1).
+        NotCertifiedError
+            A point that does not certify.
+
+        References
+        ----------
+        J. Giesen, J. K. Müller, S. Laue and S. Swiercy, "Approximating concavely
+        parameterized optimization problems", NIPS 2012.
+        """
+        return _regularization_path(self, C, eps=eps, method=method, **options)
 
     def _primal_variables(self, formulation, intercept="b"):
         """Check ``formulation``; the feature matrix Φ and the primal's cvxpy ``w`` and
