@@ -26,9 +26,13 @@ from .methods import get_method, method_names
 
 __all__ = ["main"]
 
-DEFAULT_DATA = {"svc": "breast_cancer", "svr": "diabetes", "adaboost": "breast_cancer"}
+DEFAULT_DATA = {"svc": "breast_cancer", "svr": "diabetes", "adaboost": "breast_cancer",
+                "oneclass": "breast_cancer"}
 REPORTS = {"svc": "margin_opt.reports.svm", "svr": "margin_opt.reports.svr",
-           "adaboost": "margin_opt.reports.adaboost"}
+           "adaboost": "margin_opt.reports.adaboost",
+           "oneclass": "margin_opt.reports.one_class"}
+#: the registry's model of each --model that has one
+REGISTRY_MODEL = {"svc": "svc", "svr": "svr", "oneclass": "one-class"}
 
 
 #: The smallest sample size ``bench --sizes`` takes (below it a synthetic set may hold
@@ -127,6 +131,7 @@ def _parser():
                "  margin-opt verify                       C-SVC on breast_cancer, every method\n"
                "  margin-opt verify heart_scale --C 1 --gamma 0.0769\n"
                "  margin-opt verify --model svr           ε-SVR on diabetes\n"
+               "  margin-opt verify --model oneclass      one-class SVM on breast_cancer\n"
                "  margin-opt fit --model adaboost         one estimator and its certificate\n"
                "  margin-opt bench smo --quick            SMO against LIBSVM, small sizes\n\n"
                "'margin-opt COMMAND --help' lists the options of a command.")
@@ -146,11 +151,13 @@ def _parser():
     v.add_argument("--gamma", type=_gamma, default="scale",
                    help="RBF/poly/sigmoid width: scale, auto or a number")
     v.add_argument("--epsilon", type=float, default=0.1, help="SVR tube half-width")
+    v.add_argument("--nu", type=float, default=0.5, help="one-class ν in (0, 1]: at most "
+                   "this fraction of outliers, at least this fraction of support vectors")
     v.add_argument("--n-estimators", type=int, default=50, help="AdaBoost rounds")
     v.add_argument("--methods", default=None,
                    help="comma-separated registry names (None: every method that suits the "
-                   "size); svc: " + ",".join(method_names("svc")) + "; svr: "
-                   + ",".join(method_names("svr")))
+                   "size); " + "; ".join(f"{m}: " + ",".join(method_names(r))
+                                         for m, r in REGISTRY_MODEL.items()))
     v.add_argument("--plot", default=None, help="write a plot to this PNG file; an existing "
                    "directory: into it, as verify-MODEL-DATA.png (several figures: "
                    "STEM-PART.png beside it)")
@@ -161,13 +168,14 @@ def _parser():
     f.add_argument("data", nargs="?", default=None, help="as for verify")
     f.add_argument("--model", choices=sorted(REPORTS), default=None, help=MODEL_HELP)
     f.add_argument("--solver", default=None,
-                   help="svc: " + ", ".join(method_names("svc", estimator=True)) + "; svr: "
-                   + ", ".join(method_names("svr", estimator=True)) + " (None: smo)")
+                   help="; ".join(f"{m}: " + ", ".join(method_names(r, estimator=True))
+                                  for m, r in REGISTRY_MODEL.items()) + " (None: smo)")
     f.add_argument("--C", type=float, default=1.0, help="penalty C (inf: hard margin)")
     f.add_argument("--kernel", default="rbf", help="linear, poly, rbf or sigmoid")
     f.add_argument("--gamma", type=_gamma, default="scale",
                    help="RBF/poly/sigmoid width: scale, auto or a number")
     f.add_argument("--epsilon", type=float, default=0.1, help="SVR tube half-width")
+    f.add_argument("--nu", type=float, default=0.5, help="one-class ν in (0, 1]")
     f.add_argument("--n-estimators", type=int, default=50, help="AdaBoost rounds")
     f.add_argument("--json", action="store_true", help="print the summary as JSON")
 
@@ -206,8 +214,10 @@ def _parser():
                        **command)
     c.add_argument("solver", metavar="MODULE:FUNCTION", help="svc: FUNCTION(K, y, C) -> "
                    "(alpha, b[, status]); svr: FUNCTION(K, z, epsilon, C) -> (beta, b[, status]); "
+                   "oneclass: FUNCTION(K, nu) -> (alpha, rho[, status]) in LIBSVM's scale; "
                    "MODULE is imported from the current directory")
-    c.add_argument("--suite", choices=["svc", "svr"], default="svc", help="which suite")
+    c.add_argument("--suite", choices=["svc", "svr", "oneclass"], default="svc",
+                   help="which suite")
     c.add_argument("--tol", type=float, default=1e-6, help="the tolerance graded")
     c.add_argument("--time-limit", type=float, default=60.0, help="seconds per call")
     c.add_argument("--problems", type=_names, default=None, help="comma-separated problem "
@@ -297,6 +307,10 @@ def _verify(args) -> int:
         report, text, ok = module.verify(data, C=args.C, epsilon=args.epsilon,
                                          kernel=args.kernel or "rbf", gamma=args.gamma,
                                          methods=methods, plot=args.plot, stream=stream)
+    elif args.model == "oneclass":
+        report, text, ok = module.verify(data, nu=args.nu, kernel=args.kernel or "rbf",
+                                         gamma=args.gamma, methods=methods, plot=args.plot,
+                                         stream=stream)
     else:
         report, text, ok = module.verify(data, n_estimators=args.n_estimators, plot=args.plot)
         stream = None
@@ -308,7 +322,7 @@ def _verify(args) -> int:
 def _fit(args) -> int:
     import time
 
-    from . import SVC, SVR, AdaBoost
+    from . import SVC, SVR, AdaBoost, OneClassSVM
 
     data, args.model = _data_and_model(args)
     solver = {"solver": args.solver} if args.solver else {}
@@ -317,13 +331,19 @@ def _fit(args) -> int:
     elif args.model == "svr":
         est = SVR(C=args.C, epsilon=args.epsilon, kernel=args.kernel, gamma=args.gamma,
                   **solver)
+    elif args.model == "oneclass":
+        est = OneClassSVM(nu=args.nu, kernel=args.kernel, gamma=args.gamma, **solver)
     else:
         est = AdaBoost(n_estimators=args.n_estimators)
     t0 = time.perf_counter()
     est.fit(data.X, data.y)
     elapsed = time.perf_counter() - t0
     summary = {"data": data.name, "n_samples": int(data.X.shape[0]), "model": repr(est),
-               "fit_seconds": elapsed, "training_score": float(est.score(data.X, data.y))}
+               "fit_seconds": elapsed}
+    if args.model == "oneclass":     # no labels to score: the fraction predicted inliers
+        summary["inlier_fraction"] = float((est.predict(data.X) == 1).mean())
+    else:
+        summary["training_score"] = float(est.score(data.X, data.y))
     cert = getattr(est, "certificate_", None)
     if hasattr(est, "solution_"):
         summary.update(est.solution_.summary())

@@ -173,9 +173,9 @@ METHODS = {m.name: m for m in (
            "kernel)", standard_form="CrammerSingerQP",
            backend="margin_opt.solvers.linear.crammer_singer:solve_crammer_singer",
            accuracy=1e-6, stopping="certified_gap", verify_options={"tol": 1e-6}),
-    Method("libsvm", "peer", "dual", ("svc", "svr"),
+    Method("libsvm", "peer", "dual", ("svc", "svr", "one-class"),
            "LIBSVM through scikit-learn (float32 kernel cache), certified like ours",
-           accuracy={"svc": 1e-5, "svr": 1e-4}, estimator=False,
+           accuracy={"svc": 1e-5, "svr": 1e-4, "one-class": 1e-5}, estimator=False,
            verify_options={"tol": 1e-6}),
 )}
 
@@ -220,7 +220,8 @@ def not_applicable(name: str, problem) -> str | None:
     """Why method ``name`` cannot pose ``problem`` (a reason), or None when it can.
 
     A method that cannot pose a problem is listed as not applicable, never as a
-    failure: LIBSVM has no hard margin and always an intercept; the primal ERM
+    failure: LIBSVM has no hard margin, always an intercept, and no finite ρ for the
+    one-class SVM at ν = 1; the primal ERM
     backends have no λ form of the hard margin, and the subgradient method needs w
     explicit (linear kernel or a feature map).
     """
@@ -232,6 +233,9 @@ def not_applicable(name: str, problem) -> str | None:
             return "LIBSVM has no hard margin (C = inf)"
         if not problem.fit_intercept:
             return "LIBSVM always fits an intercept"
+        if problem.model == "one-class" and problem.nu == 1.0:
+            return ("LIBSVM's ρ is +inf at ν = 1 (every α at its bound, ρ = (ub + lb)/2 with "
+                    "ub = +inf), which scikit-learn refuses")
     if m.standard_form == "CrammerSingerQP" and not problem.data.explicit_w:
         return f"{name} keeps W explicitly: it needs the linear kernel or a feature map"
     if m.explicit_w and (problem.hard_margin or not problem.explicit_w):

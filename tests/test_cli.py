@@ -221,9 +221,11 @@ def test_study_takes_options_before_or_after_the_data(capsys, argv):
 
 @pytest.mark.parametrize("model,names", [("svc", ["f.png"]), ("svr", ["f.png"]),
                                          ("adaboost", ["f-errors.png", "f-margins.png",
-                                                       "f-alpha.png", "f-losses.png"])])
+                                                       "f-alpha.png", "f-losses.png"]),
+                                         ("oneclass", ["f.png"])])
 def test_verify_plot_writes_well_named_pngs(capsys, tmp_path, model, names):
-    data = {"svc": "iris-binary", "svr": "diabetes", "adaboost": "iris-binary"}[model]
+    data = {"svc": "iris-binary", "svr": "diabetes", "adaboost": "iris-binary",
+            "oneclass": "iris-binary"}[model]
     extra = ["--n-estimators", "5"] if model == "adaboost" else []
     assert cli.main(["verify", data, "--model", model, "--plot", str(tmp_path / "f.png"),
                      *extra]) == 0
@@ -384,3 +386,55 @@ def test_verify_plot_into_an_existing_directory(capsys, tmp_path):
     capsys.readouterr()
     assert cli.main(["verify", "iris-binary", "--plot", str(tmp_path / "no" / "f.png")]) == 2
     assert "does not exist; create it first" in capsys.readouterr().err
+
+
+# ------------------------------------------------------------------ the one-class SVM
+
+def test_verify_oneclass_default_breast_cancer(capsys):
+    """verify --model oneclass: breast_cancer standardized, ν = 0.5 (scikit-learn's
+    default), every exact method and LIBSVM's OneClassSVM certified, the ν-property."""
+    assert cli.main(["verify", "--model", "oneclass"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("margin-opt verify: breast_cancer (n=569, d=30), one-class SVM "
+                          "ν=0.5 (LIBSVM's scale: Σα = νn = 284.5)")
+    rows = [line.split()[0] for line in out.splitlines()[2:6]]
+    assert rows == ["cvxpy-dual", "cvxpy-primal", "smo", "libsvm"]
+    assert "all certificates passed" in out and "FAIL" not in out
+    assert "ν-property (Schölkopf et al. 2001, Prop. 4)" in out
+    nu_lines = [line for line in out.splitlines() if "≤  0.5  ≤" in line]
+    assert len(nu_lines) == 4 and all(line.endswith("holds") for line in nu_lines)
+    assert "one-class SVM certificate (cvxpy-dual, CLARABEL): OK" in out
+
+
+def test_verify_oneclass_json_nu_and_bad_nu(capsys):
+    assert cli.main(["verify", "heart_scale", "--model", "oneclass", "--nu", "0.1",
+                     "--methods", "smo,libsvm", "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["problem"] == {"model": "oneclass", "nu": 0.1,
+                                 "kernel": report["problem"]["kernel"]} and report["ok"]
+    for r in report["rows"]:
+        assert r["ok"] and r["outlier_fraction"] <= 0.1 <= r["support_fraction"], r
+    assert report["rows"][1]["agreement"] < 1e-8                 # LIBSVM against our SMO
+    assert [t["category"] for t in report["support_table"]] == ["α = 0", "0 < α < s", "α = s"]
+    for argv in (["verify", "--model", "oneclass", "--nu", "1.5"],
+                 ["fit", "--model", "oneclass", "--nu", "0"]):
+        assert cli.main(argv) == 2
+        err = capsys.readouterr().err
+        assert "The 'nu' parameter of" in err and "(0.0, 1.0]" in err and err.count("\n") == 1
+
+
+def test_fit_oneclass(capsys):
+    assert cli.main(["fit", "--model", "oneclass", "--nu", "0.2", "--json"]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert summary["model"] == "OneClassSVM(nu=0.2)" and summary["method"] == "smo"
+    assert summary["certificate"]["ok"] and summary["inlier_fraction"] >= 0.8   # ν-property
+
+
+def test_verify_oneclass_nu_one_lists_libsvm_as_not_applicable(capsys):
+    """ν = 1 puts every α at its bound: LIBSVM's ρ is +inf (scikit-learn raises), so its
+    row is not applicable, not a failure; our methods certify."""
+    assert cli.main(["verify", "iris-binary", "--model", "oneclass", "--nu", "1",
+                     "--methods", "cvxpy-dual,smo,libsvm"]) == 0
+    out = capsys.readouterr().out
+    assert "libsvm        n/a: LIBSVM's ρ is +inf at ν = 1" in out
+    assert "all certificates passed" in out and "ERROR" not in out

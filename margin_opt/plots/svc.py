@@ -196,11 +196,13 @@ def plot_margins_vs_alpha(problem, solution, *, tol=1e-6, ax=None, file=None, ti
     At an optimum every point lies in its band: α = 0 at yf ≥ 1, 0 < α < C on
     yf = 1, α = C at yf ≤ 1.  Points outside their band (the certificate's
     "contradicting" column) are marked with a red cross.  Works for any number of
-    features and any kernel.
+    features and any kernel.  For the one-class SVM (``problem.model == "one-class"``)
+    the margin is f(xᵢ) = Σⱼ αⱼK(xⱼ, xᵢ) − ρ and the boundary is f = 0 (its table:
+    α = 0 ⇒ f ≥ 0, 0 < α < s ⇒ f = 0, α = s ⇒ f ≤ 0, in LIBSVM's scale).
 
     Parameters
     ----------
-    problem : SVMProblem
+    problem : SVMProblem or OneClassProblem
     solution : Solution
     tol : float, default=1e-6
         The certificate's tolerance: categories as in :func:`sv_categories`, a point
@@ -222,27 +224,31 @@ def plot_margins_vs_alpha(problem, solution, *, tol=1e-6, ax=None, file=None, ti
     ax = _figure_ax(ax, (9.5, 4.8))
     alpha = np.asarray(solution.alpha, dtype=float)
     hard = bool(problem.hard_margin)
+    one_class = getattr(problem, "model", None) == "one-class"
+    # the boundary's level, the margin's and the bound's names
+    level, f, u = (0.0, "f", "s") if one_class else (1.0, "yf", "C")
     amax = float(alpha.max(initial=0.0))
     scale = np.full(alpha.size, amax if amax > 0 else 1.0) if hard \
         else np.where(problem.C_i > 0, problem.C_i, 1.0)
     a = alpha / scale
     m = problem.y * np.asarray(solution.decision, dtype=float)
     cats = sv_categories(problem, solution, tol)
-    bad = {"zero": m < 1 - tol, "free": np.abs(m - 1) > tol, "at_C": m > 1 + tol}
-    lo, hi = min(float(m.min(initial=1.0)), 0.0) - 0.2, max(float(m.max(initial=1.0)), 2.0) + 0.2
+    bad = {"zero": m < level - tol, "free": np.abs(m - level) > tol, "at_C": m > level + tol}
+    lo = min(float(m.min(initial=level)), 0.0) - 0.2
+    hi = max(float(m.max(initial=level)), level + 1.0) + 0.2
     w = 0.025
-    ax.fill_between([-w, w], 1, hi, color="C0", alpha=0.15, lw=0)
+    ax.fill_between([-w, w], level, hi, color="C0", alpha=0.15, lw=0)
     thick = 0.01 * (hi - lo)
-    ax.fill_between([w, 1 + w if hard else 1 - w], 1 - thick, 1 + thick, color="C1", alpha=0.25,
-                    lw=0)
+    ax.fill_between([w, 1 + w if hard else 1 - w], level - thick, level + thick, color="C1",
+                    alpha=0.25, lw=0)
     if not hard:
-        ax.fill_between([1 - w, 1 + w], lo, 1, color="C2", alpha=0.15, lw=0)
-    ax.axhline(1.0, color="k", ls="--", lw=0.8)
+        ax.fill_between([1 - w, 1 + w], lo, level, color="C2", alpha=0.15, lw=0)
+    ax.axhline(level, color="k", ls="--", lw=0.8)
     ax.axhline(0.0, color="0.5", lw=0.5)
-    rows = [("zero", "α = 0", "yf ≥ 1", dict(color="C0", marker=".", s=14)),
-            ("free", "0 < α < C" if not hard else "α > 0", "yf = 1",
+    rows = [("zero", "α = 0", f"{f} ≥ {level:g}", dict(color="C0", marker=".", s=14)),
+            ("free", f"0 < α < {u}" if not hard else "α > 0", f"{f} = {level:g}",
              dict(color="C1", marker="o", s=22)),
-            ("at_C", "α = C", "yf ≤ 1", dict(color="C2", marker="s", s=18))]
+            ("at_C", f"α = {u}", f"{f} ≤ {level:g}", dict(color="C2", marker="s", s=18))]
     for key, name, band, style in rows:
         if hard and key == "at_C":
             continue
@@ -256,10 +262,10 @@ def plot_margins_vs_alpha(problem, solution, *, tol=1e-6, ax=None, file=None, ti
                label=f"contradicting its band: {contra.sum()}", gid="contradicting")
     ax.set_xlim(-2 * w, 1 + 2 * w)
     ax.set_ylim(lo, hi)
-    ax.set_xlabel("αᵢ / max α" if hard else "αᵢ / Cᵢ")
-    ax.set_ylabel("functional margin yᵢ f(xᵢ)")
+    ax.set_xlabel("αᵢ / max α" if hard else f"αᵢ / {u}ᵢ")
+    ax.set_ylabel("f(xᵢ) = Σⱼ αⱼK(xⱼ, xᵢ) − ρ" if one_class else "functional margin yᵢ f(xᵢ)")
     rule = ("hard margin: α = 0 ⇒ yf ≥ 1, α > 0 ⇒ yf = 1" if hard else
-            "α = 0 ⇒ yf ≥ 1, 0 < α < C ⇒ yf = 1, α = C ⇒ yf ≤ 1")
+            " ".join(f"{name} ⇒ {band}," for _, name, band, _ in rows)[:-1])
     ax.set_title(title or f"Support-vector table, {rule}", fontsize=9)
     _legend_outside(ax)
     return _save(ax.figure, file)

@@ -1,5 +1,5 @@
 """Run a problem with several methods, certify each, and tabulate (shared by the
-SVC and SVR reports of ``margin-opt verify``)."""
+SVC, SVR and one-class reports of ``margin-opt verify``)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import numpy as np
 from ..methods import available, get_method, method_names, not_applicable, stopping_options
 
 __all__ = ["run_methods", "format_table", "method_options", "default_methods",
-           "CVXPY_KERNEL_MAX_N", "run_ok", "TablePrinter"]
+           "CVXPY_KERNEL_MAX_N", "run_ok", "TablePrinter", "finish"]
 
 #: Above this many samples a non-linear kernel's cvxpy forms (a dense n × n quadratic
 #: form) are left out of the default methods: minutes to hours, and gigabytes.
@@ -52,12 +52,12 @@ def method_options(problem, name) -> dict:
     return options
 
 
-def run_methods(problem, methods, external=None, on_row=None):
+def run_methods(problem, methods, external=None, on_row=None, quantities=()):
     """Solve ``problem`` with each method and certify the answer.
 
     Parameters
     ----------
-    problem : SVMProblem or SVRProblem
+    problem : SVMProblem, SVRProblem or OneClassProblem
     methods : list of str
         Registry names (:mod:`margin_opt.methods`); each is held to its documented
         accuracy (``Method.accuracy_for``).
@@ -67,6 +67,9 @@ def run_methods(problem, methods, external=None, on_row=None):
         ``on_row(row)`` as each method finishes (e.g. :meth:`TablePrinter.row`, so
         that a long run prints its rows as they come); the row's ``agreement`` is
         set where the reference is known by then.
+    quantities : sequence of str, default=()
+        Names of the certificate's quantities copied into each certified row (e.g. the
+        one-class certificate's ``outlier_fraction`` and ``support_fraction``).
 
     Returns
     -------
@@ -109,10 +112,12 @@ def run_methods(problem, methods, external=None, on_row=None):
         row.update(
             solver=sol.backend, status=sol.status, primal=sol.primal_objective,
             dual=sol.dual_objective, gap=cert.duality_gap, kkt=cert.kkt_violation,
-            n_sv=int(sol.support_.size), n_free=q.get("n_free"), n_at_C=q.get("n_at_C"),
+            n_sv=int(sol.support_.size), n_free=q.get("n_free"),
+            n_at_C=q.get("n_at_C", q.get("n_at_bound")),
             time=sol.timings.get("total", float("nan")), compile=sol.timings.get("compile"),
             solve=sol.timings.get("solve"), n_iter=sol.n_iter, tol=tol, ok=cert.ok,
-            warnings=sorted({str(w.message) for w in caught}), side=spec.side)
+            warnings=sorted({str(w.message) for w in caught}), side=spec.side,
+            **{k: q[k] for k in quantities if k in q})
         if not cert.ok:
             row["failed"] = cert.failed()
         _finish(rows, row, on_row, waits)
@@ -266,6 +271,42 @@ class TablePrinter:
     def close(self, rows, reference, extra=()):
         """The reference, the verdict, then ``extra`` lines."""
         self._write(_closing(rows, reference) + list(extra))
+
+
+def finish(report, title, rows, reference, said=(), printer=None, plot=None):
+    """The end of a ``verify`` report: the line saying what ``--plot`` wrote, the
+    printer's closing lines (the reference, the verdict, then ``said``), the result.
+
+    Parameters
+    ----------
+    report : dict
+        With ``ok`` (:func:`run_ok`).
+    title : str
+    rows : list of dict
+        :func:`run_methods`'s rows.
+    reference : str or None
+    said : sequence of str, default=()
+        Lines after the verdict (the reference's certificate, ...).
+    printer : TablePrinter, optional
+        The printer that printed the rows as they came.
+    plot : str, optional
+        The figure's path, when ``--plot`` asked for one (written where a reference
+        exists).
+
+    Returns
+    -------
+    report : dict
+    text : str
+        :func:`format_table`'s lines, then ``said`` and the plot line.
+    ok : bool
+    """
+    said = list(said)
+    if plot:
+        said.append("plot: " + plot if reference is not None else
+                    "plot: no figure, since no method's answer certified.")
+    if printer is not None:
+        printer.close(rows, reference, said)
+    return report, "\n".join([format_table(title, rows, reference), *said]), report["ok"]
 
 
 def plot_histories(solutions, reference, problem, path):

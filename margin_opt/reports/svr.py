@@ -7,7 +7,7 @@ import time
 from ..methods import get_method
 from ..problems.svr import SVRProblem
 from ..validation import libsvm_input
-from .methods import TablePrinter, default_methods, format_table, run_methods, run_ok
+from .methods import TablePrinter, default_methods, finish, run_methods, run_ok
 
 __all__ = ["verify"]
 
@@ -76,9 +76,4 @@ def verify(dataset, *, C=1.0, epsilon=0.1, kernel="rbf", gamma="scale", methods=
         draw = plot_tube_1d if problem.X.shape[1] == 1 else plot_tube_residuals
         draw(problem, solutions[ref], file=plot)
         report["plots"] = [plot]
-    if plot:
-        said.append("plot: " + plot if ref is not None else
-                    "plot: no figure, since no method's answer certified.")
-    if printer is not None:
-        printer.close(rows, ref, said)
-    return report, "\n".join([format_table(title, rows, ref), *said]), report["ok"]
+    return finish(report, title, rows, ref, said, printer, plot)

@@ -1,8 +1,9 @@
 """The conformance kit: grade any SVM solver on problems that break solvers.
 
-``margin_opt.testing`` holds named suites of C-SVC and ε-SVR problems (duplicated points
-with opposite labels, rank-deficient kernels, huge C, zero and extreme weights, no free
-support vector, imbalance, unscaled features, the hard margin, real data), each with a
+``margin_opt.testing`` holds named suites of C-SVC, ε-SVR and one-class SVM problems
+(duplicated points with opposite labels, rank-deficient kernels, huge C, zero and extreme
+weights, no free support vector, imbalance, unscaled features, the hard margin, ν near 0
+and ν = 1, outliers, real data), each with a
 reference optimum certified and confirmed by two independent methods, and grades a
 solver given in plain arrays:
 

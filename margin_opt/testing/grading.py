@@ -4,7 +4,8 @@ An answer passes at tolerance ``tol`` when the problem's certificate
 (:meth:`SVMProblem.certify <margin_opt.problems.base.KernelProblem.certify>` on the
 plain arrays) holds with
 
-* the dual residual (box 0 ≤ α ≤ C, yᵀα = 0 — or 1ᵀβ = 0 —, ÷ max(1, C)) at ``tol``;
+* the dual residual (box 0 ≤ α ≤ C, yᵀα = 0 — or 1ᵀβ = 0, or 1ᵀα = νn —, ÷ max(1, C))
+  at ``tol``;
 * every check read in the units of f (primal residual, complementary slackness, the
   m(α) − M(α) gap of the KKT conditions, the support-vector / tube table) at
   ``tol × scale``, where ``scale = max(1, maxᵢ Σⱼ |Kᵢⱼ β*ⱼ|)`` is the magnitude of the
@@ -21,6 +22,12 @@ plain arrays) holds with
 * and — the strict test of optimality — its dual objective within ``2 tol`` (relative)
   of the certified reference optimum D*: |D − D*| / max(1, |D*|) ≤ 2 tol, the exact
   suboptimality of a feasible dual point.
+
+The one-class suite is graded by the one-class certificate
+(:class:`~margin_opt.problems.one_class.OneClassProblem`, LIBSVM's scale: b = −ρ, so the
+primal objective and the duality gap carry the term Δ·b = −νn·ρ), whose ``nu_property``
+check (outliers / n ≤ ν ≤ support vectors / n, outliers being the points with
+f(xᵢ) < −tol × scale) is a fraction held to ``tol`` itself: one point too many fails.
 
 References
 ----------
@@ -42,7 +49,7 @@ from ..kkt import GAP_FLOOR
 __all__ = ["Grade", "grade", "certifying_problem", "read_answer", "dual_objective", "term_scale"]
 
 #: checks held to ``tol`` itself (dimensionless); the others to ``tol × scale``
-RELATIVE_CHECKS = ("dual_residual",)
+RELATIVE_CHECKS = ("dual_residual", "nu_property")
 #: the objective's distance from the reference, in units of tol, that still passes
 REFERENCE_FACTOR = 2.0
 
@@ -81,21 +88,28 @@ class Grade:
 
 @lru_cache(maxsize=4)
 def certifying_problem(problem):
-    """The :class:`SVMProblem` / :class:`SVRProblem` that certifies answers to a problem.
+    """The :class:`SVMProblem` / :class:`SVRProblem` / :class:`OneClassProblem` that
+    certifies answers to a problem.
 
     Posed on the data X and kernel that made K (so the kernel is PSD by construction:
     linear or RBF), with K itself as its kernel matrix (the very numbers the solver saw)
     and the per-sample bounds as sample weights; built once per process (the last few).
     """
     from ..kernels import make_kernel
+    from ..problems.one_class import OneClassProblem
     from ..problems.svm import SVMProblem
     from ..problems.svr import SVRProblem
 
     a = problem.arrays()
+    kw = {} if a["kernel"] in ("linear", "precomputed") else {"gamma": a["gamma"]}
+    if problem.suite == "oneclass":     # the kernel object: K is PSD by construction
+        prob = OneClassProblem(a["X"], nu=a["nu"],
+                               kernel=make_kernel(a["kernel"], a["X"], **kw))
+        prob.data.use_gram(a["K"])
+        return prob
     C = a["C"]
     c0 = float(C.max())
     w = np.ones_like(C) if np.isinf(c0) else C / c0
-    kw = {} if a["kernel"] in ("linear", "precomputed") else {"gamma": a["gamma"]}
     if problem.suite == "svc":
         return SVMProblem.from_validated(a["X"], a["y"], C=c0,
                                          kernel=make_kernel(a["kernel"], a["X"], **kw),
@@ -113,10 +127,13 @@ def read_answer(problem, coef, b):
     ----------
     problem : Problem
     coef : array-like of shape (n,)
-        α (svc) or β (svr).
+        α (svc, oneclass) or β (svr).
     b : float
+        b, or ρ for the oneclass suite.
     """
-    name = "alpha" if problem.suite == "svc" else "beta"
+    from .suites import PROTOCOL
+
+    name, offset = PROTOCOL[problem.suite]
     try:
         arr = np.asarray(coef)
     except Exception as exc:  # noqa: BLE001 - any object a solver may return
@@ -133,16 +150,19 @@ def read_answer(problem, coef, b):
     except Exception:  # noqa: BLE001
         bb = np.asarray(None)
     if bb.size != 1 or bb.dtype.kind not in "fiub":
-        return None, None, f"b must be a real number, got {type(b).__name__} {bb.shape}"
+        return None, None, f"{offset} must be a real number, got {type(b).__name__} {bb.shape}"
     bb = float(bb.reshape(()))
     if not np.isfinite(bb):
-        return None, None, f"b is {bb}"
+        return None, None, f"{offset} is {bb}"
     return arr, bb, None
 
 
 def dual_objective(problem, coef) -> float:
-    """The dual objective of α (svc: 1ᵀα − ½αᵀQα) or β (svr: zᵀβ − ε‖β‖₁ − ½βᵀKβ)."""
+    """The dual objective of α (svc: 1ᵀα − ½αᵀQα; oneclass: −½αᵀKα, to be maximized) or
+    β (svr: zᵀβ − ε‖β‖₁ − ½βᵀKβ)."""
     a = problem.arrays()
+    if problem.suite == "oneclass":
+        return float(-0.5 * coef @ (a["K"] @ coef))
     if problem.suite == "svc":
         beta = a["y"] * coef
         return float(coef.sum() - 0.5 * beta @ (a["K"] @ beta))
@@ -151,7 +171,7 @@ def dual_objective(problem, coef) -> float:
 
 
 def term_scale(problem, coef) -> float:
-    """``max(1, maxᵢ Σⱼ |Kᵢⱼβⱼ|)`` for α (svc, β = y∘α) or β (svr)."""
+    """``max(1, maxᵢ Σⱼ |Kᵢⱼβⱼ|)`` for α (svc, β = y∘α; oneclass, β = α) or β (svr)."""
     a = problem.arrays()
     beta = a["y"] * coef if problem.suite == "svc" else coef
     nz = np.flatnonzero(beta)
@@ -167,8 +187,9 @@ def grade(problem, coef, b, tol, reference) -> Grade:
     ----------
     problem : Problem
     coef : array-like of shape (n,)
-        α for the svc suite, β (f = Kβ + b) for svr.
+        α for the svc suite, β (f = Kβ + b) for svr, α (f = Kα − ρ) for oneclass.
     b : float
+        b, or ρ for the oneclass suite.
     tol : float
     reference : Reference
         The problem's reference (:func:`margin_opt.testing.get_reference`).
@@ -184,6 +205,8 @@ def grade(problem, coef, b, tol, reference) -> Grade:
     prob = certifying_problem(problem)
     if problem.suite == "svc":
         cert = prob.certify(alpha=coef, b=b, tol=tol * ref.scale)
+    elif problem.suite == "oneclass":
+        cert = prob.certify(alpha=coef, b=-b, tol=tol * ref.scale)
     else:
         cert = prob.certify(alpha=np.maximum(coef, 0.0), alpha_star=np.maximum(-coef, 0.0),
                             b=b, tol=tol * ref.scale)

@@ -3,8 +3,8 @@
 Each problem's reference is computed by three methods on its plain arrays:
 
 * ``smo`` — our SMO (LIBSVM's algorithm with a Newton polish) at tol 1e-10, cold;
-* ``libsvm`` — LIBSVM through scikit-learn (``SVC/SVR(kernel="precomputed")``) at
-  tol 1e-12 (zero bounds dropped, C = inf as 1e12);
+* ``libsvm`` — LIBSVM through scikit-learn (``SVC/SVR/OneClassSVM(kernel="precomputed")``)
+  at tol 1e-12 (zero bounds dropped, C = inf as 1e12);
 * ``clarabel`` — the cvxpy dual solved by Clarabel (an interior-point method), then
   refined by SMO warm-started from it at tol 1e-11 (n ≤ 1000);
 * ``clarabel-primal`` — the same from the cvxpy primal (slack form, the kernel's
@@ -15,7 +15,8 @@ at a tolerance ladder 1e-10, 1e-9, …; the reference is the answer certified at
 smallest tolerance (``certified_tol``), and a second method must confirm it: its dual
 objective within 1e-8 (relative) of the reference's (:data:`AGREEMENT`).  The
 answers are stored with the package (``margin_opt/testing/data/references.json`` +
-``.npz``: objective, α or β, b, scale and each method's objective); problems not stored
+``.npz``: objective, α or β, b (ρ for the oneclass suite), scale and each method's
+objective); problems not stored
 are computed on first use and cached under ``$MARGIN_OPT_CACHE`` (default
 ``~/.cache/margin_opt``).
 
@@ -62,10 +63,12 @@ class Reference:
     ----------
     name : str
     objective : float
-        The dual objective D* (svc: 1ᵀα − ½αᵀQα; svr: zᵀβ − ε‖β‖₁ − ½βᵀKβ).
+        The dual objective D* (svc: 1ᵀα − ½αᵀQα; svr: zᵀβ − ε‖β‖₁ − ½βᵀKβ; oneclass:
+        −½αᵀKα in LIBSVM's scale).
     coef : ndarray of shape (n,)
-        α* (svc) or β* (svr).
+        α* (svc, oneclass) or β* (svr).
     b : float
+        b*, or ρ* for the oneclass suite (the protocol's second value).
     scale : float
         ``max(1, maxᵢ Σⱼ|Kᵢⱼβ*ⱼ|)``: the grading's scale of f.
     certified_tol : float
@@ -92,12 +95,15 @@ class Reference:
 # ---------------------------------------------------------------------- the methods
 def _smo(problem):
     sol = certifying_problem(problem).solve("smo", tol=1e-10, certify=False)
-    return _coef(problem, sol), float(sol.b)
+    return _answer(problem, sol)
 
 
-def _coef(problem, sol):
+def _answer(problem, sol):
+    """(coef, b) of a Solution in the problem's protocol (oneclass: (α, ρ = −b))."""
     v = sol.variables
-    return v.alpha if problem.suite == "svc" else v.alpha - v.alpha_star
+    if problem.suite == "oneclass":
+        return v.alpha, -float(sol.b)
+    return (v.alpha if problem.suite == "svc" else v.alpha - v.alpha_star), float(sol.b)
 
 
 def _libsvm(problem):
@@ -112,7 +118,7 @@ def _clarabel(problem, method="cvxpy-dual"):
     sol = prob.solve(method, certify=False)
     refined = prob.solve("smo", tol=1e-11, certify=False,
                          alpha0=prob.warm_start(sol.variables.standard_alpha))
-    return _coef(problem, refined), float(refined.b)
+    return _answer(problem, refined)
 
 
 METHODS = {"smo": _smo, "libsvm": _libsvm, "clarabel": _clarabel,
@@ -252,7 +258,8 @@ def perturbed_reference(problem, seed) -> Reference:
     """The reference of the perturbed instance :func:`~margin_opt.testing.suites.perturbed`
     ``(problem, seed)``, mapped from the problem's own: α'* = α*[π] / s (svr:
     β'* = σ·β*[π] / s), b'* = σ·b*, D'* = D* / s (exact: a permutation, a power of two
-    and a sign).
+    and a sign); oneclass (K' = s·K[π, π], the box and ν unchanged): α'* = α*[π],
+    ρ'* = s·ρ*, D'* = s·D*.
 
     Parameters
     ----------
@@ -268,6 +275,10 @@ def perturbed_reference(problem, seed) -> Reference:
 
     base, p = get_reference(problem), perturbation(problem, seed)
     q = perturbed(problem, seed)
+    if problem.suite == "oneclass":
+        coef = base.coef[p.permutation]
+        return Reference(q.name, base.objective * p.scale, coef, base.b * p.scale,
+                         term_scale(q, coef), base.certified_tol, base.methods)
     coef = base.coef[p.permutation] / p.scale
     if problem.suite == "svr":
         coef = p.sign * coef
@@ -318,8 +329,9 @@ def check(problem, alpha, b, tol=1e-6) -> None:
     problem : Problem
         From :func:`margin_opt.testing.problems`.
     alpha : array-like of shape (n,)
-        α (svc) or β (svr, f = Kβ + b).
+        α (svc; oneclass, f = Kα − ρ) or β (svr, f = Kβ + b).
     b : float
+        b, or ρ for the oneclass suite.
     tol : float, default=1e-6
 
     Raises

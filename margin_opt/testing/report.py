@@ -96,7 +96,7 @@ class Report:
     Attributes
     ----------
     solver : str
-    suite : {"svc", "svr"}
+    suite : {"svc", "svr", "oneclass"}
     tol, time_limit : float
     rows : list of Row
     isolation : str

@@ -85,7 +85,12 @@ def run_conformance(solve, suite="svc", tol=1e-6, time_limit=60, *, problems=Non
       ``yᵀα = 0`` (Qᵢⱼ = yᵢyⱼKᵢⱼ), the decision function f = K(y∘α) + b;
     * ``suite="svr"``: ``solve(K, z, epsilon, C) -> (beta, b)`` or ``(beta, b, status)``,
       solving ``max zᵀβ − ε‖β‖₁ − ½βᵀKβ`` s.t. ``−Cᵢ ≤ βᵢ ≤ Cᵢ``, ``1ᵀβ = 0``, with
-      f = Kβ + b (β = a − â of the textbook dual).
+      f = Kβ + b (β = a − â of the textbook dual);
+    * ``suite="oneclass"``: ``solve(K, nu) -> (alpha, rho)`` or ``(alpha, rho, status)``
+      in LIBSVM's scale, solving ``min ½αᵀKα`` s.t. ``0 ≤ αᵢ ≤ 1``, ``1ᵀα = νn``, with
+      f = Kα − ρ (the one-class SVM of Schölkopf et al. multiplied through by νn, as
+      LIBSVM and scikit-learn's ``OneClassSVM`` solve it), graded by the one-class
+      certificate with its ν-property.
 
     The arrays are read-only.  ``status`` is any string; "optimal", "solved", "success",
     "converged" and "ok" claim success (so does returning no status), anything else
@@ -94,7 +99,7 @@ def run_conformance(solve, suite="svc", tol=1e-6, time_limit=60, *, problems=Non
     Parameters
     ----------
     solve : callable
-    suite : {"svc", "svr"}, default="svc"
+    suite : {"svc", "svr", "oneclass"}, default="svc"
     tol : float, default=1e-6
         The grading tolerance (:mod:`margin_opt.testing.grading`: the relative gap and
         dual residual at tol, the residuals in units of f at tol × the problem's scale).
@@ -150,9 +155,10 @@ def run_conformance(solve, suite="svc", tol=1e-6, time_limit=60, *, problems=Non
     report = Report(name, suite, tol, time_limit, isolation=isolation)
     if perturb:
         seed = secrets.randbits(31) if seed is None else int(seed)
+        how = "ν as it is" if suite == "oneclass" else \
+            "C' = C[π] / s, labels or targets times ±1"
         report.notes.append(f"graded on perturbed instances (seed={seed}): K' = s·K[π, π], "
-                            "C' = C[π] / s, labels or targets times ±1, the stored optima "
-                            "mapped exactly")
+                            f"{how}, the stored optima mapped exactly")
     posed = {p.name: perturbed(p, seed) if perturb else p for p in todo}
     first = min(todo, key=lambda p: p.n) if warmup and todo else None
     runner = _ProcessRunner(solve, first and posed[first.name]) if isolation == "process" \
@@ -253,7 +259,8 @@ def _answer(out, suite):
     """The solver's return value as plain numbers: ``((coef, b, status), None)`` with
     coef a float64 array, b a float and status a str or None; or ``(None, reason)``.
     Runs where the solver runs (the worker process), so that only numbers leave it."""
-    what = "(alpha, b)" if suite == "svc" else "(beta, b)"
+    name, offset = _suites.PROTOCOL[suite]
+    what = f"({name}, {offset})"
     try:
         if not isinstance(out, tuple | list) or len(out) not in (2, 3):
             return None, (f"returned {type(out).__name__}"
@@ -262,13 +269,13 @@ def _answer(out, suite):
         status = out[2] if len(out) == 3 else None
         if status is not None and type(status) is not str:
             return None, f"status must be a string, got {type(status).__name__}"
-        name = what[1:what.index(",")]
         coef = np.asarray(out[0])
         if coef.dtype.kind not in "fiub":
             return None, f"{name} has dtype {coef.dtype}, not a real number type"
         b = np.asarray(out[1])
         if b.size != 1 or b.dtype.kind not in "fiub":
-            return None, f"b must be a real number, got {type(out[1]).__name__} {b.shape}"
+            return None, (f"{offset} must be a real number, got {type(out[1]).__name__} "
+                          f"{b.shape}")
         coef = np.array(coef, dtype=np.float64, copy=True).reshape(coef.shape)
         return (coef, float(b.reshape(())), None if status is None else str(status)), None
     except Exception as exc:  # noqa: BLE001 - any object a solver may return

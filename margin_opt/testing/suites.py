@@ -1,4 +1,5 @@
-"""The named conformance problems: families of C-SVC and ε-SVR instances that break solvers.
+"""The named conformance problems: families of C-SVC, ε-SVR and one-class SVM instances
+that break solvers.
 
 Every problem is given to a solver in plain arrays (the protocol of
 :func:`margin_opt.testing.run_conformance`):
@@ -7,16 +8,19 @@ Every problem is given to a solver in plain arrays (the protocol of
   bounds, ``inf`` for the hard margin) — the dual ``max 1ᵀα − ½αᵀQα``,
   ``0 ≤ αᵢ ≤ Cᵢ``, ``yᵀα = 0``, ``Qᵢⱼ = yᵢyⱼKᵢⱼ``, the intercept b free;
 * ε-SVR: ``K``, ``z`` (real targets), ``epsilon``, ``C`` — the dual in β = a − â,
-  ``max zᵀβ − ε‖β‖₁ − ½βᵀKβ``, ``−Cᵢ ≤ βᵢ ≤ Cᵢ``, ``1ᵀβ = 0``, with f = Kβ + b.
+  ``max zᵀβ − ε‖β‖₁ − ½βᵀKβ``, ``−Cᵢ ≤ βᵢ ≤ Cᵢ``, ``1ᵀβ = 0``, with f = Kβ + b;
+* one-class SVM: ``K``, ``nu`` — LIBSVM's scaled dual ``min ½αᵀKα``, ``0 ≤ αᵢ ≤ 1``,
+  ``1ᵀα = νn``, with f = Kα − ρ (Schölkopf et al., 2001, multiplied through by νn).
 
 The families are those that break solvers: duplicated points with opposite labels,
 rank-deficient kernels (tiny γ, linear with d ≪ n), huge C (1e4–1e8), zero and
 extreme sample weights (ratio 1e4), no free support vector (b only bounded), class
 imbalance 1:100, unscaled features (entries ~1e4, offsets), the hard margin on
 nearly inseparable data, and real data (heart_scale, breast_cancer, diabetes, an
-a9a.t subsample where the shared data folder is present).  Every generator is
-seeded: the same arrays on every machine (up to the last bits of the kernel
-products).
+a9a.t subsample where the shared data folder is present); for the one-class SVM also ν
+near 0 and ν = 1, kernel entries tiny and huge, the narrow RBF (K ≈ I) and far outliers.
+Every generator is seeded: the same arrays on every machine (up to the last bits of the
+kernel products).
 
 References
 ----------
@@ -24,6 +28,9 @@ S. Caron et al., qpbenchmark: benchmarks for quadratic programming solvers in
 Python, https://github.com/qpsolvers/qpbenchmark (the test-set idea).
 C.-C. Chang and C.-J. Lin, "LIBSVM: a library for support vector machines",
 ACM TIST 2(3), 2011 (heart_scale, a9a).
+B. Schölkopf, J. C. Platt, J. Shawe-Taylor, A. J. Smola and R. C. Williamson,
+"Estimating the support of a high-dimensional distribution", Neural Computation 13(7),
+2001 (the one-class SVM).
 """
 
 from __future__ import annotations
@@ -34,11 +41,13 @@ from functools import cache, lru_cache, partial
 import numpy as np
 from scipy.spatial.distance import cdist
 
-__all__ = ["Problem", "problems", "get_problem", "SUITES", "FAMILIES", "Perturbation",
-           "perturbation", "perturbed"]
+__all__ = ["Problem", "problems", "get_problem", "SUITES", "FAMILIES", "PROTOCOL",
+           "Perturbation", "perturbation", "perturbed"]
 
 #: the suites by name
-SUITES = ("svc", "svr")
+SUITES = ("svc", "svr", "oneclass")
+#: per suite, the names of what a solver returns: (coefficients, offset)
+PROTOCOL = {"svc": ("alpha", "b"), "svr": ("beta", "b"), "oneclass": ("alpha", "rho")}
 #: each family and what it does to a solver
 FAMILIES = {
     "duplicates": "duplicated points with opposite labels (or targets): a singular Q, "
@@ -51,7 +60,11 @@ FAMILIES = {
     "unscaled": "features ~1e4 with offsets (kernel entries ~1e8)",
     "hard_margin": "C = inf on data separable by a hair",
     "epsilon": "ε = 0 (a − â not unique in a, â) and ε wider than the targets (β = 0)",
-    "outliers": "heavy-tailed targets: most multipliers at their bound",
+    "outliers": "heavy-tailed targets (svr), points far from the rest (oneclass): most "
+                "multipliers at their bound",
+    "nu": "ν near 0: Σα = νn carried by a few multipliers (below one: by free ones only)",
+    "kernel_scale": "kernel entries ~1e-6 (f and ρ that small), the narrow RBF (K ≈ I: "
+                    "every point on the boundary)",
     "real": "real data: heart_scale, breast_cancer, diabetes, a9a.t (where present)",
 }
 #: sizes: small n ≤ 500, medium n ≤ 5000
@@ -66,15 +79,15 @@ class Problem:
     ----------
     name : str
         Unique, e.g. ``"svc-duplicates-rbf-300"`` (the pytest id).
-    suite : {"svc", "svr"}
+    suite : {"svc", "svr", "oneclass"}
     family : str
         A key of :data:`FAMILIES`.
     n : int
         Samples.
     description : str
     make : callable
-        ``make() -> dict`` of the arrays: ``K``, ``y``, ``C`` (svc) or ``K``, ``z``,
-        ``epsilon``, ``C`` (svr).  Seeded: deterministic.
+        ``make() -> dict`` of the arrays: ``K``, ``y``, ``C`` (svc), ``K``, ``z``,
+        ``epsilon``, ``C`` (svr) or ``K``, ``nu`` (oneclass).  Seeded: deterministic.
     needs_shared_data : bool, default=False
         Built from the shared data folder (:func:`margin_opt.datasets.shared_data_dir`);
         absent from :func:`problems` where the folder is absent.
@@ -101,7 +114,8 @@ class Problem:
         arrays : dict
             ``K`` ndarray of shape (n, n), ``y`` ndarray of shape (n,) in {−1, +1} and
             ``C`` ndarray of shape (n,) for the svc suite; ``K``, ``z`` of shape (n,),
-            ``epsilon`` (float) and ``C`` for svr; and what made K: ``X`` of shape
+            ``epsilon`` (float) and ``C`` for svr; ``K`` and ``nu`` (float) for
+            oneclass; and what made K: ``X`` of shape
             (n, d), ``kernel`` ("linear" or "rbf") and ``gamma``.  Read-only arrays: a
             solver that writes into its input fails loudly instead of spoiling the next
             check.
@@ -109,8 +123,11 @@ class Problem:
         return _arrays(self)
 
     def args(self) -> tuple:
-        """The positional arguments of the solver call: ``(K, y, C)`` or ``(K, z, epsilon, C)``."""
+        """The positional arguments of the solver call: ``(K, y, C)``,
+        ``(K, z, epsilon, C)`` or ``(K, nu)``."""
         a = self.arrays()
+        if self.suite == "oneclass":
+            return a["K"], a["nu"]
         return (a["K"], a["y"], a["C"]) if self.suite == "svc" else \
             (a["K"], a["z"], a["epsilon"], a["C"])
 
@@ -324,6 +341,38 @@ def _svr_friedman(n, seed):
     return _svr(_kernel(X, "rbf"), (z - z.mean()) / z.std(), 0.1, 10.0)
 
 
+# ---------------------------------------------------------------------- one-class data
+def _oc(G, nu):
+    return {**G, "K": np.ascontiguousarray(G["K"]), "nu": float(nu)}
+
+
+def _oc_cloud(n, kernel, nu, seed, *, d=3, gamma_factor=1.0, scale=1.0, shift=0.0,
+              n_dup=0, n_far=0):
+    """A Gaussian cloud of n points (the last ``n_dup`` copies of others, ``n_far`` of
+    them at distance 8 in random directions), times ``scale`` plus ``shift`` per feature."""
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((n - n_dup - n_far, d))
+    if n_far:
+        u = rng.standard_normal((n_far, d))
+        X = np.r_[X, 8.0 * u / np.linalg.norm(u, axis=1, keepdims=True)]
+    if n_dup:
+        X = np.r_[X, X[rng.choice(X.shape[0], n_dup, replace=False)]]
+    X = X * np.asarray(scale, dtype=float) + np.asarray(shift, dtype=float)
+    gamma = None if kernel == "linear" else gamma_factor * _gamma_scale(X)
+    return _oc(_kernel(X, kernel, gamma), nu)
+
+
+def _oc_real(name, kernel, n, nu, seed, gamma=None):
+    from ..datasets import load_dataset
+
+    d = load_dataset("breast_cancer", standardize=False) if name == "breast_cancer_raw" \
+        else load_dataset(name)
+    X = d.X.toarray() if hasattr(d.X, "toarray") else np.asarray(d.X, dtype=float)
+    if n < X.shape[0]:
+        X = X[np.sort(np.random.default_rng(seed).choice(X.shape[0], n, replace=False))]
+    return _oc(_kernel(X, kernel, gamma), nu)
+
+
 # ---------------------------------------------------------------------- the suites
 def _svc_problems():
     P = partial(Problem, suite="svc")
@@ -487,10 +536,73 @@ def _svr_problems():
     ]
 
 
+def _oneclass_problems():
+    P = partial(Problem, suite="oneclass")
+    unscaled = dict(scale=(1e4, 1.0, 1e2), shift=(3e4, -1e3, 5e2))
+    return [
+        P(name="oneclass-duplicates-rbf-300", family="duplicates", n=300,
+          description="60 of 300 points duplicated, RBF, ν = 0.2",
+          make=partial(_oc_cloud, 300, "rbf", 0.2, 201, n_dup=60)),
+        P(name="oneclass-duplicates-linear-200", family="duplicates", n=200,
+          description="50 of 200 points duplicated, linear (cloud off the origin), ν = 0.3",
+          make=partial(_oc_cloud, 200, "linear", 0.3, 202, shift=2.0, n_dup=50)),
+        P(name="oneclass-rank-rbf-tinygamma-300", family="rank_deficient", n=300,
+          description="RBF with γ = 1e-4 × scale: numerical rank ~4, ν = 0.3",
+          make=partial(_oc_cloud, 300, "rbf", 0.3, 203, gamma_factor=1e-4)),
+        P(name="oneclass-rank-linear-d2-400", family="rank_deficient", n=400,
+          description="linear kernel, d = 2 ≪ n: rank 2, ν = 0.5",
+          make=partial(_oc_cloud, 400, "linear", 0.5, 204, d=2, shift=2.0)),
+        P(name="oneclass-nu-tiny-rbf-300", family="nu", n=300,
+          description="ν = 1e-3: Σα = νn = 0.3, below one multiplier's bound, RBF",
+          make=partial(_oc_cloud, 300, "rbf", 1e-3, 205)),
+        P(name="oneclass-nu-small-rbf-500", family="nu", n=500,
+          description="ν = 0.01: Σα = 5, RBF",
+          make=partial(_oc_cloud, 500, "rbf", 0.01, 206)),
+        P(name="oneclass-nu-tiny-linear-200", family="nu", n=200,
+          description="ν = 2e-3: Σα = 0.4, linear",
+          make=partial(_oc_cloud, 200, "linear", 2e-3, 207, shift=2.0)),
+        P(name="oneclass-nu-one-rbf-200", family="no_free_sv", n=200,
+          description="ν = 1: every α = 1, ρ only bounded (ρ ≥ max Kα), RBF",
+          make=partial(_oc_cloud, 200, "rbf", 1.0, 208)),
+        P(name="oneclass-nu-one-linear-200", family="no_free_sv", n=200,
+          description="ν = 1: every α = 1, ρ only bounded, linear",
+          make=partial(_oc_cloud, 200, "linear", 1.0, 209, shift=2.0)),
+        P(name="oneclass-scale-tiny-linear-200", family="kernel_scale", n=200,
+          description="features ~1e-3: kernel entries ~1e-5, ν = 0.2, linear",
+          make=partial(_oc_cloud, 200, "linear", 0.2, 210, scale=1e-3, shift=2e-3)),
+        P(name="oneclass-scale-narrow-rbf-300", family="kernel_scale", n=300,
+          description="RBF with γ = 1e3 × scale: K ≈ I, every point on the boundary, ν = 0.3",
+          make=partial(_oc_cloud, 300, "rbf", 0.3, 211, gamma_factor=1e3)),
+        P(name="oneclass-unscaled-linear-200", family="unscaled", n=200,
+          description="features ~1e4 with offsets, linear (K ~1e9), ν = 0.2",
+          make=partial(_oc_cloud, 200, "linear", 0.2, 212, **unscaled)),
+        P(name="oneclass-unscaled-rbf-300", family="unscaled", n=300,
+          description="features ~1e4 with offsets, RBF at gamma='scale' (one feature rules), "
+                      "ν = 0.1",
+          make=partial(_oc_cloud, 300, "rbf", 0.1, 213, **unscaled)),
+        P(name="oneclass-outliers-rbf-300", family="outliers", n=300,
+          description="15 points at distance 8 from a unit cloud, RBF, ν = 0.1",
+          make=partial(_oc_cloud, 300, "rbf", 0.1, 214, n_far=15)),
+        P(name="oneclass-outliers-linear-300", family="outliers", n=300,
+          description="15 points at distance 8 from a cloud off the origin, linear, ν = 0.05",
+          make=partial(_oc_cloud, 300, "linear", 0.05, 215, shift=2.0, n_far=15)),
+        P(name="oneclass-real-breast-cancer-rbf", family="real", n=569,
+          description="breast_cancer standardized, RBF at gamma='scale', ν = 0.5 (margin-opt "
+                      "verify --model oneclass)",
+          make=partial(_oc_real, "breast_cancer", "rbf", 569, 0.5, 0)),
+        P(name="oneclass-real-heart-rbf", family="real", n=270,
+          description="heart_scale, RBF γ = 1/13, ν = 0.1",
+          make=partial(_oc_real, "heart_scale", "rbf", 270, 0.1, 0, 1 / 13)),
+        P(name="oneclass-real-breast-cancer-raw-linear", family="real", n=300,
+          description="breast_cancer raw features (up to ~4000), linear (K ~1e7), ν = 0.05",
+          make=partial(_oc_real, "breast_cancer_raw", "linear", 300, 0.05, 216)),
+    ]
+
+
 @cache
 def _all() -> dict:
     out = {}
-    for p in _svc_problems() + _svr_problems():
+    for p in _svc_problems() + _svr_problems() + _oneclass_problems():
         if p.name in out:     # pragma: no cover - a typo in the table
             raise RuntimeError(f"two conformance problems are named {p.name!r}")
         out[p.name] = p
@@ -502,7 +614,7 @@ def problems(suite: str = "svc", *, size=None, family=None, names=None) -> list:
 
     Parameters
     ----------
-    suite : {"svc", "svr"}, default="svc"
+    suite : {"svc", "svr", "oneclass"}, default="svc"
     size : {"small", "medium"}, optional
         Only this size (small: n ≤ 500; medium: n ≤ 5000).
     family : str or sequence of str, optional
@@ -573,10 +685,12 @@ def get_problem(name: str) -> Problem:
 @dataclass(frozen=True)
 class Perturbation:
     """How a perturbed instance was made from its problem: K' = s·K[π, π], C' = C[π] / s,
-    y' = σ·y[π] (svr: z' = σ·z[π]), with s a power of two and σ = ±1.
+    y' = σ·y[π] (svr: z' = σ·z[π]), with s a power of two and σ = ±1; oneclass: K' =
+    s·K[π, π] only (ν and the box 0 ≤ α ≤ 1 as they are, σ = 1).
 
     The optimum maps exactly: α'* = α*[π] / s (svr: β'* = σ·β*[π] / s), b'* = σ·b*, the
-    dual objective D'* = D* / s.  Every operation is exact in floating point (a
+    dual objective D'* = D* / s; oneclass: α'* = α*[π], ρ'* = s·ρ*, D'* = s·D*.  Every
+    operation is exact in floating point (a
     permutation, a power of two, a sign), so the instance is as hard as its problem for
     every solver, single precision included; what changes is every array a solver
     could look its answer up by.
@@ -596,15 +710,19 @@ class Perturbation:
 def perturbation(problem: Problem, seed: int) -> Perturbation:
     """The perturbation of ``problem`` drawn from ``seed`` (deterministic)."""
     rng = np.random.default_rng([int(seed), problem.n])
-    return Perturbation(rng.permutation(problem.n), 2.0 ** int(rng.integers(-2, 3)),
-                        float(rng.choice([-1.0, 1.0])))
+    pi, scale, sign = (rng.permutation(problem.n), 2.0 ** int(rng.integers(-2, 3)),
+                       float(rng.choice([-1.0, 1.0])))
+    return Perturbation(pi, scale, 1.0 if problem.suite == "oneclass" else sign)
 
 
 def _perturbed_arrays(problem: Problem, seed: int) -> dict:
     a, p = problem.arrays(), perturbation(problem, seed)
     pi, s = p.permutation, p.scale
     K = np.ascontiguousarray(s * a["K"][np.ix_(pi, pi)])
-    out = {"K": K, "X": K, "kernel": "precomputed", "gamma": None, "C": a["C"][pi] / s}
+    out = {"K": K, "X": K, "kernel": "precomputed", "gamma": None}
+    if problem.suite == "oneclass":
+        return {**out, "nu": a["nu"]}
+    out["C"] = a["C"][pi] / s
     if problem.suite == "svc":
         out["y"] = p.sign * a["y"][pi]
     else:
@@ -626,8 +744,8 @@ def perturbed(problem: Problem, seed: int) -> Problem:
     Returns
     -------
     Problem
-        Its arrays are ``K'``, ``y'`` (``z'``), ``C'`` (and ``epsilon``), with the
-        kernel "precomputed" (``X`` is ``K'``).
+        Its arrays are ``K'``, ``y'`` (``z'``), ``C'`` (and ``epsilon``), or ``K'`` and
+        ``nu``, with the kernel "precomputed" (``X`` is ``K'``).
     """
     return Problem(f"{problem.name}~{int(seed)}", problem.suite, problem.family, problem.n,
                    problem.description, partial(_perturbed_arrays, problem, int(seed)),
