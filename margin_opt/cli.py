@@ -434,7 +434,8 @@ def main(argv=None) -> int:
         0 success, 1 a failed certificate or conformance row, 2 bad arguments or data
         (one line on stderr), 130 interrupted by Ctrl-C (SIGINT): one line
         "margin-opt: interrupted" on stderr, and the plot files the run had begun to
-        write removed.
+        write removed; 141 (128 + SIGPIPE) when the reader of the output went away
+        (``margin-opt verify | head``), quietly, as a shell tool ends.
     """
     args, since = None, time.time()
     try:
@@ -448,6 +449,11 @@ def main(argv=None) -> int:
         _remove_partial_plots(getattr(args, "plot", None), since)
         print("margin-opt: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:
+        # the rest of the output goes nowhere (Python would report the pipe again when it
+        # flushes stdout at exit)
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141
 
 
 if __name__ == "__main__":

@@ -438,3 +438,18 @@ def test_verify_oneclass_nu_one_lists_libsvm_as_not_applicable(capsys):
     out = capsys.readouterr().out
     assert "libsvm        n/a: LIBSVM's ρ is +inf at ν = 1" in out
     assert "all certificates passed" in out and "ERROR" not in out
+
+
+def test_a_reader_that_goes_away_ends_the_run_quietly():
+    # `margin-opt verify | head -1`: the writes after the reader closed end the run with
+    # 128 + SIGPIPE and no traceback (as a shell tool ends)
+    import subprocess
+    import sys
+
+    p = subprocess.Popen([sys.executable, "-m", "margin_opt.cli", "verify", "--model", "svc",
+                          "--methods", "smo"], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    p.stdout.readline()
+    p.stdout.close()                      # the reader goes away after one line
+    err = p.stderr.read().decode()
+    assert p.wait(timeout=120) == 141
+    assert "Traceback" not in err and "BrokenPipe" not in err
