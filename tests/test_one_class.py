@@ -302,3 +302,14 @@ def test_cvxpy_forms_in_the_papers_scale(wine):
         problem.primal("hinge")
     with pytest.raises(ValueError, match="no λ"):
         problem.to_primal_erm()
+
+
+def test_nu_one_is_optimal_at_once_with_a_finite_gap(cancer):
+    # ν = 1: every α at its bound, so the bound ones leave b an interval with one
+    # infinite end; SMO reads its finite end (LIBSVM's would be ρ = inf) and stops
+    # optimal with a finite duality gap, not "stalled" with NaN
+    est = OneClassSVM(nu=1.0).fit(cancer)
+    sol = est.solution_
+    assert sol.status == "optimal" and np.isfinite(sol.raw.duality_gap)
+    assert sol.raw.duality_gap <= 1e-9 and est.certificate_.ok
+    assert np.isfinite(est.offset_).all()

@@ -813,6 +813,10 @@ double Solver::intercept() const {
         }
     }
     if (n_free > 0) return free_sum / static_cast<double>(n_free);
+    // every b in [-ub, -lb] is optimal; where one end is infinite (every variable of one
+    // kind at one bound: the one-class SVM at nu = 1) the finite end, not LIBSVM's inf
+    if (!std::isfinite(ub)) return -lb;
+    if (!std::isfinite(lb)) return -ub;
     return -(ub + lb) / 2.0;
 }
 

@@ -263,7 +263,8 @@ class Solver {
     void read(double* alpha, double* grad) const;
     // LIBSVM's b = -rho (its calculate_rho): the mean of -y_t G_t over the free
     // variables, else the midpoint of the interval the bound ones leave (a zero bound
-    // counts as the upper one); 0 without the equality.  Sums in the caller's order;
+    // counts as the upper one; its finite end where the other is infinite); 0 without
+    // the equality.  Sums in the caller's order;
     // every variable active (after unshrink).
     double intercept() const;
     // The nu mode's rho and r (LIBSVM's Solver_NU::calculate_rho): per sign of y, the mean
