@@ -26,6 +26,7 @@ if TYPE_CHECKING:  # the static view of the names below (type checkers, IDEs)
         RandomForestRegressor,
     )
     from .estimators.linear import LinearSVC, LinearSVR
+    from .estimators.nu import NuSVC, NuSVR
     from .estimators.one_class import OneClassSVM
     from .estimators.perceptron import Perceptron, novikoff_bound
     from .estimators.svc import SVC
@@ -43,8 +44,9 @@ if TYPE_CHECKING:  # the static view of the names below (type checkers, IDEs)
     )
     from .kernels import Kernel, make_kernel
     from .parallel import show_config
-    from .problems.multiclass import MulticlassSVMProblem
     from .problems.l1_svm import L1SVMProblem
+    from .problems.multiclass import MulticlassSVMProblem
+    from .problems.nu import NuSVCProblem, NuSVRProblem
     from .problems.one_class import OneClassProblem
     from .problems.separability import SeparabilityProblem, separability
     from .problems.squared import SquaredEpsilonProblem, SquaredHingeProblem
@@ -69,6 +71,8 @@ _EXPORTS = {
     "RandomForestRegressor": ".estimators.ensembles",
     "LinearSVC": ".estimators.linear",
     "LinearSVR": ".estimators.linear",
+    "NuSVC": ".estimators.nu",
+    "NuSVR": ".estimators.nu",
     "OneClassSVM": ".estimators.one_class",
     "novikoff_bound": ".estimators.perceptron",
     "Perceptron": ".estimators.perceptron",
@@ -87,6 +91,8 @@ _EXPORTS = {
     "make_kernel": ".kernels",
     "MulticlassSVMProblem": ".problems.multiclass",
     "L1SVMProblem": ".problems.l1_svm",
+    "NuSVCProblem": ".problems.nu",
+    "NuSVRProblem": ".problems.nu",
     "OneClassProblem": ".problems.one_class",
     "separability": ".problems.separability",
     "SeparabilityProblem": ".problems.separability",
@@ -129,6 +135,10 @@ __all__ = [
     "NotSeparableError",
     "novikoff_bound",
     "L1SVMProblem",
+    "NuSVC",
+    "NuSVCProblem",
+    "NuSVR",
+    "NuSVRProblem",
     "OneClassProblem",
     "OneClassSVM",
     "Perceptron",

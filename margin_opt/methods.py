@@ -48,7 +48,7 @@ class Method:
         The problem kinds it poses (``"svc"``, ``"svr"``, ``"separability"``,
         ``"multiclass"``: the Crammer–Singer SVM; ``"svc-l2"``, ``"svr-l2"``: the
         squared hinge and squared ε-insensitive losses; ``"one-class"``: the one-class
-        SVM).
+        SVM; ``"nu-svc"``, ``"nu-svr"``: the ν problems, two equalities).
     summary : str
         One line for the command line's help and the docs.
     standard_form : {"DualQP", "PrimalERM"} or None
@@ -131,10 +131,12 @@ class Method:
 
 METHODS = {m.name: m for m in (
     Method("cvxpy-dual", "cvxpy", "dual", ("svc", "svr", "separability", "multiclass",
-                                           "svc-l2", "svr-l2", "one-class"),
+                                           "svc-l2", "svr-l2", "one-class", "nu-svc",
+                                           "nu-svr"),
            "the dual QP in cvxpy (Clarabel, tolerances 1e-11): the reference"),
     Method("cvxpy-primal", "cvxpy", "primal", ("svc", "svr", "separability", "multiclass",
-                                               "svc-l2", "svr-l2", "one-class"),
+                                               "svc-l2", "svr-l2", "one-class",
+                                               "nu-svc", "nu-svr"),
            "the primal in cvxpy, slack form (formulation='slack'|'hinge'|'loss')"),
     Method("cvxpy-hinge", "cvxpy", "primal", ("svc",),
            "the unconstrained hinge form in cvxpy (α recovered by least squares)",
@@ -144,7 +146,7 @@ METHODS = {m.name: m for m in (
            "the ε-insensitive loss form in cvxpy (multipliers recovered by least squares)",
            accuracy=1e-4, solve_as="cvxpy-primal", options={"formulation": "loss"},
            estimator=False),
-    Method("smo", "backend", "dual", ("svc", "svr", "one-class"),
+    Method("smo", "backend", "dual", ("svc", "svr", "one-class", "nu-svc", "nu-svr"),
            "SMO with LIBSVM's second-order working sets (compiled core): the fast default",
            standard_form="DualQP", backend="margin_opt.solvers.smo:solve_smo",
            accuracy=1e-5, stopping="certified_gap", verify_options={"tol": 1e-6, "gap_tol": 9e-7}),
@@ -255,7 +257,7 @@ def not_applicable(name: str, problem) -> str | None:
 PREFERRED = {"multiclass": (("sequential-dual", 0), ("cvxpy-dual", 0)),
              "svc": (("dcd", LINEAR_MIN_SAMPLES), ("smo", 0)),
              "svr": (("dcd", LINEAR_MIN_SAMPLES), ("smo", 0)),
-             "one-class": (("smo", 0),)}
+             "one-class": (("smo", 0),), "nu-svc": (("smo", 0),), "nu-svr": (("smo", 0),)}
 
 
 def preferred_method(problem) -> str:

@@ -183,7 +183,9 @@ EVERY_FIT = """
         used.append(name)
     for model, cls, data in (("svc", margin_opt.SVC, (X, y)), ("svc", margin_opt.SVC, (X, yb)),
                              ("svr", margin_opt.SVR, (Xr, t)),
-                             ("one-class", margin_opt.OneClassSVM, (X,))):
+                             ("one-class", margin_opt.OneClassSVM, (X,)),
+                             ("nu-svc", margin_opt.NuSVC, (X, y)),
+                             ("nu-svr", margin_opt.NuSVR, (Xr, t))):
         for m in method_names(model, estimator=True):
             first_order = METHODS[m].iterative
             est = cls(kernel="linear", solver=m, certify=not first_order,

@@ -170,8 +170,8 @@ class ClassBlocks:
         return B
 
 
-def fit_one_vs_one(est, X, y_index, classes, weight, kernel, *, solver, on_pair=None
-                   ) -> OneVsOneFit:
+def fit_one_vs_one(est, X, y_index, classes, weight, kernel, *, solver, on_pair=None,
+                   problem_factory=None, rescale=None) -> OneVsOneFit:
     """Solve and certify the k(k − 1)/2 pair problems; assemble LIBSVM's layout.
 
     Parameters
@@ -193,6 +193,14 @@ def fit_one_vs_one(est, X, y_index, classes, weight, kernel, *, solver, on_pair=
     on_pair : callable, optional
         ``on_pair(p, problem, solution)`` after pair p is solved (e.g. to calibrate
         probabilities while the pair's kernel block is at hand).
+    problem_factory : callable, optional
+        ``problem_factory(X_pair, y_pm, weight_pair, gram)`` → the pair's binary problem
+        (e.g. :class:`~margin_opt.problems.nu.NuSVCProblem`) instead of the C-SVC; the
+        pairs then go one by one through the whole solve path (the compiled pair batch
+        is the C-SVC's only).
+    rescale : callable, optional
+        ``rescale(solution)`` → the factor of the pair's exported coefficients,
+        intercept and w (the ν-SVC's 1/r: LIBSVM's C-SVC scale); default 1.
 
     Returns
     -------
@@ -220,6 +228,13 @@ def fit_one_vs_one(est, X, y_index, classes, weight, kernel, *, solver, on_pair=
             idx = np.concatenate([members[i], members[j]])
             positive = y_index[idx] == i                   # class i is +1, as LIBSVM
         Xp = X if k == 2 else (X[np.ix_(idx, idx)] if precomputed else X[idx])
+        if problem_factory is not None:
+            problem = problem_factory(Xp, np.where(positive, 1.0, -1.0), weight[idx],
+                                      blocks.pair(i, j) if share else None)
+            sol, cert = solve_and_certify(est, problem, solver=solver)
+            if on_pair is not None:
+                on_pair(p, problem, sol)
+            return sol, cert, idx
         problem = SVMProblem.from_validated(
             Xp, np.where(positive, 1.0, -1.0), C=est.C, kernel=kernel,
             fit_intercept=est.fit_intercept, sample_weight=weight[idx],
@@ -251,7 +266,8 @@ def fit_one_vs_one(est, X, y_index, classes, weight, kernel, *, solver, on_pair=
     # ``callback`` or ``verbose``, a warm start (solve_smo's options), or another solver
     # (pegasos draws from NumPy's global generator; cvxpy's fits are not worth it).
     # (not the hard margin: its infeasibility is decided by the separability LP first)
-    if on_pair is None and solver == "smo" and share and est.fit_intercept and \
+    if problem_factory is None and on_pair is None and solver == "smo" and share and \
+            est.fit_intercept and \
             np.isfinite(est.C) and set(est.solver_options or {}) <= GRAM_OPTIONS and \
             not getattr(est, "verbose", False):
         threads = _pair_threads(members, pairs, budget)
@@ -291,7 +307,8 @@ def fit_one_vs_one(est, X, y_index, classes, weight, kernel, *, solver, on_pair=
     solutions = [sol for sol, _, _ in done]
     certs = [cert for _, cert, _ in done]
     rows = [idx for _, _, idx in done]
-    return _assemble(est, X, y_index, classes, pairs, solutions, certs, rows, kernel, share)
+    return _assemble(est, X, y_index, classes, pairs, solutions, certs, rows, kernel, share,
+                     rescale)
 
 
 #: ``solver_options`` under which the pairs run in compiled calls on worker threads
@@ -387,11 +404,14 @@ def _blocks_in_budget(members, pairs, budget_mb) -> int:
     return int(room // (largest * largest)) if largest > 0 else len(pairs)
 
 
-def _assemble(est, X, y_index, classes, pairs, solutions, certs, rows, kernel, share):
+def _assemble(est, X, y_index, classes, pairs, solutions, certs, rows, kernel, share,
+              rescale=None):
     k = classes.size
+    factor = [1.0 if rescale is None else float(rescale(s)) for s in solutions]
     # every pair's support vectors (training rows) and their coefficients, in pair order
     sv = np.concatenate([idx[sol.support_] for sol, idx in zip(solutions, rows, strict=True)])
-    coef = np.concatenate([np.asarray(sol.dual_coef)[0, sol.support_] for sol in solutions])
+    coef = np.concatenate([np.asarray(sol.dual_coef)[0, sol.support_] * f
+                           for sol, f in zip(solutions, factor, strict=True)])
     of_pair = np.repeat(np.arange(len(pairs)), [sol.support_.size for sol in solutions])
     is_sv = np.zeros(X.shape[0], dtype=bool)
     is_sv[sv] = True
@@ -404,12 +424,13 @@ def _assemble(est, X, y_index, classes, pairs, solutions, certs, rows, kernel, s
     # class i's coefficients of pair (i, j) go to row j − 1, class j's to row i
     pi, pj = np.array(pairs, dtype=np.int64).reshape(-1, 2)[of_pair].T
     dual_coef[np.where(y_index[sv] == pi, pj - 1, pi), column[sv]] = coef
-    intercept = np.array([float(s.b) for s in solutions])
+    intercept = np.array([float(s.b) * f for s, f in zip(solutions, factor, strict=True)])
     n_iter = np.array([0 if s.n_iter is None else int(s.n_iter) for s in solutions],
                       dtype=np.int32)
     coef = None
     if kernel.is_linear:
-        coef = np.vstack([np.asarray(s.w, dtype=float) for s in solutions])
+        coef = np.vstack([np.asarray(s.w, dtype=float) * f
+                          for s, f in zip(solutions, factor, strict=True)])
     certificate = None
     if est.certify:
         if k == 2:
