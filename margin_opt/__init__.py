@@ -17,6 +17,7 @@ from .lazy import lazy_exports
 if TYPE_CHECKING:  # the static view of the names below (type checkers, IDEs)
     from .certificate import Certificate, CompositeCertificate
     from .estimators.adaboost import AdaBoost
+    from .estimators.cv import SVCCV, SVRCV
     from .estimators.ensembles import (
         Bagging,
         BaggingRegressor,
@@ -63,6 +64,8 @@ _EXPORTS = {
     "Certificate": ".certificate",
     "CompositeCertificate": ".certificate",
     "AdaBoost": ".estimators.adaboost",
+    "SVCCV": ".estimators.cv",
+    "SVRCV": ".estimators.cv",
     "Bagging": ".estimators.ensembles",
     "BaggingRegressor": ".estimators.ensembles",
     "ExtraTrees": ".estimators.ensembles",
@@ -153,8 +156,10 @@ __all__ = [
     "SquaredEpsilonProblem",
     "SquaredHingeProblem",
     "SVC",
+    "SVCCV",
     "SVMProblem",
     "SVR",
+    "SVRCV",
     "SVRProblem",
     "UnboundedError",
 ]

@@ -18,7 +18,7 @@ from sklearn.utils.estimator_checks import (
 )
 
 import margin_opt as mo
-from margin_opt import SVC, SVR, AdaBoost, NuSVC, NuSVR, OneClassSVM, Perceptron
+from margin_opt import SVC, SVCCV, SVR, SVRCV, AdaBoost, NuSVC, NuSVR, OneClassSVM, Perceptron
 
 Bagging, BaggingRegressor = mo.Bagging, mo.BaggingRegressor
 ExtraTrees, ExtraTreesRegressor = mo.ExtraTrees, mo.ExtraTreesRegressor
@@ -37,6 +37,8 @@ ESTIMATORS = [
     OneClassSVM(),                                   # outlier detection (nu, offset_)
     NuSVC(),                                         # ν-SVC: one-vs-one of ν problems
     NuSVR(),
+    SVCCV(Cs=[0.1, 1.0, 10.0], cv=3),                # (C, γ) by cross-validation: grid paths
+    SVRCV(Cs=[0.1, 1.0, 10.0], cv=3),
     AdaBoost(),
     Perceptron(),
     Perceptron(kernel="rbf"),                        # the kernel (dual) form
