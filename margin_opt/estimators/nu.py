@@ -30,6 +30,7 @@ from .base import (
     warn_stopped,
 )
 from .ovo import fit_one_vs_one
+from .probability import N_FOLDS, PairCalibrator
 from .svc import SVC
 from .svr import SVR
 
@@ -72,7 +73,14 @@ class NuSVC(SVC):
     coef0 : float, default=0.0
     shrinking : bool, default=True
     probability : bool, default=False
-        Not available for the ν-SVC yet: ``fit`` raises NotImplementedError with True.
+        Calibrate probabilities as LIBSVM (``predict_proba``, ``predict_log_proba``,
+        ``probA_``/``probB_``): per pair, a Platt sigmoid on decision values from an
+        internal 5-fold stratified cross-validation whose folds are ν-SVCs with the same
+        ν (LIBSVM keeps the ``svm_type``), in the equivalent C-SVC's scale of
+        ``decision_function``; k > 2: Wu–Lin–Weng pairwise coupling.  A training part
+        on which ν is infeasible (its classes' weights, though the pair's are fine)
+        raises ValueError: LIBSVM trains it on a problem whose equality is not met.
+        Costs five more fits per pair; the fits are not certified.
     tol : float, default=1e-6
         The certificate's tolerance (units of f in LIBSVM's ν scale, relative for the
         duality gap, a fraction for the ν-property); SMO stops at LIBSVM's ν rule
@@ -87,8 +95,9 @@ class NuSVC(SVC):
     max_iter : int, default=-1
     decision_function_shape : {"ovr", "ovo"}, default="ovr"
     break_ties : bool, default=False
-    random_state : None
-        Unused (no probability calibration); kept for scikit-learn's signature.
+    random_state : int, RandomState instance or None, default=None
+        Shuffles the internal cross-validation of ``probability`` (an int: the same
+        probabilities on every fit).
     solver : {"auto", "smo", "cvxpy-dual", "cvxpy-primal"}, default="auto"
         ``"auto"``: SMO's ν mode.
     solver_options : dict, default=None
@@ -110,7 +119,10 @@ class NuSVC(SVC):
         Linear kernel only: w/r of each pair.
     fit_status_ : int
     n_iter_ : ndarray of int32 of shape (n_pairs,)
-    probA_, probB_ : ndarray of shape (0,)
+    probA_, probB_ : ndarray of shape (n_pairs,) or (0,)
+        With ``probability``: P(i | x, pair (i, j)) = 1 / (1 + exp(A d + B)), d the
+        pair's value positive for class i (two classes: for ``classes_[0]``, i.e.
+        −``decision_function``), as scikit-learn's; else empty.
     solution_ : Solution
         Two classes: the ν problem's solution in LIBSVM's ν scale (``variables.r``).
     solutions_ : list of Solution
@@ -193,19 +205,13 @@ class NuSVC(SVC):
             ν outside (0, 1], before any data or kernel work.
         ValueError
             ``"specified nu is infeasible"`` for a pair of classes (with the largest
-            feasible ν), before any kernel value; bad input as :class:`~margin_opt.SVC`.
-        NotImplementedError
-            ``probability=True``.
+            feasible ν), before any kernel value, or with ``probability=True`` for a
+            training part of a pair's internal cross-validation; bad input as
+            :class:`~margin_opt.SVC`.
         NotCertifiedError
             A pair with no answer certified at ``tol``.
         """
         nu = check_nu_range(self.nu, type(self).__name__)
-        if self.probability:
-            raise NotImplementedError(
-                "NuSVC(probability=True) is not available yet: the pairs' Platt calibration "
-                "is written for the C-SVC. Use NuSVC(probability=False) with "
-                "sklearn.calibration.CalibratedClassifierCV, or SVC(probability=True) with "
-                "the equivalent C (certificate_.quantities['C_equivalent']).")
         check_solver_options(self.solver_options)
         if callable(self.kernel):       # fit_input computes K(X, X): ν's feasibility first
             self._check_feasible_early(nu, y, sample_weight)
@@ -236,10 +242,18 @@ class NuSVC(SVC):
                                                sample_weight=u, gram=gram,
                                                scale_checked=checked)
 
+        def rescale(sol):
+            return 1.0 / sol.variables.r
+
+        k = self.classes_.size
+        calibrate = None
+        if self.probability:    # LIBSVM trains the folds as ν-SVCs too (svm_type kept)
+            calibrate = PairCalibrator(self, solver, k * (k - 1) // 2, 1 if k > 2 else -1,
+                                       self.random_state, _fold_factory(nu, factory), rescale)
         with no_convergence_warnings():
             fit = fit_one_vs_one(self, X_fit, y_index, self.classes_, weight, kernel,
-                                 solver=solver, problem_factory=factory,
-                                 rescale=lambda sol: 1.0 / sol.variables.r)
+                                 solver=solver, problem_factory=factory, rescale=rescale,
+                                 on_pair=calibrate)
         self._store(X_fit, fit.support, fit.n_support, fit.dual_coef, fit.intercept,
                     fit.n_iter, fit.coef, fit.certificate)
         self.solutions_ = fit.solutions
@@ -253,7 +267,10 @@ class NuSVC(SVC):
         input_form_attributes(self, X)
         self.fit_status_ = fit_status(self.solutions_)
         warn_stopped(self, self.solutions_)
-        self.probA_, self.probB_ = np.empty(0), np.empty(0)
+        if calibrate is None:
+            self.probA_, self.probB_ = np.empty(0), np.empty(0)
+        else:
+            self.probA_, self.probB_ = calibrate.probA, calibrate.probB
         return self
 
     def _check_feasible_early(self, nu, y, sample_weight):
@@ -269,6 +286,35 @@ class NuSVC(SVC):
         except (TypeError, ValueError):
             return
         check_nu_svc_feasible(nu, sums, classes, type(self).__name__)
+
+
+def _fold_factory(nu, factory):
+    """The ν-SVC problem of a training part of the probability calibration's internal
+    cross-validation, its ν's feasibility checked first.
+
+    The pair's ν is feasible for the whole pair, and the stratified folds keep the
+    classes' shares, but a training part's weights can still make it infeasible (ν at or
+    near the pair's largest feasible ν, classes whose counts do not split evenly,
+    unequal sample weights).  LIBSVM (``svm_binary_svc_probability`` calls ``svm_train``,
+    which does not check ν) trains such a part anyway: ``solve_nu_svc`` starts the smaller
+    class with every α at its bound, short of ν·l/2, and SMO's ν mode keeps each class's
+    sum, so that model solves a different problem (yᵀα ≠ 0).  Here it is an error that
+    says which ν would do.
+    """
+
+    def fold(Xp, y_pm, u, gram):
+        U = np.array([u[y_pm < 0].sum(), u[y_pm > 0].sum()])
+        if nu * U.sum() / 2.0 > U.min() * (1 + 1e-12):
+            raise ValueError(
+                f"specified nu is infeasible on a training part of probability=True's "
+                f"internal {N_FOLDS}-fold cross-validation: its classes' weights {U[0]:g} and "
+                f"{U[1]:g} need ν ≤ {2 * U.min() / U.sum():.6g} (ν = {nu:g} is feasible for the "
+                "whole pair). LIBSVM trains such a part anyway, on a problem whose equality "
+                "constraint is not met (scikit-learn's can end with A = 0: flat probabilities); "
+                "this NuSVC does not. Lower nu to that bound, or fit with probability=False.")
+        return factory(Xp, y_pm, u, gram)
+
+    return fold
 
 
 class NuSVR(SVR):

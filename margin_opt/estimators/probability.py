@@ -51,21 +51,31 @@ class PairCalibrator:
         two classes (the pair problem has ``classes_[1]`` as +1).
     random_state : int, RandomState or None
         Shuffles the folds.
+    problem_factory : callable, optional
+        ``problem_factory(X_fold, y_pm, weight_fold, gram)`` → a fold's binary problem
+        (the pairs' own factory of :func:`~margin_opt.estimators.ovo.fit_one_vs_one`,
+        e.g. the ν-SVC's); default the C-SVC with the estimator's C.
+    rescale : callable, optional
+        ``rescale(solution)`` → the factor of a fold model's decision values (the
+        ν-SVC's 1/r: the scale of the fitted model's ``decision_function``); default 1.
 
     Attributes
     ----------
     probA, probB : ndarray of shape (n_pairs,)
     """
 
-    def __init__(self, est, solver, n_pairs, sign, random_state):
+    def __init__(self, est, solver, n_pairs, sign, random_state, problem_factory=None,
+                 rescale=None):
         self.est, self.solver, self.sign = est, solver, sign
+        self.problem_factory, self.rescale = problem_factory, rescale
         rng = check_random_state(random_state)
         self.seeds = rng.randint(np.iinfo(np.int32).max, size=n_pairs)
         self.probA = np.zeros(n_pairs)
         self.probB = np.zeros(n_pairs)
 
     def __call__(self, p, problem, solution) -> None:
-        dec, y = cv_decision_values(self.est, problem, self.solver, int(self.seeds[p]))
+        dec, y = cv_decision_values(self.est, problem, self.solver, int(self.seeds[p]),
+                                    self.problem_factory, self.rescale)
         self.probA[p], self.probB[p] = sigmoid_fit(self.sign * dec, self.sign * y)
 
 
@@ -110,7 +120,7 @@ def _fold_on_pair_matrix(est, problem, solver, K, tr, te):
     return K[np.ix_(te, fold.data_index[sv])] @ (fold.y[sv] * res.x[sv]) + float(res.b)
 
 
-def cv_decision_values(est, problem, solver, seed):
+def cv_decision_values(est, problem, solver, seed, problem_factory=None, rescale=None):
     """Cross-validated decision values of a binary pair problem (LIBSVM's procedure).
 
     The samples with a positive weight are split into stratified folds (LIBSVM
@@ -121,7 +131,10 @@ def cv_decision_values(est, problem, solver, seed):
     Where the pair's kernel matrix is at hand (the one-vs-one pairs that share the
     classes' blocks) and SMO solves, each fold is solved on its rows of that matrix
     (:func:`~margin_opt.solvers.smo.solve_smo` with the fold's variables indexing it)
-    instead of on a copy: the same QP, to the same tolerance.
+    instead of on a copy: the same QP, to the same tolerance.  With ``problem_factory``
+    (see :class:`PairCalibrator`) each fold is that factory's problem on its rows (the
+    same model as the pair's: LIBSVM trains the folds with the pair's ``svm_type``), its
+    decision values times ``rescale(solution)``.
 
     Returns
     -------
@@ -140,7 +153,7 @@ def cv_decision_values(est, problem, solver, seed):
     else:   # a class with one sample: plain folds (a training part may lack it)
         splitter = KFold(n_splits=min(N_FOLDS, keep.size), shuffle=True, random_state=seed)
     folds = list(splitter.split(np.zeros(keep.size), y))
-    shared = _on_pair_matrix(est, problem, solver, K)
+    shared = problem_factory is None and _on_pair_matrix(est, problem, solver, K)
     for tr_k, te_k in folds:
         tr, te = keep[tr_k], keep[te_k]
         y_tr = problem.y[tr]
@@ -154,12 +167,18 @@ def cv_decision_values(est, problem, solver, seed):
                 continue
         X_tr = problem.X[np.ix_(tr, tr)] if problem.kernel.name == "precomputed" \
             else problem.X[tr]
-        sub = SVMProblem.from_validated(
-            X_tr, y_tr, C=problem.C, kernel=problem.kernel, fit_intercept=problem.fit_intercept,
-            sample_weight=problem.sample_weight[tr],
-            gram=None if K is None else K[np.ix_(tr, tr)])
+        gram = None if K is None else K[np.ix_(tr, tr)]
+        if problem_factory is None:
+            sub = SVMProblem.from_validated(
+                X_tr, y_tr, C=problem.C, kernel=problem.kernel,
+                fit_intercept=problem.fit_intercept, sample_weight=problem.sample_weight[tr],
+                gram=gram)
+        else:
+            sub = problem_factory(X_tr, y_tr, problem.sample_weight[tr], gram)
         sol, _ = solve_and_certify(est, sub, solver=solver, certify=False)
         dec[te_k] = _fold_decision(problem, sub, sol, tr, te, K)
+        if rescale is not None:
+            dec[te_k] *= float(rescale(sol))
     return dec, y
 
 
