@@ -61,8 +61,11 @@ from ..certificate import Certificate
 from ..display import html_table
 from ..exceptions import NotCertifiedError
 from ..methods import get_method, stopping_options
+from ..parallel import one_blas_thread
 from ..solution import Solution
+from ..standard_forms import DualQP
 from ..validation import check_box_bounds, check_C, check_positive
+from .screening import Screening, screen
 
 __all__ = ["Path", "PathPoint", "GapBound", "regularization_path", "problem_at",
            "COVER_MARGIN"]
@@ -246,6 +249,11 @@ class PathPoint:
         Its coefficients β₀ (f₀ = Kβ₀).
     b : float
         Its intercept b₀.
+    screening : Screening or None
+        With ``screening=True``, the samples decided at C from the answer the point was
+        warm-started from (:func:`margin_opt.problems.screening.screen`), left out of
+        its solve; None where none was done (the first point, an SVR, ``screening``
+        off).
     """
 
     C: float
@@ -259,6 +267,7 @@ class PathPoint:
     alpha: np.ndarray = field(repr=False)
     beta: np.ndarray = field(repr=False)
     b: float = 0.0
+    screening: Screening | None = field(default=None, repr=False)
 
     def covers(self, C) -> bool:
         """Whether C is in [C_lo, C_hi]."""
@@ -571,9 +580,9 @@ def _reading(at, sol):
 class _Builder:
     """Solves and reads the points of one path (the solve path's options fixed)."""
 
-    def __init__(self, problem, eps, method, tol, fallback, options):
+    def __init__(self, problem, eps, method, tol, fallback, options, screening=False):
         self.problem, self.eps, self.method = problem, eps, method
-        spec = get_method(method, problem.model)
+        spec = self.spec = get_method(method, problem.model)
         self.tol = eps * POINT_TOL if tol is None else check_positive(tol, "tol")
         self.fallback = fallback
         self.options = dict(options)
@@ -581,6 +590,8 @@ class _Builder:
                      and "alpha0" in inspect.signature(spec.load()).parameters
                      and "alpha0" not in options)
         self.stopping = spec.stopping is not None
+        # screening reduces the DualQP a warm-startable backend is run on (the C-SVC's)
+        self.screening = bool(screening) and self.warm and problem.model == "svc"
         self.cover_eps = eps * (1.0 - COVER_MARGIN)
         self.n_solves = 0
         self.seconds = 0.0
@@ -599,7 +610,12 @@ class _Builder:
         if self.warm and start is not None:
             scaled = np.clip(start.alpha * (C / start.C), 0.0, at._qp.upper)
             opts["alpha0"] = at.warm_start(scaled)
-        sol = at.solve(self.method, certify=self.tol, fallback=self.fallback, **opts)
+        scr = screen(self.problem, start, C) if self.screening and start is not None \
+            else None
+        if scr is not None and scr.n_screened:
+            sol = self._reduced(at, scr, opts)
+        else:
+            sol = at.solve(self.method, certify=self.tol, fallback=self.fallback, **opts)
         sol.raw = None                        # the backend's arrays: not kept on a path
         bound, alpha, beta, b = _reading(at, sol)
         lo, hi = bound.interval(self.cover_eps)
@@ -609,10 +625,61 @@ class _Builder:
         point = PathPoint(C=float(C), solution=sol, certificate=sol.certificate, C_lo=lo,
                           C_hi=hi, gap_at_C=bound.gap(C),
                           gap_bound=max(ends, default=math.nan), bound=bound, alpha=alpha,
-                          beta=beta, b=float(b))
+                          beta=beta, b=float(b), screening=scr)
         self.n_solves += 1
         self.seconds += time.perf_counter() - t0
         return point
+
+    def _reduced(self, at, scr, opts):
+        """The answer at C from the DualQP reduced to the unscreened samples, certified
+        on the FULL problem at C; the full solve path (warm-started from it) where that
+        certificate fails.
+
+        The screened multipliers are fixed (αᵢ = 0, or αᵢ = uᵢ for the set U):
+        ``p_F ← p_F + Q_{F,U}α_U`` and ``Δ ← Δ − y_Uᵀα_U``; the backend runs on the free
+        variables F (``index`` = their data rows), and its b is the full problem's (the
+        same equality, the same multiplier)."""
+        qp = at.to_standard_form()
+        free, up = scr.free, scr.at_upper
+        alpha = np.zeros(qp.n_variables)
+        alpha[up] = qp.upper[up]
+        meta = dict(method=self.method, formulation="DualQP",
+                    backend=f"{self.spec.name} on the {free.size} unscreened of "
+                            f"{qp.n_variables} variables")
+        with one_blas_thread():
+            b, sol = None, None
+            if free.size:
+                p = qp.p[free].copy()
+                if up.size:
+                    rows = qp.kernel_rows(up)[:, free]          # K[U, F]
+                    p += qp.y[free] * (rows.T @ (qp.y[up] * alpha[up]))
+                reduced = DualQP(X=qp.X, kernel=qp.kernel, y=qp.y[free], p=p,
+                                 upper=qp.upper[free], delta=qp.delta - float(qp.y[up] @ alpha[up]),
+                                 equality=qp.equality, index=qp.data_index[free], gram=qp.gram)
+                ropts = dict(opts)
+                if "alpha0" in ropts:
+                    ropts["alpha0"] = np.asarray(ropts["alpha0"], dtype=float)[free]
+                try:
+                    res = self.spec.load()(reduced, **ropts)
+                except ValueError:           # e.g. an infeasible Δ: only a wrong screening
+                    res = None
+                if res is not None and np.all(np.isfinite(res.x)):
+                    alpha[free] = res.x
+                    b = float(res.b) if np.isfinite(res.b) else None
+                    meta.update(status=res.status, n_iter=res.get("nit"),
+                                message=res.get("message", ""))
+                else:
+                    alpha = None
+            if alpha is not None:
+                meta.setdefault("status", "optimal")
+                sol = at.solution_from_standard(alpha, b, **meta)
+                cert = at.certify(sol, tol=self.tol, **self.spec.certify_options())
+                sol.record_certificate(cert)
+        if sol is not None and sol.certificate.ok:
+            return sol
+        if sol is not None and self.warm:
+            opts = {**opts, "alpha0": at.warm_start(sol.variables.standard_alpha)}
+        return at.solve(self.method, certify=self.tol, fallback=self.fallback, **opts)
 
     def own(self, point) -> PathPoint:
         """``point``, or NotCertifiedError when it does not cover its own C."""
@@ -681,7 +748,7 @@ def _cover(build, C_min, C_max):
 
 
 def regularization_path(problem, C, *, eps=1e-6, method="smo", tol=None, fallback=True,
-                        **options) -> Path:
+                        screening=False, **options) -> Path:
     """An ε-approximate regularization path of a C-SVC or ε-SVR over C.
 
     Parameters
@@ -702,6 +769,14 @@ def regularization_path(problem, C, *, eps=1e-6, method="smo", tol=None, fallbac
         own C); default ``eps/10``.  Must leave each point's own gap below eps.
     fallback : bool or FallbackOptions, default=True
         The solve path's repair of a point that does not certify (else NotCertifiedError).
+    screening : bool, default=False
+        C-SVC with a warm-startable DualQP backend (SMO): screen each point's samples
+        from the answer it is warm-started from
+        (:func:`margin_opt.problems.screening.screen`, safe), solve the DualQP reduced
+        to the others, and certify the answer on the full problem at C (the full solve
+        path where that fails).  Off by default: the path's answers and timings stay
+        those measured in ``docs/paths.md``; the screened counts are in
+        ``point.screening``.
     **options
         The backend's options (e.g. ``cache_size``; the stopping options
         :func:`margin_opt.methods.stopping_options` gives for ``tol`` are the defaults).
@@ -734,7 +809,7 @@ def regularization_path(problem, C, *, eps=1e-6, method="smo", tol=None, fallbac
             f"{type(problem).__name__} (model {getattr(problem, 'model', None)!r}).")
     eps = _check_eps(eps)
     grid, values = _check_range(C)
-    build = _Builder(problem, eps, method, tol, fallback, options)
+    build = _Builder(problem, eps, method, tol, fallback, options, screening)
     if grid:
         points = []
         for c in values:
