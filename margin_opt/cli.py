@@ -2,6 +2,7 @@
 
 - ``margin-opt verify [DATA]``: one model solved by every method, each certified.
 - ``margin-opt fit [DATA]``: one estimator fitted, its summary and certificate.
+- ``margin-opt path [DATA]``: an ε-path over C (C-SVC or ε-SVR), each point certified.
 - ``margin-opt bench [SUITE ...]``: benchmarks side by side with the peer libraries.
 - ``margin-opt study bias-variance [DATA]``: the lecture's bias–variance table on real data.
 - ``margin-opt conformance MODULE:FUNCTION``: grade your own solver (:mod:`margin_opt.testing`).
@@ -27,12 +28,14 @@ from .methods import get_method, method_names
 __all__ = ["main"]
 
 DEFAULT_DATA = {"svc": "breast_cancer", "svr": "diabetes", "adaboost": "breast_cancer",
-                "oneclass": "breast_cancer"}
+                "oneclass": "breast_cancer", "nusvc": "breast_cancer", "nusvr": "diabetes"}
 REPORTS = {"svc": "margin_opt.reports.svm", "svr": "margin_opt.reports.svr",
            "adaboost": "margin_opt.reports.adaboost",
-           "oneclass": "margin_opt.reports.one_class"}
+           "oneclass": "margin_opt.reports.one_class", "nusvc": "margin_opt.reports.nu",
+           "nusvr": "margin_opt.reports.nu"}
 #: the registry's model of each --model that has one
-REGISTRY_MODEL = {"svc": "svc", "svr": "svr", "oneclass": "one-class"}
+REGISTRY_MODEL = {"svc": "svc", "svr": "svr", "oneclass": "one-class", "nusvc": "nu-svc",
+                  "nusvr": "nu-svr"}
 
 
 #: The smallest sample size ``bench --sizes`` takes (below it a synthetic set may hold
@@ -132,7 +135,9 @@ def _parser():
                "  margin-opt verify heart_scale --C 1 --gamma 0.0769\n"
                "  margin-opt verify --model svr           ε-SVR on diabetes\n"
                "  margin-opt verify --model oneclass      one-class SVM on breast_cancer\n"
+               "  margin-opt verify --model nusvc --nu 0.2  ν-SVC on breast_cancer\n"
                "  margin-opt fit --model adaboost         one estimator and its certificate\n"
+               "  margin-opt path --plot path.png         ε-path over C in [0.1, 10], certified\n"
                "  margin-opt bench smo --quick            SMO against LIBSVM, small sizes\n\n"
                "'margin-opt COMMAND --help' lists the options of a command.")
     p.add_argument("--version", action=_Version, nargs=0,
@@ -151,8 +156,9 @@ def _parser():
     v.add_argument("--gamma", type=_gamma, default="scale",
                    help="RBF/poly/sigmoid width: scale, auto or a number")
     v.add_argument("--epsilon", type=float, default=0.1, help="SVR tube half-width")
-    v.add_argument("--nu", type=float, default=0.5, help="one-class ν in (0, 1]: at most "
-                   "this fraction of outliers, at least this fraction of support vectors")
+    v.add_argument("--nu", type=float, default=0.5, help="ν in (0, 1] of oneclass, nusvc, "
+                   "nusvr: at most this fraction of outliers (margin errors), at least this "
+                   "fraction of support vectors")
     v.add_argument("--n-estimators", type=int, default=50, help="AdaBoost rounds")
     v.add_argument("--methods", default=None,
                    help="comma-separated registry names (None: every method that suits the "
@@ -175,9 +181,28 @@ def _parser():
     f.add_argument("--gamma", type=_gamma, default="scale",
                    help="RBF/poly/sigmoid width: scale, auto or a number")
     f.add_argument("--epsilon", type=float, default=0.1, help="SVR tube half-width")
-    f.add_argument("--nu", type=float, default=0.5, help="one-class ν in (0, 1]")
+    f.add_argument("--nu", type=float, default=0.5, help="ν in (0, 1] of oneclass, nusvc, "
+                   "nusvr")
     f.add_argument("--n-estimators", type=int, default=50, help="AdaBoost rounds")
     f.add_argument("--json", action="store_true", help="print the summary as JSON")
+
+    r = sub.add_parser("path", help="an ε-path over C: answers whose certified intervals "
+                       "cover [C_min, C_max]", **command)
+    r.add_argument("data", nargs="?", default=None,
+                   help=DATA_HELP + "; None: breast_cancer, or diabetes for --model svr")
+    r.add_argument("--model", choices=["svc", "svr"], default=None, help=MODEL_HELP)
+    r.add_argument("--C-min", type=float, default=0.1, help="the smallest C covered (> 0)")
+    r.add_argument("--C-max", type=float, default=10.0, help="the largest C covered")
+    r.add_argument("--eps", type=float, default=1e-3, help="the relative accuracy in (0, 1) "
+                   "certified at every C of the range")
+    r.add_argument("--kernel", default="rbf", help="linear, poly, rbf or sigmoid")
+    r.add_argument("--gamma", type=_gamma, default="scale",
+                   help="RBF/poly/sigmoid width: scale, auto or a number")
+    r.add_argument("--epsilon", type=float, default=0.1, help="SVR tube half-width")
+    r.add_argument("--plot", default=None, help="write the path's figure (multipliers, "
+                   "support vectors, margin and cover against C) to this PNG file; an "
+                   "existing directory: into it, as path-MODEL-DATA.png")
+    r.add_argument("--json", action="store_true", help="print the path as JSON")
 
     b = sub.add_parser("bench", help="benchmarks side by side with the peer libraries",
                        **command)
@@ -311,6 +336,13 @@ def _verify(args) -> int:
         report, text, ok = module.verify(data, nu=args.nu, kernel=args.kernel or "rbf",
                                          gamma=args.gamma, methods=methods, plot=args.plot,
                                          stream=stream)
+    elif args.model in ("nusvc", "nusvr"):
+        if args.plot:
+            raise ValueError(f"--plot: verify --model {args.model} draws no figure; for the "
+                             "ν-property use margin_opt.plots.nu.plot_nu_property.")
+        report, text, ok = module.verify(data, model=args.model, nu=args.nu, C=args.C,
+                                         kernel=args.kernel or "rbf", gamma=args.gamma,
+                                         methods=methods, stream=stream)
     else:
         report, text, ok = module.verify(data, n_estimators=args.n_estimators, plot=args.plot)
         stream = None
@@ -322,7 +354,7 @@ def _verify(args) -> int:
 def _fit(args) -> int:
     import time
 
-    from . import SVC, SVR, AdaBoost, OneClassSVM
+    from . import SVC, SVR, AdaBoost, NuSVC, NuSVR, OneClassSVM
 
     data, args.model = _data_and_model(args)
     solver = {"solver": args.solver} if args.solver else {}
@@ -333,6 +365,10 @@ def _fit(args) -> int:
                   **solver)
     elif args.model == "oneclass":
         est = OneClassSVM(nu=args.nu, kernel=args.kernel, gamma=args.gamma, **solver)
+    elif args.model == "nusvc":
+        est = NuSVC(nu=args.nu, kernel=args.kernel, gamma=args.gamma, **solver)
+    elif args.model == "nusvr":
+        est = NuSVR(nu=args.nu, C=args.C, kernel=args.kernel, gamma=args.gamma, **solver)
     else:
         est = AdaBoost(n_estimators=args.n_estimators)
     t0 = time.perf_counter()
@@ -364,6 +400,25 @@ def _fit(args) -> int:
               file=sys.stderr)
         return 0
     return 0 if cert is None or cert.ok else 1
+
+
+def _path(args) -> int:
+    from .exceptions import NotCertifiedError
+    from .reports.path import run_path
+
+    data, args.model = _data_and_model(args)
+    if args.model not in ("svc", "svr"):
+        raise ValueError(f"margin-opt path takes --model svc or svr, got {args.model!r}.")
+    _plot_path(args, f"path-{args.model}-{_stem(data)}.png")
+    try:
+        report, text, ok = run_path(data, model=args.model, C_min=args.C_min,
+                                    C_max=args.C_max, eps=args.eps, kernel=args.kernel,
+                                    gamma=args.gamma, epsilon=args.epsilon, plot=args.plot)
+    except NotCertifiedError as exc:
+        print(f"margin-opt path: {exc}", file=sys.stderr)
+        return 1
+    print(json.dumps(report, indent=2, default=float) if args.json else text)
+    return 0 if ok else 1
 
 
 def _bench(args) -> int:
@@ -440,7 +495,7 @@ def main(argv=None) -> int:
     args, since = None, time.time()
     try:
         args = _parser().parse_args(argv)
-        return {"verify": _verify, "fit": _fit, "bench": _bench,
+        return {"verify": _verify, "fit": _fit, "path": _path, "bench": _bench,
                 "study": _study, "conformance": _conformance}[args.command](args)
     except (ValueError, FileNotFoundError, IsADirectoryError, PermissionError) as exc:
         print(f"margin-opt: {exc}", file=sys.stderr)

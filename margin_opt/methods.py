@@ -175,9 +175,10 @@ METHODS = {m.name: m for m in (
            "kernel)", standard_form="CrammerSingerQP",
            backend="margin_opt.solvers.linear.crammer_singer:solve_crammer_singer",
            accuracy=1e-6, stopping="certified_gap", verify_options={"tol": 1e-6}),
-    Method("libsvm", "peer", "dual", ("svc", "svr", "one-class"),
+    Method("libsvm", "peer", "dual", ("svc", "svr", "one-class", "nu-svc", "nu-svr"),
            "LIBSVM through scikit-learn (float32 kernel cache), certified like ours",
-           accuracy={"svc": 1e-5, "svr": 1e-4, "one-class": 1e-5}, estimator=False,
+           accuracy={"svc": 1e-5, "svr": 1e-4, "one-class": 1e-5, "nu-svc": 1e-5,
+                     "nu-svr": 1e-4}, estimator=False,
            verify_options={"tol": 1e-6}),
 )}
 

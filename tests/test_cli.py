@@ -158,7 +158,7 @@ def test_version(capsys):
 def test_every_option_has_help_and_shows_its_default():
     parser = cli._parser()
     commands = next(a for a in parser._actions if a.dest == "command").choices
-    assert set(commands) == {"verify", "fit", "bench", "study", "conformance"}
+    assert set(commands) == {"verify", "fit", "path", "bench", "study", "conformance"}
     for name, sub in commands.items():
         fmt = sub._get_formatter()
         for action in sub._actions:
@@ -453,3 +453,105 @@ def test_a_reader_that_goes_away_ends_the_run_quietly():
     err = p.stderr.read().decode()
     assert p.wait(timeout=120) == 141
     assert "Traceback" not in err and "BrokenPipe" not in err
+
+
+PATH_ARGS = ["path", "breast_cancer", "--C-min", "0.5", "--C-max", "2", "--eps", "1e-2"]
+
+
+def test_path_prints_its_table_and_writes_its_figure(capsys, tmp_path):
+    png = tmp_path / "path.png"
+    assert cli.main([*PATH_ARGS, "--plot", str(png)]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("ε-path of the C-SVC (n = 569, kernel rbf(")
+    assert "C in [0.5, 2], eps = 0.01" in out and "covers C in" in out
+    assert "points certified: every C in [0.5, 2] has an answer within eps = 0.01" in out
+    assert f"plot: {png}" in out
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and png.stat().st_size > 10_000
+
+
+def test_path_json_covers_the_range(capsys, tmp_path):
+    assert cli.main([*PATH_ARGS, "--json", "--plot", str(tmp_path)]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["ok"] and report["eps"] == 0.01 and report["problem"]["model"] == "svc"
+    points = report["points"]
+    assert report["n_points"] == len(points) >= 2
+    assert all(p["certified"] and p["gap_bound"] <= 0.01 for p in points)
+    assert points[0]["C"] == 0.5 and points[0]["C_lo"] <= 0.5 <= 2.0 <= points[-1]["C_hi"]
+    assert all(a["C_hi"] >= b["C_lo"] for a, b in zip(points[:-1], points[1:], strict=True))
+    assert all(p["n_free"] + p["n_at_bound"] == p["n_support"] for p in points)
+    assert report["plots"] == [str(tmp_path / "path-svc-breast_cancer.png")]
+    assert (tmp_path / "path-svc-breast_cancer.png").is_file()
+
+
+def test_path_svr(capsys):
+    assert cli.main(["path", "--model", "svr", "--C-min", "1", "--C-max", "2", "--eps",
+                     "1e-2", "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["data"]["name"] == "diabetes" and report["problem"]["epsilon"] == 0.1
+
+
+@pytest.mark.parametrize("extra,match", [(["--eps", "0"], "eps must be in (0, 1)"),
+                                         (["--eps", "1.5"], "eps must be in (0, 1)"),
+                                         (["--C-min", "3"], "C_min must be below C_max"),
+                                         (["--C-min", "-1"], "C must be a positive")])
+def test_path_bad_arguments_exit_2_with_one_line(capsys, extra, match):
+    assert cli.main([*PATH_ARGS, *extra]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    err = captured.err.strip()
+    assert "\n" not in err and err.startswith("margin-opt: ") and match in err
+    with pytest.raises(SystemExit):
+        cli.main(["path", "--model", "adaboost"])
+
+
+def test_path_that_does_not_certify_exits_1(capsys, monkeypatch):
+    from margin_opt.exceptions import NotCertifiedError
+    from margin_opt.problems.base import KernelProblem
+
+    def refuse(self, C, eps=1e-6, **kwargs):
+        raise NotCertifiedError(f"the answer at C={C[0]:g} does not certify")
+
+    monkeypatch.setattr(KernelProblem, "path", refuse)
+    assert cli.main(PATH_ARGS) == 1
+    err = capsys.readouterr().err
+    assert err == "margin-opt path: the answer at C=0.5 does not certify\n"
+
+
+# ------------------------------------------------------------------ the ν-SVC and ν-SVR
+
+def test_verify_nusvc_default_breast_cancer(capsys):
+    """verify --model nusvc: breast_cancer, ν = 0.5, every exact method and LIBSVM's NuSVC
+    certified; the ν-property and the equivalent C = 1/r of each row."""
+    assert cli.main(["verify", "--model", "nusvc"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("margin-opt verify: breast_cancer (n=569, d=30), ν-SVC ν=0.5 "
+                          "(LIBSVM's scale: Σα = νn = 284.5)")
+    rows = [line.split()[0] for line in out.splitlines()[2:6]]
+    assert rows == ["cvxpy-dual", "cvxpy-primal", "smo", "libsvm"]
+    assert "all certificates passed" in out and "FAIL" not in out
+    nu_lines = [line for line in out.splitlines() if "≤  0.5  ≤" in line]
+    assert len(nu_lines) == 4 and all("holds; equivalent C-SVC: C = 1/r = 0.05196" in line
+                                      for line in nu_lines)
+    assert "ν-SVC certificate (cvxpy-dual, CLARABEL): OK" in out
+
+
+def test_verify_nusvr_json_and_bad_nu(capsys):
+    assert cli.main(["verify", "--model", "nusvr", "--nu", "0.3", "--methods", "smo,libsvm",
+                     "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["data"]["name"] == "diabetes" and report["ok"]
+    assert report["problem"] == {"model": "nusvr", "nu": 0.3, "C": 1.0,
+                                 "kernel": report["problem"]["kernel"]}
+    smo, libsvm = report["rows"]
+    assert libsvm["solver"] == "LIBSVM (sklearn.svm.NuSVR)" and libsvm["agreement"] < 1e-6
+    for r in (smo, libsvm):
+        assert r["ok"] and r["error_fraction"] <= 0.3 <= r["support_fraction"], r
+        assert r["epsilon"] == pytest.approx(smo["epsilon"], rel=1e-4)
+    for argv in (["verify", "--model", "nusvc", "--nu", "0.9"],      # > 2 min(n+, n-)/n
+                 ["verify", "--model", "nusvr", "--nu", "1.5"],
+                 ["verify", "--model", "nusvc", "--plot", "f.png"]):
+        assert cli.main(argv) == 2
+        assert capsys.readouterr().err.count("\n") == 1
+    assert cli.main(["fit", "--model", "nusvc", "--nu", "0.2", "--json"]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert summary["model"] == "NuSVC(nu=0.2)" and summary["certificate"]["ok"]

@@ -14,6 +14,20 @@ def require_matplotlib():
     return plt
 
 
+def axes_for(ax, figsize):
+    """``ax``, or the Axes of a new figure of ``figsize`` (inches, width and height)."""
+    plt = require_matplotlib()
+    if ax is None:
+        _, ax = plt.subplots(figsize=figsize)
+    return ax
+
+
+def class_label(value) -> str:
+    """A class label for a legend: ``0``, ``1.5``, ``"yes"`` (numpy scalars as Python's)."""
+    value = getattr(value, "item", lambda: value)()
+    return f"{value:g}" if isinstance(value, float) else str(value)
+
+
 def figure_paths(file, parts) -> dict:
     """Where the figures of one command go: ``file`` itself for a single figure, else
     ``STEM-part.png`` beside it for each part (``out/run.png`` → ``out/run-errors.png``).

@@ -27,7 +27,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..kkt import box_categories, category_threshold
-from . import require_matplotlib
+from . import axes_for as _figure_ax
+from . import class_label as _label
 
 __all__ = ["decision_on", "plot_decision_boundary", "plot_margins_vs_alpha", "sv_categories"]
 
@@ -57,13 +58,6 @@ def sv_categories(problem, solution, tol=1e-6):
     return {"zero": zero, "free": free, "at_C": at_c}
 
 
-def _figure_ax(ax, figsize):
-    plt = require_matplotlib()
-    if ax is None:
-        _, ax = plt.subplots(figsize=figsize)
-    return ax
-
-
 def _save(fig, file):
     if file is not None:
         fig.tight_layout()
@@ -73,11 +67,6 @@ def _save(fig, file):
 
 def _legend_outside(ax):
     ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0.0)
-
-
-def _label(value):
-    value = getattr(value, "item", lambda: value)()
-    return f"{value:g}" if isinstance(value, float) else str(value)
 
 
 def _dense(X):

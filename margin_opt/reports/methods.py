@@ -10,7 +10,7 @@ import numpy as np
 from ..methods import available, get_method, method_names, not_applicable, stopping_options
 
 __all__ = ["run_methods", "format_table", "method_options", "default_methods",
-           "CVXPY_KERNEL_MAX_N", "run_ok", "TablePrinter", "finish"]
+           "CVXPY_KERNEL_MAX_N", "run_ok", "TablePrinter", "finish", "sklearn_solution"]
 
 #: Above this many samples a non-linear kernel's cvxpy forms (a dense n × n quadratic
 #: form) are left out of the default methods: minutes to hours, and gigabytes.
@@ -152,6 +152,21 @@ def _finish(rows, row, on_row, waits):
     if on_row is not None:
         _set_agreement(row, rows, _reference(rows, waits))
         on_row(row)
+
+
+def sklearn_solution(problem, estimator, *args, **fit):
+    """Fit a scikit-learn (LIBSVM) estimator on ``problem.X`` (and ``args``: the labels)
+    and read its answer with ``problem.solution_from_sklearn``, timed (the peer row)."""
+    import time
+
+    from ..validation import libsvm_input
+
+    t0 = time.perf_counter()
+    estimator.fit(libsvm_input(problem.X), *args, **fit)
+    elapsed = time.perf_counter() - t0
+    sol = problem.solution_from_sklearn(estimator)
+    sol.timings["total"] = elapsed
+    return sol
 
 
 def run_ok(rows) -> bool:

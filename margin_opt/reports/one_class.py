@@ -3,12 +3,16 @@ with the ν-property of each answer."""
 
 from __future__ import annotations
 
-import time
-
 from ..methods import get_method
 from ..problems.one_class import OneClassProblem
-from ..validation import libsvm_input
-from .methods import TablePrinter, default_methods, finish, run_methods, run_ok
+from .methods import (
+    TablePrinter,
+    default_methods,
+    finish,
+    run_methods,
+    run_ok,
+    sklearn_solution,
+)
 
 __all__ = ["verify", "nu_property_lines"]
 
@@ -23,12 +27,7 @@ def _libsvm(problem: OneClassProblem):
     k = problem.kernel
     sk = SkOneClassSVM(nu=problem.nu, kernel=k.name, gamma=k.gamma or "scale",
                        degree=k.degree, coef0=k.coef0, tol=1e-6, cache_size=500)
-    t0 = time.perf_counter()
-    sk.fit(libsvm_input(problem.X))
-    elapsed = time.perf_counter() - t0
-    sol = problem.solution_from_sklearn(sk)
-    sol.timings["total"] = elapsed
-    return sol
+    return sklearn_solution(problem, sk)
 
 
 def nu_property_lines(rows, nu, n) -> list:
