@@ -570,12 +570,17 @@ NB_MODULE(_core, m) {
              "out = the kernel matrix of class i's rows then class j's (exactly symmetric; "
              "the GIL released).");
     nb::class_<mo::PairStopping>(m, "PairStopping", "A one-vs-one pair's first stop: phase, "
-                                 "tol, gap_tol (< 0: none), min_work.")
+                                 "tol, gap_tol (< 0: none), min_work, and the gap test's tightening "
+                                 "(tol_floor, gap_aim, shrink_min, shrink_max).")
         .def(nb::init<>())
         .def_rw("phase", &mo::PairStopping::phase)
         .def_rw("tol", &mo::PairStopping::tol)
         .def_rw("gap_tol", &mo::PairStopping::gap_tol)
-        .def_rw("min_work", &mo::PairStopping::min_work);
+        .def_rw("min_work", &mo::PairStopping::min_work)
+        .def_rw("tol_floor", &mo::PairStopping::tol_floor)
+        .def_rw("gap_aim", &mo::PairStopping::gap_aim)
+        .def_rw("shrink_min", &mo::PairStopping::shrink_min)
+        .def_rw("shrink_max", &mo::PairStopping::shrink_max);
     nb::class_<PairBatchObj>(m, "PairBatch",
                              "A one-vs-one fit's pairs solved on the core's threads "
                              "(one_vs_one.hpp); answers concatenated in pair order.")

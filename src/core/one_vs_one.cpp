@@ -59,14 +59,36 @@ void solve_one(PairBatch& b, std::int64_t q, const SolverSettings& settings,
     Solver solver(src, qp, own);
     const double then_tol = stop.phase > stop.tol ? stop.tol : -1.0;
     const std::int64_t max_iter = b.limits[q * PAIR_LIMITS + L_MAX_ITER];
-    const int code = solver.run(stop.phase, max_iter, max_iter, then_tol, stop.min_work);
-    solver.unshrink();
     double* alpha = b.alpha.data() + at;
     double* grad = b.grad.data() + at;
-    solver.read(alpha, grad);
     const Solver::Counters& c = solver.counters();
-    const double bias = solver.intercept();
-    const double rel_gap = solver.relative_gap(bias);
+    double phase = stop.phase, floor = -1.0, bias = 0.0, rel_gap = 0.0;
+    int code = solver.run(phase, max_iter, max_iter, then_tol, stop.min_work);
+    if (phase > stop.tol && code == R_OPTIMAL && c.last_gap <= stop.tol)
+        phase = stop.tol;                   // went on to tol in the run (no polish)
+    for (;;) {
+        solver.unshrink();
+        solver.read(alpha, grad);
+        bias = solver.intercept();
+        rel_gap = solver.relative_gap(bias);
+        // on only from tol with the gap test failing (else settled, or the driver's)
+        if (code != R_OPTIMAL || c.last_gap > stop.tol || stop.gap_tol < 0.0 ||
+            rel_gap <= stop.gap_tol)
+            break;
+        if (floor < 0.0) {
+            double gmax = 0.0;
+            for (std::int64_t t = 0; t < m; ++t) gmax = std::max(gmax, std::fabs(grad[t]));
+            floor = stop.tol_floor * std::max(1.0, gmax);
+        }
+        if (phase <= floor) {
+            code = R_STALLED;
+            break;
+        }
+        const double shrink = std::min(stop.shrink_max,
+                                       std::max(stop.shrink_min, stop.gap_aim * stop.gap_tol / rel_gap));
+        phase = std::max(floor, std::min(phase, c.last_gap) * shrink);
+        code = solver.run(phase, max_iter, max_iter, -1.0, stop.min_work);
+    }
     stats[P_CODE] = code;
     stats[P_ITERATIONS] = static_cast<double>(c.iterations);
     stats[P_LAST_GAP] = c.last_gap;

@@ -30,10 +30,14 @@ struct PairBlocks {
 // The driver's first stop (driver._SMORun.solve): SMO to `phase` (a polish stop, or
 // tol), on to tol in the same run where the work so far is below min_work; settled
 // where m - M <= tol and the relative duality gap <= gap_tol (negative: no gap test).
-// Each pair's iteration limit and stall window are the batch's `limits`.
+// Where the gap test fails, m - M is tightened as the driver does: the next target is
+// max(floor, min(target, last m - M) * clip(gap_aim gap_tol / gap, shrink_min,
+// shrink_max)), floor = tol_floor max(1, max|G|); at the floor the pair is left to the
+// driver.  Each pair's iteration limit and stall window are the batch's `limits`.
 struct PairStopping {
     double phase = 1e-3, tol = 1e-3, gap_tol = -1.0;
     double min_work = 0.0;
+    double tol_floor = 1e-15, gap_aim = 0.8, shrink_min = 0.25, shrink_max = 0.5;
 };
 
 // What PairBatch::limits holds for each pair (the driver's rules for its size).

@@ -55,7 +55,8 @@ _DEFAULT_MAX_ITER = 10_000_000
 #: test stops tightening there
 TOL_FLOOR = 1e-15
 #: where m − M met ``tol`` but the duality gap failed ``gap_tol``, the next m − M target
-#: is the last times 0.8·gap_tol / gap clipped to this range
+#: is the last times GAP_AIM·gap_tol / gap clipped to GAP_SHRINK
+GAP_AIM = 0.8
 GAP_SHRINK = (0.25, 0.5)
 #: Newton polishes per run, at most
 POLISH_MAX = 4
@@ -476,7 +477,7 @@ class _SMORun:
                 return _core.R_STALLED, stopped
             # "optimal" must certify: go on at a tighter m − M, by the factor the gap
             # asks for (the gap shrinks about in proportion), by 2 to 4
-            shrink = min(GAP_SHRINK[1], max(GAP_SHRINK[0], 0.8 * gap_tol / self.rel_gap))
+            shrink = min(GAP_SHRINK[1], max(GAP_SHRINK[0], GAP_AIM * gap_tol / self.rel_gap))
             phase = max(floor, min(phase, float(self.smo.last_gap)) * shrink)
 
     def iterate(self, tol, max_iter, callback, callback_every, then_tol=-1.0):
@@ -733,7 +734,7 @@ class PairSource:
 
 def solve_pairs(source, options, reading, threads):
     """The first phase of :func:`solve_smo` (SMO to its first stop, the intercept and
-    the duality-gap test) on every pair of a one-vs-one fit, in compiled calls that
+    the duality-gap test, tightening m − M as :func:`solve_smo` does) on every pair of a one-vs-one fit, in compiled calls that
     run the pairs side by side on the core's threads (``_core.PairBatch``:
     src/core/one_vs_one.hpp), each pair on one thread (the answers do not depend on
     the thread count).
@@ -756,8 +757,8 @@ def solve_pairs(source, options, reading, threads):
         Per pair, (result, read): the OptimizeResult :func:`solve_smo` returns for the
         pair, and its reading ``(decision, xi, num)`` (None where not asked for or not
         finite); or None where the pair did not settle in the first phase (a polish
-        stop above ``tol`` reached, a stall, ``max_iter``, a duality gap above
-        ``gap_tol``): :func:`solve_smo` solves that one whole.
+        stop above ``tol`` reached, a stall, ``max_iter``, the gap test's floor):
+        :func:`solve_smo` solves that one whole.
 
     Raises
     ------
@@ -786,6 +787,9 @@ def solve_pairs(source, options, reading, threads):
     stop.phase, stop.tol = (stops[0] if stops else tol), float(tol)
     stop.gap_tol = -1.0 if gap_tol is None else float(gap_tol)
     stop.min_work = float(opts.polish_overhead)
+    # the gap test's tightening, as solve()'s (the same targets, in the same order)
+    stop.tol_floor, stop.gap_aim = TOL_FLOOR, GAP_AIM
+    stop.shrink_min, stop.shrink_max = GAP_SHRINK
     batch = _core.PairBatch(source.classes, source.K, source.sizes, source.pairs,
                             source.upper, limits)
     first, work = 0, np.cumsum(m.astype(float) ** 2)
