@@ -734,10 +734,10 @@ class PairSource:
 
 def solve_pairs(source, options, reading, threads):
     """The first phase of :func:`solve_smo` (SMO to its first stop, the intercept and
-    the duality-gap test, tightening m − M as :func:`solve_smo` does) on every pair of a one-vs-one fit, in compiled calls that
-    run the pairs side by side on the core's threads (``_core.PairBatch``:
-    src/core/one_vs_one.hpp), each pair on one thread (the answers do not depend on
-    the thread count).
+    the duality-gap test, tightening m − M as :func:`solve_smo` does) on every pair of
+    a one-vs-one fit, in compiled calls that run the pairs side by side on the core's
+    threads (``_core.PairBatch``: src/core/one_vs_one.hpp), each pair on one thread
+    (the answers do not depend on the thread count).
 
     Parameters
     ----------
