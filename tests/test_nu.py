@@ -293,3 +293,14 @@ def test_probability_fold_where_nu_is_infeasible():
     with pytest.raises(ValueError, match=r"infeasible on a training part.*ν ≤ 0\.98734"):
         NuSVC(nu=nu, probability=True, random_state=0).fit(X, y)
     assert NuSVC(nu=78 / 79, probability=True, random_state=0).fit(X, y).probA_[0] < 0
+
+
+def test_a_class_left_without_weight_is_nu_infeasible():
+    # scikit-learn's contract (test_negative_weights_svc_leave_just_one_label): weights
+    # that leave a class empty make every ν infeasible, said in its words, with the fix
+    X = np.array([[-2, -1], [-1, -1], [-1, -2], [1, 1], [1, 2], [2, 1]], dtype=float)
+    y = np.array([1, 1, 1, 2, 2, 2])
+    for sw in ([0, -0.5, 0, 1, 1, 1], [1, 1, 1, 0, -0.1, -0.3]):
+        with pytest.raises(ValueError, match=r"specified nu is infeasible.*no sample with "
+                                             r"positive weight"):
+            NuSVC(kernel="linear").fit(X, y, sample_weight=sw)

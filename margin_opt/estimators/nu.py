@@ -221,10 +221,11 @@ class NuSVC(SVC):
         sw = check_libsvm_sample_weight(sample_weight, X)
         self.class_weight_ = self._class_weights(y, self.classes_)
         weight = sw * self.class_weight_[y_index]
-        check_classes_weighted(y_index, weight, self.classes_)
-        # feasibility of every pair before any kernel value
+        # feasibility of every pair before any kernel value (a class left without weight
+        # is infeasible for every ν: scikit-learn's "specified nu is infeasible")
         sums = np.bincount(y_index, weights=weight, minlength=self.classes_.size)
         check_nu_svc_feasible(nu, sums, self.classes_, type(self).__name__)
+        check_classes_weighted(y_index, weight, self.classes_)
         if self.kernel == "precomputed":
             X = check_precomputed_kernel(X, check_psd=False)
         kernel = make_kernel("precomputed" if precomputed else self.kernel, X,

@@ -151,6 +151,14 @@ def check_nu_svc_feasible(nu, class_weight_sums, classes=None, owner="NuSVC") ->
             if nu * (U[i] + U[j]) / 2.0 > min(U[i], U[j]) * (1 + 1e-12):
                 names = (f"classes {classes[i]!r} and {classes[j]!r}" if classes is not None
                          else f"classes {i} and {j}")
+                if min(U[i], U[j]) <= 0.0:      # a class without weight: no ν > 0 at all
+                    empty = i if U[i] <= 0.0 else j
+                    label = classes[empty] if classes is not None else empty
+                    raise ValueError(
+                        f"specified nu is infeasible: {owner}'s class {label!r} has no sample "
+                        "with positive weight (sample_weight × class_weight), so no ν > 0 is "
+                        "feasible for its pairs. Drop that class from y, or give its samples "
+                        "a positive weight.")
                 raise ValueError(
                     f"specified nu is infeasible: {owner}'s pair of {names} (weights "
                     f"{U[i]:g} and {U[j]:g}) needs ν·(Uᵢ + Uⱼ)/2 ≤ min(Uᵢ, Uⱼ), i.e. "
