@@ -137,8 +137,8 @@ def test_cover_draws_the_intervals_and_their_bounds(svc_path):
         assert y0 == y1 == pytest.approx(p.gap_bound, rel=1e-12)
         assert p.gap_bound <= svc_path.eps
     bars = _collection(fig, "intervals").get_segments()
-    assert [(b[0][0], b[1][0]) for b in bars] == pytest.approx(
-        [(p.C_lo, p.C_hi) for p in svc_path], rel=1e-12)
+    np.testing.assert_allclose([(b[0][0], b[1][0]) for b in bars],
+                               [(p.C_lo, p.C_hi) for p in svc_path], rtol=1e-12)
     lines = _lines(fig, "")
     np.testing.assert_array_equal(lines["gap_at_C"].get_xdata(), svc_path.C)
     np.testing.assert_allclose(lines["gap_at_C"].get_ydata(),
