@@ -46,7 +46,7 @@ __all__ = ["category_threshold", "TAU_MAX", "box_categories", "violating_pair_ga
            "projected_gradient",
            "intercept_from_gradient", "restore_equality", "coefficients", "intercept_cost",
            "multipliers_from_primal", "dual_qp_checks", "DualQPChecks", "BANDS", "check_list",
-           "dual_qp_reading", "READING"]
+           "Measured", "PrimalReading", "dual_qp_reading", "READING"]
 
 #: The denominator's floor of :func:`relative_gap` (the smallest normal double: a gap
 #: is relative at every scale of C and the weights, C = 1e-300 included).
@@ -436,8 +436,47 @@ class DualQPChecks:
         return np.nonzero(mask & self._bad[tol])[0]
 
 
-def dual_qp_checks(qp, alpha, xi, f0_dual, f_primal, reg, stationarity, stat_desc, tol,
-                   alpha_scale, f0_gradient=None, quad=None, b=0.0) -> DualQPChecks:
+@dataclass(frozen=True)
+class PrimalReading:
+    """What a problem read of an answer's primal side for :func:`dual_qp_checks`.
+
+    Attributes
+    ----------
+    f0_dual : ndarray of shape (n_data,)
+        Σⱼ βⱼK(·, xⱼ) from α (the dual side, without b).
+    f_primal : ndarray of shape (n_data,)
+        f from the primal variables, with b.
+    reg : float
+        ½‖w‖² of the primal point.
+    stationarity : float
+        Normalized residual of w = Σβⱼφ(xⱼ); ``stat_desc`` says how it was measured.
+    stat_desc : str
+    f0_gradient : ndarray of shape (n_data,), optional
+        f without b from which the gradient ∇ = y·f + p of the m − M gap is read:
+        by default ``f0_dual``; an answer with explicit primal weights passes Φw,
+        which double precision knows to u·Σⱼ|xᵢⱼwⱼ| where Kβ carries
+        u·Σⱼ|Kᵢⱼβⱼ| (of order 1 on unscaled data with large multipliers), while
+        stationarity checks that w and β agree.
+    quad : float, optional
+        βᵀKβ for the dual objective, by default β·``f0_dual``; an answer with explicit
+        primal weights passes ‖Φᵀβ‖², a sum of squares that keeps its relative
+        precision where β·Kβ sums terms of both signs ~1e4 times larger.
+    b : float, default=0.0
+        The intercept of the primal point: with yᵀα = Δ the primal objective has the
+        term Δ·b (:func:`intercept_cost`; 0 where Δ = 0, the C-SVC and the ε-SVR).
+    """
+
+    f0_dual: np.ndarray
+    f_primal: np.ndarray
+    reg: float
+    stationarity: float
+    stat_desc: str
+    f0_gradient: np.ndarray | None = None
+    quad: float | None = None
+    b: float = 0.0
+
+
+def dual_qp_checks(qp, alpha, xi, primal, tol, alpha_scale) -> DualQPChecks:
     """The KKT checks of an answer to the standard dual QP and its primal.
 
     Every residual is dimensionless or in the units of f: margins sₜ as they are;
@@ -455,29 +494,10 @@ def dual_qp_checks(qp, alpha, xi, f0_dual, f_primal, reg, stationarity, stat_des
     qp : DualQP
     alpha, xi : ndarray of shape (m,)
         Multipliers and primal slacks per variable.
-    f0_dual : ndarray of shape (n_data,)
-        Σⱼ βⱼK(·, xⱼ) from α (the dual side, without b).
-    f_primal : ndarray of shape (n_data,)
-        f from the primal variables, with b.
-    reg : float
-        ½‖w‖² of the primal point.
-    stationarity : float
-        Normalized residual of w = Σβⱼφ(xⱼ); ``stat_desc`` says how it was measured.
+    primal : PrimalReading
+        The primal side as read: f, ½‖w‖², stationarity, b.
     tol : float
     alpha_scale : float
-    f0_gradient : ndarray of shape (n_data,), optional
-        f without b from which the gradient ∇ = y·f + p of the m − M gap is read:
-        by default ``f0_dual``; an answer with explicit primal weights passes Φw,
-        which double precision knows to u·Σⱼ|xᵢⱼwⱼ| where Kβ carries
-        u·Σⱼ|Kᵢⱼβⱼ| (of order 1 on unscaled data with large multipliers), while
-        stationarity checks that w and β agree.
-    quad : float, optional
-        βᵀKβ for the dual objective, by default β·``f0_dual``; an answer with explicit
-        primal weights passes ‖Φᵀβ‖², a sum of squares that keeps its relative
-        precision where β·Kβ sums terms of both signs ~1e4 times larger.
-    b : float, default=0.0
-        The intercept of the primal point: with yᵀα = Δ the primal objective has the
-        term Δ·b (:func:`intercept_cost`; 0 where Δ = 0, the C-SVC and the ε-SVR).
 
     With a diagonal ``qp.diag`` = D (the squared losses, ``upper = inf``) the gradient
     is ∇ = Qα + Dα + p, the primal objective ½‖w‖² + Σ ξₜ²/(2Dₜ) (= Σ Cₜξₜ²) and the
@@ -489,6 +509,8 @@ def dual_qp_checks(qp, alpha, xi, f0_dual, f_primal, reg, stationarity, stat_des
         Checks ``primal_residual``, ``dual_residual``, ``complementary_slackness``,
         ``duality_gap`` and ``mvp_gap`` (``projected_gradient`` without equality).
     """
+    f0_dual, f_primal, f0_gradient, quad, b = (primal.f0_dual, primal.f_primal,
+                                               primal.f0_gradient, primal.quad, primal.b)
     y, p, up, idx = qp.y, qp.p, qp.upper, qp.data_index
     finite = np.isfinite(up)
     tau = category_threshold(tol)
@@ -506,31 +528,46 @@ def dual_qp_checks(qp, alpha, xi, f0_dual, f_primal, reg, stationarity, stat_des
     eq = abs(float(y @ alpha) - qp.delta) if qp.equality else 0.0
     if quad is None:
         quad = float(coefficients(qp, alpha) @ f0_dual)
-    primal_obj = reg + float(up[finite] @ xi[finite]) + intercept_cost(qp, b)
+    primal_obj = primal.reg + float(up[finite] @ xi[finite]) + intercept_cost(qp, b)
     dual_obj = -(0.5 * quad + float(p @ alpha))
     if diag is not None:
         sq = np.asarray(diag) > 0
         primal_obj += float(np.sum(xi[sq] ** 2 / (2.0 * np.asarray(diag)[sq])))
         dual_obj -= 0.5 * float(dalpha @ alpha)
-    checks = check_list(primal_res, box, eq, stationarity, stat_desc, comp, primal_obj, dual_obj,
-                        optimality, tol, alpha_scale, qp.equality, f0_gradient is not None)
+    checks = check_list(Measured(primal_res, box, eq, primal.stationarity, primal.stat_desc,
+                                 comp, primal_obj, dual_obj, optimality),
+                        tol, alpha_scale, qp.equality, f0_gradient is not None)
     return DualQPChecks(checks, s, zero, free, at_u, primal_obj, dual_obj)
 
 
-def check_list(primal_res, box, eq, stationarity, stat_desc, comp, primal_obj, dual_obj,
-               optimality, tol, alpha_scale, equality, through_w=False) -> list:
+@dataclass(frozen=True)
+class Measured:
+    """The numbers a dual QP's checks are made of (:func:`check_list`): the largest
+    primal infeasibility (units of f), box violation and ``|yᵀα − Δ|`` (units of α),
+    the stationarity residual and what it measured, the largest complementarity
+    product, the primal and dual objectives, and m(α) − M(α) (or the projected
+    gradient without the equality)."""
+
+    primal_res: float
+    box: float
+    eq: float
+    stationarity: float
+    stat_desc: str
+    comp: float
+    primal_obj: float
+    dual_obj: float
+    optimality: float
+
+
+def check_list(m, tol, alpha_scale, equality, through_w=False) -> list:
     """The checks of :func:`dual_qp_checks` from the numbers it measured (also those of
     :func:`dual_qp_reading`, read for many small problems).
 
     Parameters
     ----------
-    primal_res, box, eq, comp, optimality : float
-        The largest primal infeasibility, box violation, ``|yᵀα − Δ|``,
-        complementarity product and m(α) − M(α) (or projected gradient) measured.
-    stationarity : float
-    stat_desc : str
-    primal_obj, dual_obj : float
+    m : Measured
     tol, alpha_scale : float
+        The tolerance; max(1, largest bound), the scale of the multipliers.
     equality : bool
     through_w : bool, default=False
         The gradient was read through Φw.
@@ -539,21 +576,22 @@ def check_list(primal_res, box, eq, stationarity, stat_desc, comp, primal_obj, d
     -------
     checks : list of Check
     """
-    gap_rel = relative_gap(primal_obj, dual_obj)
+    gap_rel = relative_gap(m.primal_obj, m.dual_obj)
     checks = [
-        Check("primal_residual", primal_res, tol, "max(−s − ξ)₊, max(−ξ)₊ (units of f)"),
-        Check("dual_residual", _max_nan(box / alpha_scale, eq / alpha_scale, stationarity), tol,
-              "box and yᵀα = Δ (÷ max(1, C)), stationarity: " + stat_desc),
-        Check("complementary_slackness", comp / alpha_scale, tol,
+        Check("primal_residual", m.primal_res, tol, "max(−s − ξ)₊, max(−ξ)₊ (units of f)"),
+        Check("dual_residual", _max_nan(m.box / alpha_scale, m.eq / alpha_scale,
+                                        m.stationarity), tol,
+              "box and yᵀα = Δ (÷ max(1, C)), stationarity: " + m.stat_desc),
+        Check("complementary_slackness", m.comp / alpha_scale, tol,
               "max|αₜ(sₜ + ξₜ)|, max|(uₜ − αₜ)ξₜ|, ÷ max(1, C)"),
         Check("duality_gap", gap_rel, tol, "|P − D| / max(|P|, |D|)"),
     ]
     through = ", ∇ from Φw" if through_w else ""
     if equality:
-        checks.append(Check("mvp_gap", optimality, tol,
+        checks.append(Check("mvp_gap", m.optimality, tol,
                             "LIBSVM's m(α) − M(α) (its stopping rule)" + through))
     else:
-        checks.append(Check("projected_gradient", optimality, tol,
+        checks.append(Check("projected_gradient", m.optimality, tol,
                             "largest violated ∇ₜ sign condition (no intercept)" + through))
     return checks
 

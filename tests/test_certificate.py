@@ -205,7 +205,7 @@ def test_a_nan_multiplier_or_slack_fails_every_check_it_enters(where):
     alpha, xi = np.array([0.5, 0.5]), np.zeros(2)
     {"alpha": alpha, "xi": xi}[where][0] = np.nan
     f = np.array([1.0, -1.0])
-    res = kkt.dual_qp_checks(qp, alpha, xi, f, f, 0.0, 0.0, "", 1e-6, 1.0)
+    res = kkt.dual_qp_checks(qp, alpha, xi, kkt.PrimalReading(f, f, 0.0, 0.0, ""), 1e-6, 1.0)
     checks = {c.name: c for c in res.checks}
     failing = ["primal_residual", "complementary_slackness", "dual_residual", "mvp_gap"]
     for name in failing:

@@ -255,8 +255,8 @@ def test_newton_cg_step_is_the_face_minimizer():
     v, lin, D = rng.random(30), rng.normal(size=30), np.full(30, 0.3)
     w = np.asarray(X.T @ (c * v)).ravel()
     lam, rho, e = 0.4, 2.0, float(c @ v) - 1.0
-    out = face.newton_cg(X, rows, c, v, np.full(30, -1e9), np.full(30, 1e9),
-                         lin, D, w, lam, rho, e, max_cg=200, cg_tol=1e-12)
+    out = face.newton_cg(face.Face(X, rows, c, v, np.full(30, -1e9), np.full(30, 1e9), lin, D),
+                         w, face.Equality(lam, rho, e), max_cg=200, cg_tol=1e-12)
     # L(u) = ½‖Xᵀ(c∘u)‖² + lin·u + ½ D u² + λ(cᵀu − 1) + ρ/2 (cᵀu − 1)², Δ = 1
     A = X.toarray() * c[:, None]
     H = A @ A.T + np.diag(D) + rho * np.outer(c, c)
@@ -331,8 +331,9 @@ def test_preconditioned_newton_cg_step_is_the_face_minimizer(heavy):
     v, lin = rng.random(m), rng.normal(size=m)
     w = np.asarray(X.T @ (c * v)).ravel()
     lam, rho, e = -0.3, 1.0, float(c @ v) - 2.0
-    out = face.newton_cg(X, rows, c, v, np.full(m, -1e9), np.full(m, 1e9), lin, D, w,
-                         lam, rho, e, max_cg=300, cg_tol=1e-13, heavy_columns=heavy)
+    out = face.newton_cg(face.Face(X, rows, c, v, np.full(m, -1e9), np.full(m, 1e9), lin, D),
+                         w, face.Equality(lam, rho, e), max_cg=300, cg_tol=1e-13,
+                         heavy_columns=heavy)
     A = X.toarray() * c[:, None]
     Hess = A @ A.T + np.diag(D) + rho * np.outer(c, c)
     exact = np.linalg.solve(Hess, -(lin + lam * c - 2.0 * rho * c))

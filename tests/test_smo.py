@@ -1163,19 +1163,3 @@ def test_callback_chunks_do_not_change_the_iterates():
     np.testing.assert_array_equal(chunked.x, once.x)
 
 
-@pytest.mark.parametrize("gap_tol", [None, 1e-4])
-def test_checked_qp_gives_the_same_run(gap_tol):
-    """``checked=True`` (arrays validated once by the caller: a one-vs-one fit's pairs)
-    skips the QP's checks and nothing else: the same run, answer and result; with
-    ``gap_tol`` the result is the gap test's reading (read once)."""
-    X, y = make_classification(120, 5, random_state=3)
-    kernel = make_kernel("rbf", X)
-    yy = np.where(y == 1, 1.0, -1.0)
-    qp = DualQP(X=None, kernel=kernel, y=yy, p=-np.ones(yy.size), upper=np.full(yy.size, 2.0),
-                gram=kernel.gram(X))
-    a = solve_smo(qp, tol=1e-6, gap_tol=gap_tol)
-    b = solve_smo(qp, tol=1e-6, gap_tol=gap_tol, checked=True)
-    np.testing.assert_array_equal(a.x, b.x)
-    np.testing.assert_array_equal(a.grad, b.grad)
-    assert (a.b, a.nit, a.status, a.duality_gap) == (b.b, b.nit, b.status, b.duality_gap)
-    assert b.status == "optimal" and b.x is not b.grad

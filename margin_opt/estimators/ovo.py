@@ -274,7 +274,7 @@ def fit_one_vs_one(est, X, y_index, classes, weight, kernel, *, solver, on_pair=
         # the RBF distances of the pairs' own rows (a repair's problem) on the data
         # centred once, not on a centred copy made per pair
         Xc = X - X.mean(axis=0) if kernel.name == "rbf" and not sp.issparse(X) else None
-        # (≥ 0, finite: checked once here for every pair's SMO run, ``checked``)
+        # (≥ 0, finite: checked once here for every pair)
         C_rows = np.ascontiguousarray(check_box_bounds(est.C, weight), dtype=np.float64)
         options = backend_options(est, None, solver, max_box=float(C_rows.max()))
         # a reading is the whole story only for a kernel PSD by construction whose answer
@@ -338,11 +338,9 @@ def _pair_run(blocks, lay, options, reading, quiet):
     with no_convergence_warnings() if quiet else nullcontext():
         K = blocks.pair(*lay.pair)
         qp = lay.qp
-        # the pair's arrays made and checked once per fit (layout): SMO takes them as
-        # they are
         res = get_method("smo").load()(
             DualQP(X=None, kernel=qp.kernel, y=qp.y, p=qp.p, upper=qp.upper, gram=K),
-            checked=True, **options)
+            **options)
     if reading is None or res.status != "optimal" or \
             not (np.isfinite(res.x).all() and np.isfinite(res.b)):
         return K, res, None

@@ -790,9 +790,11 @@ class KernelProblem:
             through_w = [Check("f_consistency", float(np.abs(fp0 - f0).max(initial=0.0)),
                                tol + 2 * level, "max|Φw − Kβ| (units of f) ≤ tol + 2 × the "
                                f"rounding level of Kβ ({level:.1g}): f read through w")]
-        res = kkt.dual_qp_checks(qp, alpha, xi, f0, fp0 + b, reg, stationarity, stat_desc, tol,
-                                 self._alpha_scale(alpha),
-                                 f0_gradient=fp0 if through_w else None, quad=quad, b=b)
+        res = kkt.dual_qp_checks(
+            qp, alpha, xi, kkt.PrimalReading(f0, fp0 + b, reg, stationarity, stat_desc,
+                                             f0_gradient=fp0 if through_w else None,
+                                             quad=quad, b=b),
+            tol, self._alpha_scale(alpha))
         checks_kkt = self._gap_at_rounding(res, alpha, coef, level, tol)
         quantities = {"primal_objective": res.primal_objective,
                       "dual_objective": res.dual_objective,

@@ -93,9 +93,10 @@ def pair_solution(alpha, y, p, b, decision, xi, num, res, *, tol=None, alpha_sca
                    formulation="DualQP", raw=res, timings=dict(res.timings))
     if tol is None:
         return sol, None
-    checks = kkt.check_list(num[_R["primal_res"]], num[_R["box"]], num[_R["eq"]], 0.0,
-                            "holds by construction (kernel, dual point)", num[_R["comp"]],
-                            primal, dual, num[_R["optimality"]], tol, alpha_scale, True)
+    checks = kkt.check_list(kkt.Measured(num[_R["primal_res"]], num[_R["box"]], num[_R["eq"]],
+                                         0.0, "holds by construction (kernel, dual point)",
+                                         num[_R["comp"]], primal, dual, num[_R["optimality"]]),
+                            tol, alpha_scale, True)
     rows, more = table_rows((int(num[_R["n_zero"]]), int(num[_R["n_free"]]),
                              int(num[_R["n_at_upper"]])), (_NONE, _NONE, _NONE),
                             int(num[_R["n_support"]]), int(n_fixed), False)

@@ -247,14 +247,15 @@ def _dense_rows(bdata, bindices, bptr, d):
     return flat.reshape(nb, d)
 
 
-def _epoch_csr(indptr, indices, data, y, sw, order, w, state, alpha, abs_w, eta, theta,
-               fit_intercept):
-    """One pass over CSR rows (``indptr``, ``indices``, ``data``); see :func:`_epoch_dense`.
+def _epoch_csr(X, y, sw, order, w, state, alpha, abs_w, eta, theta, fit_intercept):
+    """One pass over the rows of a CSR matrix X (sorted indices); see
+    :func:`_epoch_dense`.
 
     With at most :data:`DENSE_BLOCK_COLUMNS` columns the blocks are made dense (the
     very arithmetic of :func:`_epoch_dense` on the same rows); with more, the blocks
     are searched, their margins summed over the stored entries.
     """
+    indptr, indices, data = X.indptr, X.indices, X.data
     n, d = y.shape[0], w.shape[0]
     identity = _is_identity(order, n)
     if d <= DENSE_BLOCK_COLUMNS:
@@ -377,8 +378,7 @@ class _Iterate:
         if self.kernelized:
             return _epoch_gram(self.K, self.y, self.sw, order, *args)
         if sp.issparse(self.X):
-            X = self.X
-            return _epoch_csr(X.indptr, X.indices, X.data, self.y, self.sw, order, *args)
+            return _epoch_csr(self.X, self.y, self.sw, order, *args)
         return _epoch_dense(self.X, self.y, self.sw, order, *args)
 
     def criterion(self):

@@ -407,8 +407,9 @@ def solve_dcd(qp, *, tol=1e-3, gap_tol=None, max_iter=10000, shrinking=True, alp
                         state.lam = b_face - state.rho * (state.sum - delta)
                     _reset_bounds(state)
                 else:                       # many free: a projected Newton-CG step
-                    w, cg_free = _cg_step(Xr, var, w, tube, rows, y, qp.p, u_var, d_var, state,
-                                          delta, opts, cg_free)
+                    w, cg_free = _cg_step(Xr, var, w, _Standard(tube, rows, y, qp.p, u_var,
+                                                                d_var, delta),
+                                          state, opts, cg_free)
                 spent["newton"] += time.perf_counter() - te
             if shrinking and not unshrunk and pg_gap <= _UNSHRINK_FACTOR * eps_inner \
                     and active < var.size:
@@ -577,7 +578,22 @@ def _final(qp, x, var, tube, equality, delta, diag, tol, gap_tol):
     return _Final(ok, alpha, w, float(b), float(viol), float(rel_gap), -dual)
 
 
-def _cg_step(X, var, w, tube, rows, y, p, upper, diag, state, delta, opts, last_free):
+@dataclass(frozen=True)
+class _Standard:
+    """What a Newton-CG step reads of the run's standard form: the tube (z, ε, …) of
+    ε-SVR or None, the variables' data rows, labels y, linear terms p, upper bounds,
+    diagonal D, and the equality's right-hand side Δ."""
+
+    tube: tuple | None
+    rows: np.ndarray
+    y: np.ndarray
+    p: np.ndarray
+    upper: np.ndarray
+    diag: np.ndarray
+    delta: float
+
+
+def _cg_step(X, var, w, form, state, opts, last_free):
     """A projected Newton-CG step on the free variables (:func:`face.newton_cg`), in
     place on ``var`` and ``state.sum``; (the new w, or ``w`` itself when none is taken;
     the number free).  A cheap, inexact step while the free set changes; a precise
@@ -591,6 +607,8 @@ def _cg_step(X, var, w, tube, rows, y, p, upper, diag, state, delta, opts, last_
     tried again until the free set has shrunk by half, or to d + 1 where it was
     larger (a dense 5000 × 300 ε-SVR's first step, on ~1000 free, failed; its ~290
     then ran 10 000 epochs)."""
+    tube, rows, y, p, upper, diag, delta = (form.tube, form.rows, form.y, form.p, form.upper,
+                                            form.diag, form.delta)
     if tube is not None:
         z, eps = tube[0], tube[1]
         F = np.flatnonzero((var != 0.0) & (np.abs(var) < upper))
@@ -614,8 +632,8 @@ def _cg_step(X, var, w, tube, rows, y, p, upper, diag, state, delta, opts, last_
         lo, hi, lin = np.zeros(F.size), upper[F], np.asarray(p, dtype=float)[F]
         rF = rows[F]
     settled = abs(F.size - last_free[0]) < 0.01 * F.size
-    out = face.newton_cg(X, rF, c, v, lo, hi, lin, diag[F], w, state.lam, state.rho,
-                         state.sum - delta,
+    out = face.newton_cg(face.Face(X, rF, c, v, lo, hi, lin, diag[F]), w,
+                         face.Equality(state.lam, state.rho, state.sum - delta),
                          max_cg=_CG_MAX_ITER_SETTLED if settled else _CG_MAX_ITER,
                          cg_tol=_CG_TOL_SETTLED if settled else opts.cg_tol,
                          heavy_columns=opts.cg_heavy_columns)

@@ -24,6 +24,8 @@ constraints", SIAM J. Control Optim. 20(2), 1982.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 import scipy.linalg as sl
 import scipy.sparse as sp
@@ -31,8 +33,8 @@ import scipy.sparse as sp
 from ... import kkt
 from . import coordinate as cd
 
-__all__ = ["newton_dense", "newton_cg", "heavy_columns_preconditioner", "box_qp",
-           "solve_working_set"]
+__all__ = ["newton_dense", "newton_cg", "Face", "Equality", "heavy_columns_preconditioner",
+           "box_qp", "solve_working_set"]
 
 
 def newton_dense(x, qp, rows, alpha, w, diag, equality, delta, max_free, rounds):
@@ -106,8 +108,34 @@ def newton_dense(x, qp, rows, alpha, w, diag, equality, delta, max_free, rounds)
     return (w, b) if moved else None
 
 
-def newton_cg(X, rows, c, v, lo, hi, lin, diag, w, lam, rho, e, *, max_cg=50,
-              cg_tol=0.05, halvings=8, heavy_columns=0):
+@dataclass(frozen=True)
+class Face:
+    """The free variables F of a projected Newton-CG step: the data X (ndarray or
+    scipy CSR of shape (n_samples, n_features), C-ordered float64 or sorted CSR), their
+    data rows, signs c in w (yₜ, or 1 for Ho and Lin's β), values v, box [lo, hi],
+    linear terms lin and diagonal D (``diag``), each ndarray of shape (|F|,)."""
+
+    X: object
+    rows: np.ndarray
+    c: np.ndarray
+    v: np.ndarray
+    lo: np.ndarray
+    hi: np.ndarray
+    lin: np.ndarray
+    diag: np.ndarray
+
+
+@dataclass(frozen=True)
+class Equality:
+    """The augmented Lagrangian's intercept terms: the multiplier λ (``lam``), the
+    penalty ρ (``rho``; 0: no intercept) and the equality's residual e = Σ cₜvₜ − Δ."""
+
+    lam: float = 0.0
+    rho: float = 0.0
+    e: float = 0.0
+
+
+def newton_cg(face, w, eq, *, max_cg=50, cg_tol=0.05, halvings=8, heavy_columns=0):
     """One projected Newton step on the face of the free variables F; (v_F, w) or None.
 
     The objective, with the variables outside F fixed, is the augmented Lagrangian
@@ -127,16 +155,10 @@ def newton_cg(X, rows, c, v, lo, hi, lin, diag, w, lam, rho, e, *, max_cg=50,
 
     Parameters
     ----------
-    X : ndarray or scipy CSR matrix of shape (n_samples, n_features)
-        The data (C-ordered float64 or CSR with sorted indices).
-    rows : ndarray of shape (|F|,)
-        The data rows of the free variables.
-    c : ndarray of shape (|F|,)
-        Their signs in w (yₜ, or 1 for Ho and Lin's β).
-    v, lo, hi, lin, diag : ndarray of shape (|F|,)
-        Their values, the face's box, linear terms and diagonal D.
+    face : Face
+        The free variables, their data and box.
     w : ndarray of shape (d,)
-    lam, rho, e : float
+    eq : Equality
         λ, ρ and the equality's residual (ρ = 0: no intercept).
     max_cg : int, default=50
         Conjugate-gradient products per step, at most.
@@ -151,7 +173,9 @@ def newton_cg(X, rows, c, v, lo, hi, lin, diag, w, lam, rho, e, *, max_cg=50,
     -------
     (v_new, w_new) or None when no step lowers L.
     """
-    XF = X[np.asarray(rows, dtype=np.int64)]   # a copy: the products read X_F in order
+    X, c, v, lo, hi, lin, diag = face.X, face.c, face.v, face.lo, face.hi, face.lin, face.diag
+    lam, rho, e = eq.lam, eq.rho, eq.e
+    XF = X[np.asarray(face.rows, dtype=np.int64)]   # a copy: the products read X_F in order
     xF = cd.linear_x(XF)
     local = np.arange(XF.shape[0], dtype=np.int64)
 

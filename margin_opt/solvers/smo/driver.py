@@ -573,7 +573,7 @@ def _outcome(ans, p, status, n_polish, cache) -> OptimizeResult:
 
 def solve_smo(qp, *, tol=1e-3, gap_tol=None, polish=True, cache_size=200, shrinking=True,
               wss="second-order", max_iter=None, alpha0=None, callback=None,
-              callback_every=1000, options=None, checked=False):
+              callback_every=1000, options=None):
     """Solve a :class:`~margin_opt.standard_forms.DualQP` by SMO (LIBSVM's algorithm).
 
     Parameters
@@ -635,12 +635,6 @@ def solve_smo(qp, *, tol=1e-3, gap_tol=None, polish=True, cache_size=200, shrink
     options : SMOOptions, optional
         Tuning knobs (:class:`~margin_opt.solvers.smo.options.SMOOptions`); None: the
         defaults.
-    checked : bool, default=False
-        The caller vouches for ``qp`` (``y``, ``p`` and ``upper`` C-contiguous float64
-        arrays of shape (m,), y of ±1, p finite, upper ≥ 0 or ∞, no NaN; the index
-        within the data rows), validated once for many problems (the pairs of a
-        one-vs-one fit): its arrays are taken as they are, unchecked.  The options are
-        checked either way.
 
     Returns
     -------
@@ -687,11 +681,7 @@ def solve_smo(qp, *, tol=1e-3, gap_tol=None, polish=True, cache_size=200, shrink
     """
     t0 = time.perf_counter()
     opts = resolve(options)
-    if checked:
-        y, p, C = qp.y, qp.p, qp.upper
-        index = np.ascontiguousarray(qp.data_index, dtype=np.int64)
-    else:
-        y, p, C, index = _check_qp(qp)
+    y, p, C, index = _check_qp(qp)
     m = y.shape[0]
     max_iter = _check_options(tol, cache_size, wss, max_iter, callback_every, m,
                               shrinking=shrinking, callback=callback)
@@ -699,7 +689,7 @@ def solve_smo(qp, *, tol=1e-3, gap_tol=None, polish=True, cache_size=200, shrink
                                     and np.isfinite(gap_tol) and gap_tol > 0):
         raise ValueError(f"gap_tol must be a positive finite number or None, got {gap_tol!r}.")
     n_data = qp.n_data
-    if not checked and (index.min() < 0 or index.max() >= n_data):
+    if index.min() < 0 or index.max() >= n_data:
         raise ValueError(f"qp.index must hold data rows in [0, {n_data}).")
     if getattr(qp, "delta2", None) is not None:
         _check_two_equalities(qp, y, C)
