@@ -72,8 +72,11 @@ def test_scikit_learns_own_svm_tests_pass_but_for_the_listed_deviations(tmp_path
         [str(here), os.environ.get("PYTHONPATH", "")]), "MARGIN_OPT_NUM_THREADS": "1",
         "MARGIN_OPT_SKLEARN_DEVIATIONS": json.dumps({k: v[1] for k, v in DEVIATIONS.items()})}
     out = subprocess.run(
+        # rooted at scikit-learn's test folder: no ini file or conftest of a checkout or of
+        # scikit-learn above it (its conftest parametrizes global_random_seed as the plugin)
         [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:xdist",
-         "-p", "sklearn_svm_swap", "-W", "ignore", *map(str, files)],
+         "-p", "sklearn_svm_swap", "-W", "ignore", f"--rootdir={files[0].parent}",
+         f"--confcutdir={files[0].parent}", "-o", "addopts=", *map(str, files)],
         capture_output=True, text=True, cwd=tmp_path, env=env, timeout=600)
     tail = out.stdout[-3000:]
     assert out.returncode == 0, tail
