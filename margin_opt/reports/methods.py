@@ -10,6 +10,7 @@ import numpy as np
 from ..methods import available, get_method, method_names, not_applicable, stopping_options
 
 __all__ = ["run_methods", "format_table", "method_options", "default_methods",
+           "nu_property_lines",
            "CVXPY_KERNEL_MAX_N", "run_ok", "TablePrinter", "finish", "sklearn_solution"]
 
 #: Above this many samples a non-linear kernel's cvxpy forms (a dense n × n quadratic
@@ -167,6 +168,45 @@ def sklearn_solution(problem, estimator, *args, **fit):
     sol = problem.solution_from_sklearn(estimator)
     sol.timings["total"] = elapsed
     return sol
+
+
+def nu_property_lines(rows, nu, n, *, heading, below, extra=None) -> list:
+    """The ν-property of each certified row, one line each: a ``heading``, then per row
+    ``below``'s count / n ≤ ν ≤ support vectors / n and whether it holds (the
+    certificate's ``nu_property`` check decides the row's verdict, at its tolerance).
+
+    Parameters
+    ----------
+    rows : list of dict
+        :func:`run_methods`'s rows, with ``support_fraction``, ``n_support`` and, for
+        ``below = (name, fraction key, count key)``, its fraction and count.
+    nu : float
+    n : int
+        The number of training points.
+    heading : str
+    below : tuple of (str, str, str)
+        The lower side's words and its rows' keys: ("outliers", "outlier_fraction",
+        "n_outliers") for the one-class SVM, margin errors for the ν-SVC and ν-SVR.
+    extra : callable, optional
+        ``extra(row) -> str`` appended to the row's line (e.g. its equivalent C).
+
+    Returns
+    -------
+    lines : list of str
+    """
+    name, frac_key, count_key = below
+    lines = [f"{heading}, ν = {nu:g}, n = {n}"]
+    for r in rows:
+        if frac_key not in r:
+            continue
+        low, sv = r[frac_key], r["support_fraction"]
+        short = max(0.0, low - nu, nu - sv)
+        verdict = "holds" if short == 0 else f"off by {short:.2g}"
+        more = extra(r) if extra is not None else ""
+        lines.append(f"  {r['method']:<12}  {name} {r[count_key]:>6} ({low:.4f})  ≤  "
+                     f"{nu:g}  ≤  support vectors {r['n_support']:>6} ({sv:.4f})  {verdict}"
+                     + (f"; {more}" if more else ""))
+    return lines
 
 
 def run_ok(rows) -> bool:

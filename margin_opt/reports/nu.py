@@ -10,12 +10,13 @@ from .methods import (
     TablePrinter,
     default_methods,
     finish,
+    nu_property_lines,
     run_methods,
     run_ok,
     sklearn_solution,
 )
 
-__all__ = ["verify", "nu_property_lines"]
+__all__ = ["verify"]
 
 #: the certificate quantities each row keeps (the ν-property's numbers, the equivalent
 #: problem's parameter)
@@ -41,45 +42,11 @@ def _libsvm(problem):
     return sklearn_solution(problem, sk, problem.y, sample_weight=problem.sample_weight)
 
 
-def nu_property_lines(rows, nu, n) -> list:
-    """The ν-property and the equivalent problem of each certified row, one line each.
-
-    Parameters
-    ----------
-    rows : list of dict
-        :func:`~margin_opt.reports.methods.run_methods`'s rows, with the quantities of
-        :data:`NU_QUANTITIES`.
-    nu : float
-    n : int
-        The number of training points.
-
-    Returns
-    -------
-    lines : list of str
-        A heading, then per row: margin errors / n ≤ ν ≤ support vectors / n, whether
-        it holds (the certificate's ``nu_property`` check decides the row's verdict, at
-        the row's tolerance), and the equivalent C = 1/r (ν-SVC) or ε = −r (ν-SVR).
-
-    References
-    ----------
-    B. Schölkopf et al., "New support vector algorithms", Neural Computation 12(5),
-    2000, Propositions 5 and 1.
-    """
-    lines = [f"ν-property (Schölkopf et al. 2000): margin errors/n ≤ ν ≤ support "
-             f"vectors/n, ν = {nu:g}, n = {n}"]
-    for r in rows:
-        if "error_fraction" not in r:
-            continue
-        err, sv = r["error_fraction"], r["support_fraction"]
-        short = max(0.0, err - nu, nu - sv)
-        verdict = "holds" if short == 0 else f"off by {short:.2g}"
-        same = (f"equivalent C-SVC: C = 1/r = {r['C_equivalent']:.6g}"
-                if "C_equivalent" in r else
-                f"equivalent ε-SVR: ε = −r = {r['epsilon']:.6g}" if "epsilon" in r else "")
-        lines.append(f"  {r['method']:<12}  margin errors {r['n_errors']:>6} ({err:.4f})  ≤  "
-                     f"{nu:g}  ≤  support vectors {r['n_support']:>6} ({sv:.4f})  {verdict}"
-                     + (f"; {same}" if same else ""))
-    return lines
+def _equivalent(r) -> str:
+    """A row's equivalent problem: C = 1/r (ν-SVC) or ε = −r (ν-SVR)."""
+    if "C_equivalent" in r:
+        return f"equivalent C-SVC: C = 1/r = {r['C_equivalent']:.6g}"
+    return f"equivalent ε-SVR: ε = −r = {r['epsilon']:.6g}" if "epsilon" in r else ""
 
 
 def verify(dataset, *, model="nusvc", nu=0.5, C=1.0, kernel="rbf", gamma="scale",
@@ -137,7 +104,10 @@ def verify(dataset, *, model="nusvc", nu=0.5, C=1.0, kernel="rbf", gamma="scale"
               "problem": {"model": model, "nu": problem.nu, **extra,
                           "kernel": problem.kernel.describe()},
               "reference": ref, "rows": rows, "ok": run_ok(rows)}
-    said = ["", *nu_property_lines(rows, problem.nu, n)]
+    said = ["", *nu_property_lines(
+        rows, problem.nu, n, below=("margin errors", "error_fraction", "n_errors"),
+        heading="ν-property (Schölkopf et al. 2000): margin errors/n ≤ ν ≤ support vectors/n",
+        extra=_equivalent)]
     if ref is not None:
         cert = problem.certify(solutions[ref], tol=get_method(ref).accuracy_for(registry))
         report["support_table"] = cert.to_dict()["table"]

@@ -9,12 +9,13 @@ from .methods import (
     TablePrinter,
     default_methods,
     finish,
+    nu_property_lines,
     run_methods,
     run_ok,
     sklearn_solution,
 )
 
-__all__ = ["verify", "nu_property_lines"]
+__all__ = ["verify"]
 
 #: the certificate quantities each row keeps (the ν-property's numbers)
 NU_QUANTITIES = ("outlier_fraction", "support_fraction", "n_outliers", "n_support")
@@ -28,43 +29,6 @@ def _libsvm(problem: OneClassProblem):
     sk = SkOneClassSVM(nu=problem.nu, kernel=k.name, gamma=k.gamma or "scale",
                        degree=k.degree, coef0=k.coef0, tol=1e-6, cache_size=500)
     return sklearn_solution(problem, sk)
-
-
-def nu_property_lines(rows, nu, n) -> list:
-    """The ν-property of each certified row, one line each.
-
-    Parameters
-    ----------
-    rows : list of dict
-        :func:`~margin_opt.reports.methods.run_methods`'s rows, with the quantities of
-        :data:`NU_QUANTITIES`.
-    nu : float
-    n : int
-        The number of training points.
-
-    Returns
-    -------
-    lines : list of str
-        A heading, then per row: outliers (f(xᵢ) < −tol) / n ≤ ν ≤ support vectors / n,
-        and whether it holds (the certificate's ``nu_property`` check decides the row's
-        verdict, at the row's tolerance).
-
-    References
-    ----------
-    B. Schölkopf et al., "Estimating the support of a high-dimensional distribution",
-    Neural Computation 13(7), 2001, Proposition 4.
-    """
-    lines = [f"ν-property (Schölkopf et al. 2001, Prop. 4): outliers/n ≤ ν ≤ support "
-             f"vectors/n, ν = {nu:g}, n = {n}"]
-    for r in rows:
-        if "outlier_fraction" not in r:
-            continue
-        out, sv = r["outlier_fraction"], r["support_fraction"]
-        short = max(0.0, out - nu, nu - sv)
-        verdict = "holds" if short == 0 else f"off by {short:.2g}"
-        lines.append(f"  {r['method']:<12}  outliers {r['n_outliers']:>6} ({out:.4f})  ≤  "
-                     f"{nu:g}  ≤  support vectors {r['n_support']:>6} ({sv:.4f})  {verdict}")
-    return lines
 
 
 def verify(dataset, *, nu=0.5, kernel="rbf", gamma="scale", methods=None, plot=None,
@@ -123,7 +87,10 @@ def verify(dataset, *, nu=0.5, kernel="rbf", gamma="scale", methods=None, plot=N
               "problem": {"model": "oneclass", "nu": problem.nu,
                           "kernel": problem.kernel.describe()},
               "reference": ref, "rows": rows, "ok": run_ok(rows)}
-    said = ["", *nu_property_lines(rows, problem.nu, n)]
+    said = ["", *nu_property_lines(
+        rows, problem.nu, n, below=("outliers", "outlier_fraction", "n_outliers"),
+        heading="ν-property (Schölkopf et al. 2001, Prop. 4): outliers/n ≤ ν ≤ support "
+                "vectors/n")]
     if ref is not None:
         tol = get_method(ref).accuracy_for("one-class")
         cert = problem.certify(solutions[ref], tol=tol)
