@@ -79,16 +79,20 @@ def test_every_public_name_has_its_module():
 
 
 def test_a_certified_fit_does_not_import_cvxpy():
-    """The default SVC certifies its SMO answer with its own KKT checks: no cvxpy."""
+    """The default SVC certifies its SMO answer with its own KKT checks: no cvxpy; nor
+    do the ν-SVC, the one-class SVM and the L1 LinearSVC (their problems import cvxpy
+    for their printed forms only)."""
     proc = run_python("""
         import sys
         import numpy as np
-        from margin_opt import SVC
+        from margin_opt import SVC, LinearSVC, NuSVC, OneClassSVM
         rng = np.random.default_rng(0)
         X = np.vstack([rng.normal(-2, 1, (30, 2)), rng.normal(2, 1, (30, 2))])
         y = np.r_[np.zeros(30), np.ones(30)]
-        model = SVC().fit(X, y)
-        print(model.certificate_.ok, "cvxpy" in sys.modules, "matplotlib" in sys.modules)
+        models = [SVC().fit(X, y), NuSVC().fit(X, y), OneClassSVM().fit(X),
+                  LinearSVC(penalty="l1", dual=False).fit(X, y)]
+        print(all(m.certificate_.ok for m in models), "cvxpy" in sys.modules,
+              "matplotlib" in sys.modules)
     """)
     assert proc.stdout.split() == ["True", "False", "False"]
 

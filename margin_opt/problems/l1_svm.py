@@ -27,15 +27,21 @@ R.-E. Fan et al., "LIBLINEAR: a library for large linear classification", JMLR 9
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-import cvxpy as cp
 import numpy as np
 import scipy.sparse as sp
 
 from ..certificate import Certificate, Check
 from ..kkt import relative_gap
+from ..lazy import lazy_module
 from ..solution import Solution
 from ..solvers.linear.l1 import solve_l1_squared_hinge
+
+if TYPE_CHECKING:
+    import cvxpy as cp
+else:
+    cp = lazy_module("cvxpy")  # imported on first use: the cvxpy forms only
 
 __all__ = ["L1SVMProblem", "L1Variables"]
 
